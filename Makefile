@@ -1,0 +1,47 @@
+# flemma-sandbox: builds the C core into lua/flemma/sandbox/core.so, where
+# Neovim's runtimepath loader and the specs find it.
+
+LUA_INCDIR ?= $(or $(shell pkg-config --cflags-only-I luajit 2>/dev/null | sed "s/^-I//;s/ .*//"),/usr/include/luajit-2.1)
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -pedantic
+PIC = -fPIC
+LIBFLAG ?= -shared
+
+SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/lua_core.c
+HDR = $(wildcard csrc/*.h)
+CORE = lua/flemma/sandbox/core.so
+
+NVIM ?= nvim
+LUAJIT ?= luajit
+
+.PHONY: all test test-unit test-nvim sanitize bench demo clean install format
+
+all: $(CORE)
+
+$(CORE): $(SRC) $(HDR)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(LUA_INCDIR) $(LIBFLAG) -o $@ $(SRC)
+
+# luarocks make (build.type = "make") installs the module and the Lua files.
+install: $(CORE)
+	mkdir -p $(INST_LIBDIR)/flemma/sandbox $(INST_LUADIR)
+	cp $(CORE) $(INST_LIBDIR)/flemma/sandbox/core.so
+	cp -R lua/flemma $(INST_LUADIR)/
+	rm -f $(INST_LUADIR)/flemma/sandbox/core.so
+
+test: $(CORE)
+	bash spec/run.sh
+
+sanitize:
+	$(MAKE) -B $(CORE) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	SANITIZE=1 bash spec/run.sh unit
+	$(MAKE) -B $(CORE)
+
+bench: $(CORE)
+	$(LUAJIT) bench/policy_bench.lua
+
+demo: $(CORE)
+	$(LUAJIT) demo/demo.lua
+
+clean:
+	rm -f $(CORE)

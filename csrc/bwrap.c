@@ -1,0 +1,173 @@
+#define _POSIX_C_SOURCE 200809L
+#include "bwrap.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "path.h"
+#include "status.h"
+
+/* bwrap mounts its own /dev and /proc after the binds; a bind below them
+ * would be hidden, so say so instead of pretending it is writable. */
+static const char *const REPLACED[] = {"/dev", "/proc"};
+
+static int push_all(fs_vec *v, const char *const *items, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (fs_vec_push_str(v, items[i]) != 0)
+            return FS_ENOMEM;
+    return FS_OK;
+}
+
+static int push_args(fs_vec *v, const char *a, const char *b, const char *c)
+{
+    const char *items[3];
+    size_t n = 0;
+
+    items[n++] = a;
+    if (b)
+        items[n++] = b;
+    if (c)
+        items[n++] = c;
+    return push_all(v, items, n);
+}
+
+static int skip(fs_vec *skipped, const char *path, const char *reason)
+{
+    return push_args(skipped, path, reason, NULL);
+}
+
+/* 1 when the path can be mounted; otherwise records why not and returns 0.
+ * Negative on allocation failure. */
+static int mountable(const char *path, const char *what, fs_vec *skipped, struct stat *st,
+                     fs_err *err)
+{
+    size_t i, len = strlen(path);
+
+    if (len == 0 || path[0] != '/') {
+        fs_err_set(err, "%s: \"%.200s\" is not an absolute path", what, path);
+        return FS_EINVAL;
+    }
+    for (i = 0; i < sizeof(REPLACED) / sizeof(REPLACED[0]); i++) {
+        if (fs_path_is_within(path, len, REPLACED[i], strlen(REPLACED[i])))
+            return skip(skipped, path, "inside /dev or /proc, which the sandbox replaces") == FS_OK
+                       ? 0
+                       : FS_ENOMEM;
+    }
+    if (stat(path, st) != 0)
+        return skip(skipped, path, errno == ENOENT ? "does not exist" : strerror(errno)) == FS_OK
+                   ? 0
+                   : FS_ENOMEM;
+    return 1;
+}
+
+static int add_binds(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
+{
+    size_t i;
+    struct stat st;
+
+    for (i = 0; i < p->rw_paths.len; i++) {
+        const char *path = p->rw_paths.items[i];
+        int ok = mountable(path, "rw_paths", skipped, &st, err);
+
+        if (ok < 0)
+            return ok;
+        if (ok && push_args(argv, "--bind", path, path) != FS_OK)
+            return FS_ENOMEM;
+    }
+    return FS_OK;
+}
+
+static int add_masks(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
+{
+    size_t i;
+    struct stat st;
+    int rc;
+
+    for (i = 0; i < p->deny_paths.len; i++) {
+        const char *path = p->deny_paths.items[i];
+        int ok = mountable(path, "deny_paths", skipped, &st, err);
+
+        if (ok < 0)
+            return ok;
+        if (!ok)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            rc = push_args(argv, "--tmpfs", path, NULL) == FS_OK
+                     ? push_args(argv, "--remount-ro", path, NULL)
+                     : FS_ENOMEM;
+        else
+            rc = push_args(argv, "--ro-bind", "/dev/null", path);
+        if (rc != FS_OK)
+            return rc;
+    }
+    return FS_OK;
+}
+
+static int add_env(const fs_bwrap_policy *p, fs_vec *argv)
+{
+    size_t i;
+
+    if (!p->set_env)
+        return FS_OK;
+    if (push_args(argv, "--clearenv", NULL, NULL) != FS_OK)
+        return FS_ENOMEM;
+    for (i = 0; i < p->env_keys.len; i++)
+        if (push_args(argv, "--setenv", p->env_keys.items[i], p->env_values.items[i]) != FS_OK)
+            return FS_ENOMEM;
+    return FS_OK;
+}
+
+static int build(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
+{
+    int rc;
+
+    if (push_args(argv, p->bwrap, NULL, NULL) != FS_OK ||
+        push_args(argv, "--ro-bind", "/", "/") != FS_OK)
+        return FS_ENOMEM;
+    rc = add_binds(p, argv, skipped, err);
+    if (rc != FS_OK)
+        return rc;
+    /* /run stays the read-only host view: a tmpfs there hides the resolver socket */
+    if (push_args(argv, "--dev", "/dev", NULL) != FS_OK ||
+        push_args(argv, "--proc", "/proc", NULL) != FS_OK)
+        return FS_ENOMEM;
+    rc = add_masks(p, argv, skipped, err);
+    if (rc != FS_OK)
+        return rc;
+    if ((!p->allow_privileged && push_args(argv, "--unshare-user", NULL, NULL) != FS_OK) ||
+        push_args(argv, "--unshare-pid", "--unshare-uts", "--unshare-ipc") != FS_OK ||
+        push_args(argv, p->network ? "--share-net" : "--unshare-net", NULL, NULL) != FS_OK ||
+        push_args(argv, "--die-with-parent", "--new-session", NULL) != FS_OK)
+        return FS_ENOMEM;
+    if (add_env(p, argv) != FS_OK || push_all(argv, p->extra_args.items, p->extra_args.len) != FS_OK ||
+        push_args(argv, "--", NULL, NULL) != FS_OK ||
+        push_all(argv, p->inner.items, p->inner.len) != FS_OK)
+        return FS_ENOMEM;
+    return FS_OK;
+}
+
+int fs_bwrap_argv(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
+{
+    int rc;
+
+    if (!p->bwrap || !p->bwrap[0]) {
+        fs_err_set(err, "bwrap path is empty");
+        return FS_EINVAL;
+    }
+    if (p->inner.len == 0 || !p->inner.items[0][0]) {
+        fs_err_set(err, "inner command is empty");
+        return FS_EINVAL;
+    }
+    if (p->env_keys.len != p->env_values.len) {
+        fs_err_set(err, "env keys and values differ in number");
+        return FS_EINVAL;
+    }
+    rc = build(p, argv, skipped, err);
+    if (rc == FS_ENOMEM)
+        fs_err_set(err, "out of memory");
+    return rc;
+}
