@@ -494,6 +494,17 @@ static int l_which(lua_State *L)
     return 2;
 }
 
+/* exists(path) -> boolean: stat() succeeds (symlinks followed). */
+static int l_exists(lua_State *L)
+{
+    size_t len;
+    const char *path = arg_string(L, 1, "path", &len);
+    struct stat st;
+
+    lua_pushboolean(L, !memchr(path, '\0', len) && stat(path, &st) == 0);
+    return 1;
+}
+
 static const luaL_Reg FUNCTIONS[] = {
     {"normalize", l_normalize},
     {"absolute", l_absolute},
@@ -504,6 +515,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"bwrap_argv", l_bwrap_argv},
     {"getcwd", l_getcwd},
     {"which", l_which},
+    {"exists", l_exists},
     {NULL, NULL},
 };
 

@@ -1,0 +1,229 @@
+--- Sandbox configuration: defaults, validation with errors that name the
+--- key, and the three layers (runtime override > buffer > setup()).
+local util = require("flemma.sandbox.util")
+
+local M = {}
+
+---@class flemma.sandbox.Policy
+---@field rw_paths string[] writable paths, may hold variables
+---@field deny_paths string[] paths hidden inside the sandbox
+---@field network boolean
+---@field allow_privileged boolean
+
+---@class flemma.sandbox.BwrapConfig
+---@field path string
+---@field extra_args string[]
+
+---@class flemma.sandbox.Config
+---@field enabled boolean
+---@field backend string "auto" | "required" | a backend name
+---@field policy flemma.sandbox.Policy
+---@field backends table<string, table>
+
+---@type flemma.sandbox.Config
+M.defaults = {
+  enabled = true,
+  backend = "auto",
+  policy = {
+    rw_paths = { "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp" },
+    deny_paths = {},
+    network = true,
+    allow_privileged = false,
+  },
+  backends = {
+    bwrap = { path = "bwrap", extra_args = {} },
+  },
+}
+
+local function type_error(key, expected, value)
+  return string.format("%s: expected %s, got %s", key, expected, type(value))
+end
+
+local function check_string_list(key, value)
+  if type(value) ~= "table" or not util.is_list(value) then
+    return type_error(key, "a list of strings", value)
+  end
+  for i, item in ipairs(value) do
+    if type(item) ~= "string" then
+      return type_error(string.format("%s[%d]", key, i), "string", item)
+    end
+    if item == "" then
+      return string.format("%s[%d]: must not be empty", key, i)
+    end
+  end
+end
+
+local function check_keys(key, value, known)
+  for k in pairs(value) do
+    if known[k] == nil then
+      return string.format("%s.%s: unknown key", key, tostring(k))
+    end
+  end
+end
+
+local function check_policy(key, policy)
+  if type(policy) ~= "table" then
+    return type_error(key, "table", policy)
+  end
+  local err = check_keys(key, policy, M.defaults.policy)
+  if err then
+    return err
+  end
+  for _, name in ipairs({ "rw_paths", "deny_paths" }) do
+    if policy[name] ~= nil then
+      err = check_string_list(key .. "." .. name, policy[name])
+      if err then
+        return err
+      end
+    end
+  end
+  for _, name in ipairs({ "network", "allow_privileged" }) do
+    if policy[name] ~= nil and type(policy[name]) ~= "boolean" then
+      return type_error(key .. "." .. name, "boolean", policy[name])
+    end
+  end
+end
+
+local function check_backends(key, backends)
+  if type(backends) ~= "table" then
+    return type_error(key, "table", backends)
+  end
+  for name, cfg in pairs(backends) do
+    local sub = key .. "." .. tostring(name)
+    if type(name) ~= "string" or type(cfg) ~= "table" then
+      return type_error(sub, "table", cfg)
+    end
+  end
+  local bwrap = backends.bwrap
+  if bwrap then
+    local err = check_keys(key .. ".bwrap", bwrap, M.defaults.backends.bwrap)
+    if err then
+      return err
+    end
+    if bwrap.path ~= nil and (type(bwrap.path) ~= "string" or bwrap.path == "") then
+      return type_error(key .. ".bwrap.path", "non-empty string", bwrap.path)
+    end
+    if bwrap.extra_args ~= nil then
+      return check_string_list(key .. ".bwrap.extra_args", bwrap.extra_args)
+    end
+  end
+end
+
+--- Checks a (partial) sandbox config table.
+---@param cfg any
+---@param key? string prefix for messages, default "sandbox"
+---@return boolean ok, string|nil err naming the offending key
+function M.validate(cfg, key)
+  key = key or "sandbox"
+  if type(cfg) ~= "table" then
+    return false, type_error(key, "table", cfg)
+  end
+  local err = check_keys(key, cfg, M.defaults)
+  if not err and cfg.enabled ~= nil and type(cfg.enabled) ~= "boolean" then
+    err = type_error(key .. ".enabled", "boolean", cfg.enabled)
+  end
+  if not err and cfg.backend ~= nil and (type(cfg.backend) ~= "string" or cfg.backend == "") then
+    err = type_error(key .. ".backend", '"auto", "required" or a backend name', cfg.backend)
+  end
+  if not err and cfg.policy ~= nil then
+    err = check_policy(key .. ".policy", cfg.policy)
+  end
+  if not err and cfg.backends ~= nil then
+    err = check_backends(key .. ".backends", cfg.backends)
+  end
+  return err == nil, err
+end
+
+--- Frontmatter allows `true`/`false` as shorthand for `{ enabled = ... }`.
+---@param value boolean|table|nil
+---@return table|nil
+function M.expand_shorthand(value)
+  if type(value) == "boolean" then
+    return { enabled = value }
+  end
+  return value
+end
+
+-- The layers. Module-level state is the Lua side's job (the C core has none).
+local setup_layer = util.deepcopy(M.defaults)
+---@type table<integer, table>
+local buffer_layers = {}
+---@type boolean|nil
+local runtime_enabled = nil
+
+--- Replaces the setup() layer. Raises with the offending key on bad input.
+---@param opts table|nil
+function M.set_setup(opts)
+  opts = M.expand_shorthand(opts) or {}
+  local ok, err = M.validate(opts)
+  if not ok then
+    error("flemma-sandbox: " .. err, 3)
+  end
+  setup_layer = util.merge(M.defaults, opts)
+end
+
+--- Sets (or with nil clears) the per-buffer layer, e.g. from frontmatter.
+---@param bufnr integer
+---@param layer boolean|table|nil
+---@return boolean ok, string|nil err
+function M.set_buffer(bufnr, layer)
+  layer = M.expand_shorthand(layer)
+  if layer ~= nil then
+    local ok, err = M.validate(layer, "flemma.opt.sandbox")
+    if not ok then
+      return false, err
+    end
+  end
+  buffer_layers[bufnr] = layer and util.deepcopy(layer) or nil
+  return true
+end
+
+---@param bufnr integer
+---@return table|nil
+function M.get_buffer(bufnr)
+  return buffer_layers[bufnr]
+end
+
+---@param enabled boolean|nil
+function M.set_runtime(enabled)
+  runtime_enabled = enabled
+end
+
+---@return boolean|nil
+function M.get_runtime()
+  return runtime_enabled
+end
+
+--- `opts` as the API takes it: a buffer number, `{ bufnr = N }`, Flemma's
+--- frontmatter opts `{ sandbox = ... }`, or nil for the global config.
+---@param opts integer|table|nil
+---@return integer|nil bufnr, table|nil buffer_layer
+function M.parse_opts(opts)
+  if type(opts) == "number" then
+    return opts, buffer_layers[opts]
+  end
+  if type(opts) ~= "table" then
+    return nil, nil
+  end
+  if opts.sandbox ~= nil then
+    return opts.bufnr, M.expand_shorthand(opts.sandbox)
+  end
+  return opts.bufnr, opts.bufnr and buffer_layers[opts.bufnr] or nil
+end
+
+--- The effective config: setup() layer, then the buffer layer, then the
+--- runtime override. Also says where `enabled` came from.
+---@param opts integer|table|nil
+---@return flemma.sandbox.Config cfg, string source "runtime" | "buffer" | "setup"
+function M.resolve(opts)
+  local _, layer = M.parse_opts(opts)
+  local cfg = util.merge(setup_layer, layer)
+  local source = (layer and layer.enabled ~= nil) and "buffer" or "setup"
+  if runtime_enabled ~= nil then
+    cfg.enabled = runtime_enabled
+    source = "runtime"
+  end
+  return cfg, source
+end
+
+return M

@@ -1,0 +1,85 @@
+--- The one adapter between the policy layer and its surroundings: working
+--- directory, the folder of a buffer's file, environment variables. Inside
+--- Neovim it asks Neovim; under plain LuaJIT (specs, benchmarks) it asks the
+--- process, and specs may swap in their own answers with `use()`.
+local core = require("flemma.sandbox.core")
+
+local M = {}
+
+---@class flemma.sandbox.Host
+---@field cwd fun(): string|nil
+---@field buffer_dir fun(bufnr: integer|nil): string|nil
+---@field getenv fun(name: string): string|nil
+---@field is_linux fun(): boolean
+
+local in_nvim = type(vim) == "table" and type(vim.api) == "table"
+
+---@type flemma.sandbox.Host
+local process_host = {
+  cwd = function()
+    return (core.getcwd())
+  end,
+  buffer_dir = function(_)
+    return nil
+  end,
+  getenv = os.getenv,
+  is_linux = function()
+    return jit and jit.os == "Linux" or false
+  end,
+}
+
+---@type flemma.sandbox.Host
+local nvim_host = {
+  cwd = function()
+    return vim.fn.getcwd()
+  end,
+  buffer_dir = function(bufnr)
+    if bufnr == nil or bufnr == 0 then
+      bufnr = vim.api.nvim_get_current_buf()
+    end
+    if not vim.api.nvim_buf_is_valid(bufnr) then
+      return nil
+    end
+    local name = vim.api.nvim_buf_get_name(bufnr)
+    if name == "" then
+      return nil
+    end
+    return vim.fn.fnamemodify(name, ":p:h")
+  end,
+  getenv = os.getenv,
+  is_linux = process_host.is_linux,
+}
+
+---@type flemma.sandbox.Host
+local current = in_nvim and nvim_host or process_host
+
+--- Replaces the host; fields left out keep the default. `use(nil)` restores it.
+---@param host? table
+function M.use(host)
+  local base = in_nvim and nvim_host or process_host
+  current = setmetatable(host or {}, { __index = base })
+end
+
+---@return string|nil
+function M.cwd()
+  return current.cwd()
+end
+
+---@param bufnr integer|nil
+---@return string|nil
+function M.buffer_dir(bufnr)
+  return current.buffer_dir(bufnr)
+end
+
+---@param name string
+---@return string|nil
+function M.getenv(name)
+  return current.getenv(name)
+end
+
+---@return boolean
+function M.is_linux()
+  return current.is_linux()
+end
+
+return M

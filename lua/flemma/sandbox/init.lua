@@ -1,0 +1,201 @@
+--- flemma-sandbox: the public API, with the names and meaning Flemma
+--- documents for require("flemma.sandbox"). Tools ask this module, never a
+--- backend.
+local config = require("flemma.sandbox.config")
+local policy = require("flemma.sandbox.policy")
+local registry = require("flemma.sandbox.registry")
+
+local M = {}
+
+M.register = registry.register
+M.unregister = registry.unregister
+M.get = registry.get
+M.get_all = registry.get_all
+M.has = registry.has
+M.count = registry.count
+M.clear = registry.clear
+
+local builtins_registered = false
+
+--- Registers the built-in backends unless a backend of that name exists.
+local function register_builtins()
+  builtins_registered = true
+  if not registry.has("bwrap") then
+    local bwrap = require("flemma.sandbox.backends.bwrap")
+    registry.register("bwrap", {
+      available = bwrap.available,
+      wrap = bwrap.wrap,
+      priority = 100,
+      description = "Bubblewrap (Linux)",
+    })
+  end
+end
+
+--- A sandbox must not silently stay off because setup() was never called.
+local function ensure_builtins()
+  if not builtins_registered then
+    register_builtins()
+  end
+end
+
+--- Sets the global sandbox config (replacing an earlier setup()) and
+--- registers the built-in backends. Raises with the offending key.
+---@param opts? table
+function M.setup(opts)
+  config.set_setup(opts)
+  register_builtins()
+end
+
+---@param opts? integer|table buffer number, { bufnr = N }, or { sandbox = ... }
+---@return flemma.sandbox.Config cfg, string source of `enabled`
+function M.resolve_config(opts)
+  return config.resolve(opts)
+end
+
+---@param opts? integer|table
+---@return boolean
+function M.is_enabled(opts)
+  return config.resolve(opts).enabled == true
+end
+
+--- Picks the backend entry for a config.
+---@param cfg flemma.sandbox.Config
+---@return flemma.sandbox.BackendEntry|nil entry, string|nil err
+local function resolve_backend(cfg)
+  ensure_builtins()
+  if cfg.backend == "auto" or cfg.backend == "required" then
+    local name, diagnostic = registry.detect_cached(cfg.backends)
+    if not name then
+      return nil, diagnostic
+    end
+    return registry.get(name), nil
+  end
+  local entry = registry.get(cfg.backend)
+  if not entry then
+    return nil, "Unknown sandbox backend: " .. cfg.backend
+  end
+  return entry, nil
+end
+
+--- Merges an explicit bufnr into opts for config lookup.
+local function config_opts(bufnr, opts)
+  if opts == nil then
+    return bufnr
+  end
+  if type(opts) == "table" and opts.bufnr == nil and bufnr ~= nil then
+    local copy = {}
+    for k, v in pairs(opts) do
+      copy[k] = v
+    end
+    copy.bufnr = bufnr
+    return copy
+  end
+  return opts
+end
+
+--- The resolved policy for a buffer, and the configured paths that were
+--- left out with the reason.
+---@param bufnr? integer
+---@param opts? integer|table
+---@return flemma.sandbox.ResolvedPolicy policy, flemma.sandbox.Skipped[] skipped
+function M.get_policy(bufnr, opts)
+  local cfg = config.resolve(config_opts(bufnr, opts))
+  return policy.resolve(cfg.policy, bufnr)
+end
+
+--- Whether the effective backend is usable.
+---@param opts? integer|table
+---@return boolean ok, string|nil err
+function M.validate_backend(opts)
+  local cfg = config.resolve(opts)
+  if not cfg.enabled then
+    return true, nil
+  end
+  local entry, err = resolve_backend(cfg)
+  if not entry then
+    return false, err
+  end
+  return entry.available(cfg.backends[entry.name] or {})
+end
+
+--- Detects the best available backend, bypassing the cache.
+---@param opts? integer|table
+---@return string|nil name, string|nil diagnostic
+function M.detect_available_backend(opts)
+  ensure_builtins()
+  return registry.detect(config.resolve(opts).backends)
+end
+
+local function check_command(inner_cmd)
+  if type(inner_cmd) ~= "table" or #inner_cmd == 0 then
+    return "inner_cmd: expected a non-empty list of strings"
+  end
+  for i, word in ipairs(inner_cmd) do
+    if type(word) ~= "string" then
+      return string.format("inner_cmd[%d]: expected string, got %s", i, type(word))
+    end
+  end
+end
+
+--- Wraps a command for the buffer's policy. Returns the command unchanged
+--- when the sandbox is off, or when "auto"/"required" find no backend.
+---@param inner_cmd string[]
+---@param bufnr? integer
+---@param opts? integer|table
+---@return string[]|nil argv, string|nil err
+function M.wrap_command(inner_cmd, bufnr, opts)
+  local bad = check_command(inner_cmd)
+  if bad then
+    return nil, bad
+  end
+  local cfg = config.resolve(config_opts(bufnr, opts))
+  if not cfg.enabled then
+    return inner_cmd, nil
+  end
+  local entry, err = resolve_backend(cfg)
+  if not entry then
+    if cfg.backend == "auto" or cfg.backend == "required" then
+      return inner_cmd, nil
+    end
+    return nil, err
+  end
+  local resolved = policy.resolve(cfg.policy, bufnr)
+  return entry.wrap(resolved, cfg.backends[entry.name] or {}, inner_cmd)
+end
+
+--- Whether a write to `path` would be allowed: true when the sandbox is
+--- off, otherwise the symlink-resolved path must lie in a writable root.
+---@param path string
+---@param bufnr? integer
+---@param opts? integer|table
+---@return boolean writable, string|nil reason
+function M.is_path_writable(path, bufnr, opts)
+  if type(path) ~= "string" or path == "" then
+    return false, "path: expected a non-empty string"
+  end
+  local cfg = config.resolve(config_opts(bufnr, opts))
+  if not cfg.enabled then
+    return true, "sandbox disabled"
+  end
+  return policy.is_writable(path, (policy.resolve(cfg.policy, bufnr)))
+end
+
+--- Session-wide override for all buffers (:Flemma sandbox:enable/disable).
+---@param enabled boolean
+function M.set_enabled(enabled)
+  if type(enabled) ~= "boolean" then
+    error("flemma-sandbox: set_enabled: expected boolean, got " .. type(enabled), 2)
+  end
+  config.set_runtime(enabled)
+end
+
+function M.reset_enabled()
+  config.set_runtime(nil)
+end
+
+---@return boolean|nil override nil when none is set
+function M.get_override()
+  return config.get_runtime()
+end
+
+return M

@@ -1,0 +1,96 @@
+--- Turns a configured policy into the resolved policy a backend receives:
+--- variables expanded, paths absolute and symlink-resolved, missing ones
+--- skipped with a reason, the rest deduplicated.
+local core = require("flemma.sandbox.core")
+local host = require("flemma.sandbox.host")
+
+local M = {}
+
+---@class flemma.sandbox.ResolvedPolicy
+---@field rw_paths string[]
+---@field deny_paths string[]
+---@field network boolean
+---@field allow_privileged boolean
+
+---@class flemma.sandbox.Skipped
+---@field path string the entry as configured
+---@field reason string
+
+--- The named variables for one buffer; anything else comes from the environment.
+---@param bufnr integer|nil
+---@return table vars, string|nil cwd
+function M.variables(bufnr)
+  local cwd = host.cwd()
+  local vars = setmetatable({
+    CWD = cwd,
+    FLEMMA_BUFFER_PATH = host.buffer_dir(bufnr),
+  }, {
+    __index = function(_, name)
+      return host.getenv(name)
+    end,
+  })
+  return vars, cwd
+end
+
+--- Expands and resolves one list of configured paths.
+---@param list string[]
+---@param vars table
+---@param cwd string|nil
+---@param skipped flemma.sandbox.Skipped[] appended to
+---@return string[]
+local function resolve_list(list, vars, cwd, skipped)
+  local out = {}
+  for _, entry in ipairs(list) do
+    local expanded, err = core.expand(entry, vars)
+    local resolved
+    if expanded then
+      resolved, err = core.resolve(expanded, cwd)
+    end
+    if resolved and not core.exists(resolved) then
+      resolved, err = nil, resolved .. " does not exist"
+    end
+    if resolved then
+      out[#out + 1] = resolved
+    else
+      skipped[#skipped + 1] = { path = entry, reason = err }
+    end
+  end
+  return out
+end
+
+--- Resolves a configured policy for a buffer.
+---@param policy flemma.sandbox.Policy
+---@param bufnr integer|nil
+---@return flemma.sandbox.ResolvedPolicy resolved, flemma.sandbox.Skipped[] skipped
+function M.resolve(policy, bufnr)
+  local vars, cwd = M.variables(bufnr)
+  local skipped = {}
+  local rw = resolve_list(policy.rw_paths or {}, vars, cwd, skipped)
+  local deny = resolve_list(policy.deny_paths or {}, vars, cwd, skipped)
+  return {
+    rw_paths = core.dedupe(rw),
+    deny_paths = core.dedupe(deny),
+    network = policy.network == true,
+    allow_privileged = policy.allow_privileged == true,
+  }, skipped
+end
+
+--- Whether `path` (relative to the cwd) lies in a writable root once every
+--- symlink on it is followed.
+---@param path string
+---@param resolved flemma.sandbox.ResolvedPolicy
+---@return boolean writable, string reason
+function M.is_writable(path, resolved)
+  local real, err = core.resolve(path, host.cwd())
+  if not real then
+    return false, err
+  end
+  for _, root in ipairs(resolved.rw_paths) do
+    if core.is_within(real, root) then
+      return true, real .. " is inside " .. root
+    end
+  end
+  return false, real .. " is not in rw_paths"
+end
+
+return M

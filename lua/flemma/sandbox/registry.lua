@@ -1,0 +1,150 @@
+--- Backends by name and priority, with cached auto-detection.
+local util = require("flemma.sandbox.util")
+
+local M = {}
+
+---@class flemma.sandbox.BackendDefinition
+---@field available fun(backend_config: table): boolean, string|nil
+---@field wrap fun(policy: table, backend_config: table, inner_cmd: string[]): string[]|nil, string|nil
+---@field priority? integer higher is preferred by auto-detection (default 50)
+---@field description? string
+
+---@class flemma.sandbox.BackendEntry: flemma.sandbox.BackendDefinition
+---@field name string
+---@field priority integer
+
+local DEFAULT_PRIORITY = 50
+
+---@type flemma.sandbox.BackendEntry[]
+local entries = {}
+local generation = 0
+---@type {generation: integer, backends: table, name: string|false, diagnostic: string|nil}|nil
+local detection = nil
+
+local function sort()
+  table.sort(entries, function(a, b)
+    if a.priority == b.priority then
+      return a.name < b.name
+    end
+    return a.priority > b.priority
+  end)
+end
+
+local function index_of(name)
+  for i, entry in ipairs(entries) do
+    if entry.name == name then
+      return i
+    end
+  end
+end
+
+--- Registers a backend, replacing one of the same name.
+---@param name string
+---@param def flemma.sandbox.BackendDefinition
+function M.register(name, def)
+  if type(name) ~= "string" or name == "" then
+    error("flemma-sandbox: register: name must be a non-empty string", 2)
+  end
+  if type(def) ~= "table" or type(def.available) ~= "function" or type(def.wrap) ~= "function" then
+    error("flemma-sandbox: register: definition needs available() and wrap() functions", 2)
+  end
+  if def.priority ~= nil and type(def.priority) ~= "number" then
+    error("flemma-sandbox: register: priority must be a number", 2)
+  end
+  local i = index_of(name)
+  if i then
+    table.remove(entries, i)
+  end
+  entries[#entries + 1] = {
+    name = name,
+    available = def.available,
+    wrap = def.wrap,
+    priority = def.priority or DEFAULT_PRIORITY,
+    description = def.description or "",
+  }
+  sort()
+  generation = generation + 1
+end
+
+---@param name string
+---@return boolean removed
+function M.unregister(name)
+  local i = index_of(name)
+  if not i then
+    return false
+  end
+  table.remove(entries, i)
+  generation = generation + 1
+  return true
+end
+
+---@param name string
+---@return flemma.sandbox.BackendEntry|nil
+function M.get(name)
+  local i = index_of(name)
+  return i and entries[i] or nil
+end
+
+--- All backends, highest priority first (copies: changing them changes nothing).
+---@return flemma.sandbox.BackendEntry[]
+function M.get_all()
+  return util.deepcopy(entries)
+end
+
+---@param name string
+---@return boolean
+function M.has(name)
+  return index_of(name) ~= nil
+end
+
+---@return integer
+function M.count()
+  return #entries
+end
+
+function M.clear()
+  entries = {}
+  generation = generation + 1
+end
+
+--- First available backend by priority, without the cache.
+---@param backends_config table<string, table>
+---@return string|nil name, string|nil diagnostic
+function M.detect(backends_config)
+  local tried = {}
+  for _, entry in ipairs(entries) do
+    local ok, err = entry.available(backends_config[entry.name] or {})
+    if ok then
+      return entry.name, nil
+    end
+    tried[#tried + 1] = string.format("%s: %s", entry.name, err or "unavailable")
+  end
+  if #tried == 0 then
+    return nil, "No sandbox backend available (none registered)"
+  end
+  return nil, "No sandbox backend available (" .. table.concat(tried, "; ") .. ")"
+end
+
+--- Like detect(), cached until the registry or the backends config changes.
+---@param backends_config table<string, table>
+---@return string|nil name, string|nil diagnostic
+function M.detect_cached(backends_config)
+  if detection and detection.generation == generation and util.deep_equal(detection.backends, backends_config) then
+    return detection.name or nil, detection.diagnostic
+  end
+  local name, diagnostic = M.detect(backends_config)
+  detection = {
+    generation = generation,
+    backends = util.deepcopy(backends_config),
+    name = name or false,
+    diagnostic = diagnostic,
+  }
+  return name, diagnostic
+end
+
+--- Forgets the cached detection (e.g. after a backend failed to start).
+function M.invalidate()
+  detection = nil
+end
+
+return M

@@ -1,0 +1,79 @@
+--- Small table helpers that work with and without Neovim (no `vim` here).
+local M = {}
+
+---@param t table
+---@return boolean
+function M.is_list(t)
+  if type(t) ~= "table" then
+    return false
+  end
+  local n = 0
+  for _ in pairs(t) do
+    n = n + 1
+  end
+  return n == #t
+end
+
+---@generic T
+---@param value T
+---@return T
+function M.deepcopy(value)
+  if type(value) ~= "table" then
+    return value
+  end
+  local copy = {}
+  for k, v in pairs(value) do
+    copy[k] = M.deepcopy(v)
+  end
+  return copy
+end
+
+---@param a any
+---@param b any
+---@return boolean
+function M.deep_equal(a, b)
+  if a == b then
+    return true
+  end
+  if type(a) ~= "table" or type(b) ~= "table" then
+    return false
+  end
+  for k, v in pairs(a) do
+    if not M.deep_equal(v, b[k]) then
+      return false
+    end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then
+      return false
+    end
+  end
+  return true
+end
+
+local function nonempty_list(t)
+  return next(t) ~= nil and M.is_list(t)
+end
+
+--- Merges `over` onto a copy of `base`: maps merge key by key, lists and
+--- scalars in `over` replace what `base` had (a user's rw_paths replaces the
+--- default list, it is not spliced into it index by index).
+---@param base table
+---@param over table|nil
+---@return table
+function M.merge(base, over)
+  local out = M.deepcopy(base)
+  if over == nil then
+    return out
+  end
+  for k, v in pairs(over) do
+    if type(v) == "table" and type(out[k]) == "table" and not nonempty_list(v) and not nonempty_list(out[k]) then
+      out[k] = M.merge(out[k], v)
+    else
+      out[k] = M.deepcopy(v)
+    end
+  end
+  return out
+end
+
+return M
