@@ -221,10 +221,13 @@ static int lua_lookup(void *ctx, const char *name, size_t name_len, const char *
         lua_pop(L, 1);
         return 0;
     }
-    if (type != LUA_TSTRING)
+    if (type != LUA_TSTRING) {
+        const char *got = luaL_typename(L, -1);
+
+        lua_pushlstring(L, name, name_len);
         luaL_argerror(L, c->vars,
-                      lua_pushfstring(L, "vars.%s: string expected, got %s", lua_tostring(L, -2),
-                                      luaL_typename(L, -1)));
+                      lua_pushfstring(L, "vars.%s: string expected, got %s", lua_tostring(L, -1), got));
+    }
     fs_buf_truncate(c->copy, 0);
     if (fs_buf_append(c->copy, lua_tostring(L, -1), lua_objlen(L, -1)) != 0)
         luaL_error(L, "flemma.sandbox.core: out of memory");

@@ -149,7 +149,7 @@ static int read_link(const char *path, fs_buf *target, fs_err *err)
         }
         n = readlink(path, target->data, size);
         if (n < 0) {
-            fs_err_set(err, "readlink %s: %s", path, strerror(errno));
+            fs_err_set(err, "readlink %.300s: %s", path, strerror(errno));
             return FS_ESYS;
         }
         if ((size_t)n < size) {
@@ -158,7 +158,7 @@ static int read_link(const char *path, fs_buf *target, fs_err *err)
             return FS_OK;
         }
         if (size >= MAX_LINK_TARGET) {
-            fs_err_set(err, "readlink %s: target too long", path);
+            fs_err_set(err, "readlink %.300s: target too long", path);
             return FS_EINVAL;
         }
         size *= 2;
@@ -213,13 +213,13 @@ static int walk(fs_buf *pending, fs_buf *out, fs_buf *target, fs_err *err)
         if (lstat(out->data, &st) != 0) {
             if (errno == ENOENT)
                 continue; /* missing: kept as written, later parts stay lexical */
-            fs_err_set(err, "%s: %s", out->data, strerror(errno));
+            fs_err_set(err, "%.300s: %s", out->data, strerror(errno));
             return FS_ESYS;
         }
         if (!S_ISLNK(st.st_mode))
             continue;
         if (++links > MAX_SYMLINKS) {
-            fs_err_set(err, "%s: too many levels of symbolic links", out->data);
+            fs_err_set(err, "%.300s: too many levels of symbolic links", out->data);
             return FS_EINVAL;
         }
         rc = read_link(out->data, target, err);

@@ -1,0 +1,88 @@
+--- Helpers for specs under plain LuaJIT: temporary folders, files, running
+--- an argv and capturing its output and exit code.
+local M = {}
+
+--- Single-quotes a word for /bin/sh.
+---@param s string
+---@return string
+function M.shell_quote(s)
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+---@param cmd string
+---@return string
+local function capture(cmd)
+  local f = assert(io.popen(cmd, "r"))
+  local out = f:read("*a")
+  f:close()
+  return out
+end
+
+--- A fresh folder under /tmp (resolved, so comparisons with resolved paths hold).
+---@return string
+function M.tmpdir()
+  local dir = capture("mktemp -d /tmp/flemma-spec.XXXXXX"):gsub("%s+$", "")
+  assert(dir ~= "", "mktemp failed")
+  return require("flemma.sandbox.core").resolve(dir)
+end
+
+---@param dir string
+function M.rmdir(dir)
+  assert(dir:match("^/tmp/flemma%-spec%."), "refusing to remove " .. dir)
+  os.execute("chmod -R u+rwX " .. M.shell_quote(dir) .. " 2>/dev/null; rm -rf " .. M.shell_quote(dir))
+end
+
+---@param path string
+---@param content string
+function M.write(path, content)
+  local f = assert(io.open(path, "wb"))
+  f:write(content)
+  f:close()
+end
+
+---@param path string
+---@return string|nil
+function M.read(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+---@param cmd string shell command
+function M.sh(cmd)
+  local out = capture("(" .. cmd .. ") 2>&1; echo __rc=$?")
+  local body, rc = out:match("^(.-)__rc=(%d+)%s*$")
+  assert(rc == "0", "command failed: " .. cmd .. "\n" .. tostring(body))
+end
+
+--- Runs argv (no shell between) and returns stdout, stderr and exit code.
+---@param argv string[]
+---@param env? table<string, string> extra environment variables
+---@return { stdout: string, stderr: string, code: integer }
+function M.run(argv, env)
+  local words = {}
+  for k, v in pairs(env or {}) do
+    words[#words + 1] = k .. "=" .. M.shell_quote(v)
+  end
+  for _, w in ipairs(argv) do
+    words[#words + 1] = M.shell_quote(w)
+  end
+  local err_file = os.tmpname()
+  local out = capture(table.concat(words, " ") .. " 2>" .. err_file .. " </dev/null; echo __rc=$?")
+  local stdout, rc = out:match("^(.-)__rc=(%d+)%s*$")
+  local stderr = M.read(err_file) or ""
+  os.remove(err_file)
+  return { stdout = stdout or out, stderr = stderr, code = tonumber(rc) or -1 }
+end
+
+--- Whether the suite runs as root (root behaves differently in namespaces).
+---@return boolean
+function M.is_root()
+  return capture("id -u"):match("^0") ~= nil
+end
+
+return M
