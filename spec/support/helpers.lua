@@ -18,17 +18,17 @@ local function capture(cmd)
   return out
 end
 
---- A fresh folder under /tmp (resolved, so comparisons with resolved paths hold).
+--- A fresh folder under /var/tmp, outside the default rw_paths (resolved, so comparisons with resolved paths hold).
 ---@return string
 function M.tmpdir()
-  local dir = capture("mktemp -d /tmp/flemma-spec.XXXXXX"):gsub("%s+$", "")
+  local dir = capture("mktemp -d /var/tmp/flemma-spec.XXXXXX"):gsub("%s+$", "")
   assert(dir ~= "", "mktemp failed")
   return require("flemma.sandbox.core").resolve(dir)
 end
 
 ---@param dir string
 function M.rmdir(dir)
-  assert(dir:match("^/tmp/flemma%-spec%."), "refusing to remove " .. dir)
+  assert(dir:match("^/var/tmp/flemma%-spec%."), "refusing to remove " .. dir)
   os.execute("chmod -R u+rwX " .. M.shell_quote(dir) .. " 2>/dev/null; rm -rf " .. M.shell_quote(dir))
 end
 

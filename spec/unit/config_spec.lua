@@ -1,0 +1,114 @@
+local config = require("flemma.sandbox.config")
+
+describe("config.validate", function()
+  local bad = {
+    { { enabled = "yes" }, "sandbox.enabled: expected boolean, got string" },
+    { { backend = 3 }, "sandbox.backend" },
+    { { backend = "" }, "sandbox.backend" },
+    { { polcy = {} }, "sandbox.polcy: unknown key" },
+    { { policy = { network = "no" } }, "sandbox.policy.network: expected boolean, got string" },
+    { { policy = { allow_privileged = 1 } }, "sandbox.policy.allow_privileged: expected boolean, got number" },
+    { { policy = { rw_paths = "/tmp" } }, "sandbox.policy.rw_paths: expected a list of strings, got string" },
+    { { policy = { rw_paths = { "/tmp", 4 } } }, "sandbox.policy.rw_paths[2]: expected string, got number" },
+    { { policy = { rw_paths = { "" } } }, "sandbox.policy.rw_paths[1]: must not be empty" },
+    { { policy = { deny_paths = { x = 1 } } }, "sandbox.policy.deny_paths: expected a list of strings" },
+    { { policy = { rw = {} } }, "sandbox.policy.rw: unknown key" },
+    { { backends = { bwrap = { path = 5 } } }, "sandbox.backends.bwrap.path" },
+    { { backends = { bwrap = { extra_args = { 1 } } } }, "sandbox.backends.bwrap.extra_args[1]" },
+    { { backends = { bwrap = { pth = "x" } } }, "sandbox.backends.bwrap.pth: unknown key" },
+    { { backends = { other = "x" } }, "sandbox.backends.other: expected table, got string" },
+    { "x", "sandbox: expected table, got string" },
+  }
+  for _, c in ipairs(bad) do
+    it("names the key: " .. c[2], function()
+      local ok, err = config.validate(c[1])
+      assert.is_false(ok)
+      assert.matches(c[2], err, 1, true)
+    end)
+  end
+
+  it("accepts the defaults, an empty table and other backends' config", function()
+    assert.is_true((config.validate(config.defaults)))
+    assert.is_true((config.validate({})))
+    assert.is_true((config.validate({ backends = { mine = { anything = 1 } } })))
+  end)
+end)
+
+describe("config layers", function()
+  after_each(function()
+    config.set_setup(nil)
+    config.set_runtime(nil)
+    config.set_buffer(1, nil)
+    config.set_buffer(2, nil)
+  end)
+
+  it("starts from the documented defaults", function()
+    local cfg, source = config.resolve(nil)
+    assert.is_true(cfg.enabled)
+    assert.are.equal("auto", cfg.backend)
+    assert.are.same({ "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp" }, cfg.policy.rw_paths)
+    assert.is_true(cfg.policy.network)
+    assert.is_false(cfg.policy.allow_privileged)
+    assert.are.equal("bwrap", cfg.backends.bwrap.path)
+    assert.are.equal("setup", source)
+  end)
+
+  it("replaces lists instead of merging them by index", function()
+    config.set_setup({ policy = { rw_paths = { "/only" } } })
+    local cfg = config.resolve(nil)
+    assert.are.same({ "/only" }, cfg.policy.rw_paths)
+    assert.is_true(cfg.policy.network)
+  end)
+
+  it("keeps defaults under an empty policy table", function()
+    config.set_setup({ policy = {} })
+    assert.are.same(config.defaults.policy, config.resolve(nil).policy)
+  end)
+
+  it("raises on a bad setup() with the key in the message", function()
+    assert.has_error(function()
+      config.set_setup({ policy = { network = "off" } })
+    end, "flemma-sandbox: sandbox.policy.network: expected boolean, got string")
+  end)
+
+  it("applies runtime override > buffer > setup", function()
+    config.set_setup({ enabled = false })
+    assert.is_true(config.set_buffer(1, { enabled = true, policy = { network = false } }))
+    local cfg, source = config.resolve(1)
+    assert.is_true(cfg.enabled)
+    assert.is_false(cfg.policy.network)
+    assert.are.equal("buffer", source)
+    assert.is_false(config.resolve(2).enabled)
+
+    config.set_runtime(false)
+    cfg, source = config.resolve(1)
+    assert.is_false(cfg.enabled)
+    assert.are.equal("runtime", source)
+    assert.is_false(cfg.policy.network)
+
+    config.set_runtime(nil)
+    assert.is_true(config.resolve(1).enabled)
+  end)
+
+  it("accepts a number, { bufnr = N } and Flemma's { sandbox = ... } as opts", function()
+    config.set_buffer(2, false)
+    assert.is_false(config.resolve(2).enabled)
+    assert.is_false(config.resolve({ bufnr = 2 }).enabled)
+    assert.is_true(config.resolve({ sandbox = true }).enabled)
+    assert.is_false(config.resolve({ sandbox = { enabled = false } }).enabled)
+  end)
+
+  it("rejects a bad buffer layer and keeps the old one", function()
+    config.set_buffer(1, { enabled = false })
+    local ok, err = config.set_buffer(1, { policy = { network = 1 } })
+    assert.is_false(ok)
+    assert.matches("flemma.opt.sandbox.policy.network", err, 1, true)
+    assert.is_false(config.resolve(1).enabled)
+  end)
+
+  it("does not let callers change the layers through returned tables", function()
+    local cfg = config.resolve(nil)
+    cfg.policy.rw_paths[1] = "/evil"
+    assert.are.equal("$CWD", config.resolve(nil).policy.rw_paths[1])
+  end)
+end)
