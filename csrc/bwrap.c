@@ -138,7 +138,9 @@ static int build(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err
     rc = add_masks(p, argv, skipped, err);
     if (rc != FS_OK)
         return rc;
-    if ((!p->allow_privileged && push_args(argv, "--unshare-user", NULL, NULL) != FS_OK) ||
+    /* bwrap started by root keeps every capability inside the user
+     * namespace unless told otherwise; unprivileged runs drop them anyway. */
+    if ((!p->allow_privileged && push_args(argv, "--unshare-user", "--cap-drop", "ALL") != FS_OK) ||
         push_args(argv, "--unshare-pid", "--unshare-uts", "--unshare-ipc") != FS_OK ||
         push_args(argv, p->network ? "--share-net" : "--unshare-net", NULL, NULL) != FS_OK ||
         push_args(argv, "--die-with-parent", "--new-session", NULL) != FS_OK)

@@ -28,7 +28,7 @@ describe("core.bwrap_argv", function()
       "--bind", "/tmp", "/tmp",
       "--dev", "/dev",
       "--proc", "/proc",
-      "--unshare-user",
+      "--unshare-user", "--cap-drop", "ALL",
       "--unshare-pid", "--unshare-uts", "--unshare-ipc",
       "--unshare-net",
       "--die-with-parent", "--new-session",
@@ -44,6 +44,7 @@ describe("core.bwrap_argv", function()
     assert.matches(" %-%-share%-net ", joined)
     assert.not_matches("unshare%-net", joined)
     assert.not_matches("unshare%-user", joined)
+    assert.not_matches("cap%-drop", joined)
     assert.are.equal("bwrap", argv[1])
   end)
 

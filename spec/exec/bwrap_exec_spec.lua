@@ -1,0 +1,130 @@
+--- Runs real bubblewrap through wrap_command and checks what happened on the
+--- host: files, the loopback network, processes.
+local h = require("support.helpers")
+local net = require("support.net")
+local host = require("flemma.sandbox.host")
+local sandbox = require("flemma.sandbox")
+
+describe("sandboxed execution (real bwrap)", function()
+  local dir, proj, outside
+
+  local function use_policy(policy)
+    policy.rw_paths = policy.rw_paths or { "$CWD" }
+    sandbox.setup({ backend = "bwrap", policy = policy })
+  end
+
+  local function run(inner, env)
+    local argv = assert(sandbox.wrap_command(inner, nil))
+    assert.are.equal("bwrap", argv[1])
+    return h.run(argv, env)
+  end
+
+  before_each(function()
+    dir = h.tmpdir()
+    proj = dir .. "/proj"
+    outside = dir .. "/outside"
+    h.sh("mkdir " .. h.shell_quote(proj) .. " " .. h.shell_quote(outside))
+    h.write(outside .. "/keep.txt", "original\n")
+    host.use({
+      cwd = function()
+        return proj
+      end,
+    })
+    use_policy({})
+  end)
+  after_each(function()
+    host.use(nil)
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  it("lets a write to a rw path land", function()
+    local r = run({ "sh", "-c", "echo landed > " .. h.shell_quote(proj .. "/out.txt") })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.are.equal("landed\n", h.read(proj .. "/out.txt"))
+  end)
+
+  it("fails a write outside rw_paths and leaves the file as it was", function()
+    local target = outside .. "/keep.txt"
+    local r = run({ "sh", "-c", "echo evil > " .. h.shell_quote(target) })
+    assert.are_not.equal(0, r.code)
+    assert.matches("Read%-only file system", r.stderr)
+    assert.are.equal("original\n", h.read(target))
+
+    r = run({ "sh", "-c", "rm -f " .. h.shell_quote(target) .. "; touch " .. h.shell_quote(outside .. "/new") })
+    assert.are_not.equal(0, r.code)
+    assert.are.equal("original\n", h.read(target))
+    assert.is_nil(h.read(outside .. "/new"))
+  end)
+
+  it("does not let /tmp through when it is not in rw_paths", function()
+    local marker = "/tmp/flemma-exec-" .. tostring(os.time()) .. tostring(math.random(1e6))
+    local r = run({ "sh", "-c", "echo x > " .. marker })
+    assert.are_not.equal(0, r.code)
+    assert.is_nil(h.read(marker))
+  end)
+
+  it("blocks the host's loopback when network is false and allows it when true", function()
+    local listener = net.listen()
+    local connect = "exec 3<>/dev/tcp/127.0.0.1/" .. listener.port .. " && echo connected"
+
+    use_policy({ network = false })
+    local r = run({ "bash", "-c", connect })
+    assert.are_not.equal(0, r.code)
+    assert.is_false(listener.accepted())
+
+    use_policy({ network = true })
+    r = run({ "bash", "-c", connect })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.are.equal("connected\n", r.stdout)
+    assert.is_true(listener.accepted())
+    listener.close()
+  end)
+
+  it("runs the command in its own PID namespace", function()
+    local host_pid = tonumber(h.run({ "sh", "-c", "echo $PPID" }).stdout)
+    local r = run({ "sh", "-c", "ls /proc | grep -c '^[0-9]'; if test -e /proc/" .. host_pid .. "; then echo visible; fi" })
+    assert.are.equal(0, r.code, r.stderr)
+    local count = tonumber(r.stdout:match("^(%d+)"))
+    assert.is_true(count <= 4, "saw " .. tostring(count) .. " processes")
+    assert.not_matches("visible", r.stdout)
+  end)
+
+  it("runs an inner command whose first word starts with --", function()
+    h.write(proj .. "/--flemma-probe", "#!/bin/sh\necho probe-ran \"$@\"\n")
+    h.sh("chmod +x " .. h.shell_quote(proj .. "/--flemma-probe"))
+    local r = run({ "--flemma-probe", "--help" }, { PATH = proj .. ":" .. os.getenv("PATH") })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.are.equal("probe-ran --help\n", r.stdout)
+  end)
+
+  it("hides deny paths: an empty folder, a file that cannot be read", function()
+    h.sh("mkdir " .. h.shell_quote(outside .. "/keys") .. " && echo KEY > " .. h.shell_quote(outside .. "/keys/id"))
+    h.write(outside .. "/token", "TOKEN\n")
+    use_policy({ deny_paths = { outside .. "/keys", outside .. "/token" } })
+    local r = run({ "sh", "-c", "ls -A " .. h.shell_quote(outside .. "/keys") })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.are.equal("", r.stdout)
+    -- /dev/null bound on a nodev mount: opening it fails, nothing leaks
+    r = run({ "cat", outside .. "/token" })
+    assert.are_not.equal(0, r.code)
+    assert.are.equal("", r.stdout)
+    assert.matches("Permission denied", r.stderr)
+    assert.are.equal("KEY\n", h.read(outside .. "/keys/id"))
+    assert.are.equal("TOKEN\n", h.read(outside .. "/token"))
+  end)
+
+  it("drops privileges: no capabilities inside, even for root", function()
+    local r = run({ "sh", "-c", "grep CapEff /proc/self/status" })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.matches("CapEff:%s+0+\n", r.stdout)
+  end)
+
+  it("keeps a missing rw path out instead of failing the command", function()
+    use_policy({ rw_paths = { "$CWD", dir .. "/not-there" } })
+    local r = run({ "sh", "-c", "echo ok > " .. h.shell_quote(proj .. "/f") })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.are.equal("ok\n", h.read(proj .. "/f"))
+    assert.is_nil(h.read(dir .. "/not-there"))
+  end)
+end)
