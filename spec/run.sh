@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs the specs under LuaJIT with busted and prints one totals line,
+# "N passed, M failed", as the last line.
+#   spec/run.sh            all suites
+#   spec/run.sh unit       only the unit specs (what `make sanitize` runs)
+# SANITIZE=1 preloads the ASan runtime, since luajit itself is not built with it.
+set -u
+cd "$(dirname "$0")/.."
+
+suites=("$@")
+[ ${#suites[@]} -eq 0 ] && suites=(unit exec)
+
+busted_bin=$(command -v busted || true)
+if [ -z "$busted_bin" ]; then
+  echo "busted not found: install lua-busted (Debian) or busted (luarocks)" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+preload=""
+if [ "${SANITIZE:-}" = 1 ]; then
+  preload="$(${CC:-cc} -print-file-name=libasan.so):$(${CC:-cc} -print-file-name=libubsan.so)"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
+  export LSAN_OPTIONS="suppressions=$PWD/spec/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+fi
+
+passed=0
+failed=0
+status=0
+for suite in "${suites[@]}"; do
+  echo "== spec/$suite ($(id -un))"
+  log=$(mktemp)
+  LD_PRELOAD="$preload" luajit "$busted_bin" -o utfTerminal "spec/$suite" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  totals=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^[0-9]+ success' | tail -n 1)
+  rm -f "$log"
+  if [ -z "$totals" ]; then
+    echo "spec/$suite: busted printed no totals (exit $rc)"
+    failed=$((failed + 1))
+    status=1
+    continue
+  fi
+  s=$(echo "$totals" | sed -E 's/^([0-9]+) success.*/\1/')
+  f=$(echo "$totals" | sed -E 's/.* ([0-9]+) failures?.*/\1/')
+  e=$(echo "$totals" | sed -E 's/.* ([0-9]+) errors?.*/\1/')
+  passed=$((passed + s))
+  failed=$((failed + f + e))
+  [ "$rc" -ne 0 ] && status=1
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] || status=1
+exit $status
