@@ -1,7 +1,11 @@
 # flemma-sandbox: builds the C core into lua/flemma/sandbox/core.so, where
 # Neovim's runtimepath loader and the specs find it.
 
-LUA_INCDIR ?= $(or $(shell pkg-config --cflags-only-I luajit 2>/dev/null | sed "s/^-I//;s/ .*//"),/usr/include/luajit-2.1)
+LUAJIT_INCDIR ?= $(or $(shell pkg-config --cflags-only-I luajit 2>/dev/null | sed "s/^-I//;s/ .*//"),/usr/include/luajit-2.1)
+LUA_INCDIR ?= $(LUAJIT_INCDIR)
+# luarocks may pass the include folder of a Lua 5.1 that is not installed;
+# LuaJIT's headers provide the same 5.1 API.
+INCDIR = $(if $(wildcard $(LUA_INCDIR)/lua.h),$(LUA_INCDIR),$(LUAJIT_INCDIR))
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -pedantic
@@ -20,7 +24,7 @@ LUAJIT ?= luajit
 all: $(CORE)
 
 $(CORE): $(SRC) $(HDR)
-	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(LUA_INCDIR) $(LIBFLAG) -o $@ $(SRC)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(INCDIR) $(LIBFLAG) -o $@ $(SRC)
 
 # luarocks make (build.type = "make") installs the module and the Lua files.
 install: $(CORE)

@@ -1,0 +1,32 @@
+rockspec_format = "3.0"
+package = "flemma-sandbox"
+version = "0.1.0-1"
+source = {
+  url = "git+file://.",
+}
+description = {
+  summary = "Bubblewrap sandbox for the tool calls LLM agents make from Neovim chat buffers",
+  detailed = [[
+Runs every tool command inside bubblewrap: the filesystem read-only, a short
+allowlist of writable paths, no network unless allowed. Implements the Lua API
+Flemma documents for require("flemma.sandbox").
+]],
+  license = "MIT",
+  labels = { "neovim", "sandbox", "bubblewrap" },
+}
+dependencies = {
+  "lua >= 5.1",
+}
+build = {
+  type = "make",
+  build_variables = {
+    CFLAGS = "$(CFLAGS)",
+    LIBFLAG = "$(LIBFLAG)",
+    LUA_INCDIR = "$(LUA_INCDIR)",
+  },
+  install_variables = {
+    INST_LIBDIR = "$(LIBDIR)",
+    INST_LUADIR = "$(LUADIR)",
+  },
+  copy_directories = { "doc", "plugin" },
+}
