@@ -62,9 +62,10 @@ end
 --- Runs argv (no shell between) and returns stdout, stderr and exit code.
 ---@param argv string[]
 ---@param env? table<string, string> extra environment variables
+---@param cwd? string working directory
 ---@return { stdout: string, stderr: string, code: integer }
-function M.run(argv, env)
-  local words = {}
+function M.run(argv, env, cwd)
+  local words = { cwd and ("cd " .. M.shell_quote(cwd) .. " &&") or nil }
   for k, v in pairs(env or {}) do
     words[#words + 1] = k .. "=" .. M.shell_quote(v)
   end
