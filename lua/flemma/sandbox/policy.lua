@@ -72,7 +72,8 @@ function M.resolve(policy, bufnr)
     deny_paths = core.dedupe(deny),
     network = policy.network == true,
     allow_privileged = policy.allow_privileged == true,
-  }, skipped
+  },
+    skipped
 end
 
 --- Whether `path` (relative to the cwd) lies in a writable root once every
