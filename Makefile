@@ -9,10 +9,10 @@ INCDIR = $(if $(wildcard $(LUA_INCDIR)/lua.h),$(LUA_INCDIR),$(LUAJIT_INCDIR))
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -pedantic
-PIC = -fPIC
+PIC = -fPIC -fvisibility=hidden
 LIBFLAG ?= -shared
 
-SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/lua_core.c
+SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/lua_core.c csrc/lua_bwrap.c
 HDR = $(wildcard csrc/*.h)
 CORE = lua/flemma/sandbox/core.so
 
