@@ -19,7 +19,7 @@ CORE = lua/flemma/sandbox/core.so
 NVIM ?= nvim
 LUAJIT ?= luajit
 
-.PHONY: all test test-unit test-nvim sanitize bench demo clean install format
+.PHONY: all test sanitize valgrind bench demo clean install format
 
 all: $(CORE)
 
@@ -40,6 +40,9 @@ sanitize:
 	$(MAKE) -B $(CORE) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 	SANITIZE=1 bash spec/run.sh unit
 	$(MAKE) -B $(CORE)
+
+valgrind: $(CORE)
+	valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 $(LUAJIT) spec/valgrind_core.lua
 
 bench: $(CORE)
 	$(LUAJIT) bench/policy_bench.lua

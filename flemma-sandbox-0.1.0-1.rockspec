@@ -28,5 +28,5 @@ build = {
     INST_LIBDIR = "$(LIBDIR)",
     INST_LUADIR = "$(LUADIR)",
   },
-  copy_directories = { "doc", "plugin" },
+  copy_directories = { "doc" },
 }

@@ -1,0 +1,38 @@
+local h = require("support.helpers")
+local sandbox = require("flemma.sandbox")
+local config = require("flemma.sandbox.config")
+
+local doc = assert(h.read("doc/flemma-sandbox.txt"))
+
+describe("doc/flemma-sandbox.txt", function()
+  it("has a tag for every public API function", function()
+    for name, value in pairs(sandbox) do
+      if type(value) == "function" then
+        assert.truthy(doc:find("*flemma.sandbox." .. name .. "()*", 1, true), "no tag for " .. name .. "()")
+      end
+    end
+  end)
+
+  it("documents every policy key and its default", function()
+    for key in pairs(config.defaults.policy) do
+      assert.truthy(doc:find("policy." .. key .. " ~", 1, true), "policy." .. key .. " undocumented")
+    end
+    assert.truthy(doc:find('rw_paths = { "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp" }', 1, true))
+  end)
+
+  it("builds help tags without errors and keeps lines within 78 columns", function()
+    local dir = h.tmpdir()
+    h.sh("cp doc/flemma-sandbox.txt " .. h.shell_quote(dir))
+    local r = h.run({ "nvim", "--headless", "-u", "NONE", "-c", "helptags " .. dir, "-c", "qa!" })
+    local tags = h.read(dir .. "/tags")
+    h.rmdir(dir)
+    assert.are.equal(0, r.code, r.stderr)
+    assert.are.equal("", r.stderr)
+    assert.truthy(tags and tags:find("flemma.sandbox.wrap_command()", 1, true))
+    local n = 0
+    for line in doc:gmatch("[^\n]*") do
+      n = n + 1
+      assert.is_true(#line <= 78, "line " .. n .. " is longer than 78 columns")
+    end
+  end)
+end)

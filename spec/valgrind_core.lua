@@ -1,0 +1,35 @@
+--- make valgrind: every core function, good and bad input, 200 times, under
+--- valgrind's leak checker (LuaJIT's own allocator is not what it checks).
+package.cpath = "lua/?.so;" .. package.cpath
+local c = require("flemma.sandbox.core")
+for i = 1, 200 do
+  c.normalize("/a/../b//c/./d/")
+  c.resolve("/proc/self/cwd/../x/y")
+  c.resolve("/etc/passwd/x")
+  c.expand("${X:-~/a}/$HOME/urn", { HOME = "/h" })
+  c.expand("$NOPE", {})
+  c.expand("${", {})
+  c.dedupe({ "/tmp", "/tmp/x", "/a\0" })
+  c.dedupe({ "/tmp", "/tmp/x" })
+  c.bwrap_argv(
+    { rw_paths = { "/tmp", "/nope" }, deny_paths = { "/etc/hostname" }, network = false, allow_privileged = false, env = {
+      A = "b",
+    } },
+    { extra_args = { "--x" } },
+    { "true" }
+  )
+  pcall(c.bwrap_argv, { rw_paths = { "/tmp" }, network = false, allow_privileged = false }, nil, { "a", 1 })
+  pcall(
+    c.expand,
+    "$A$B",
+    setmetatable({}, {
+      __index = function()
+        error("x")
+      end,
+    })
+  )
+  c.which("sh", os.getenv("PATH"))
+  c.getcwd()
+end
+collectgarbage()
+collectgarbage()
