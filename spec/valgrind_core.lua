@@ -12,9 +12,15 @@ for i = 1, 200 do
   c.dedupe({ "/tmp", "/tmp/x", "/a\0" })
   c.dedupe({ "/tmp", "/tmp/x" })
   c.bwrap_argv(
-    { rw_paths = { "/tmp", "/nope" }, deny_paths = { "/etc/hostname" }, network = false, allow_privileged = false, env = {
-      A = "b",
-    } },
+    {
+      rw_paths = { "/tmp", "/nope" },
+      deny_paths = { "/etc/hostname" },
+      network = false,
+      allow_privileged = false,
+      env = {
+        A = "b",
+      },
+    },
     { extra_args = { "--x" } },
     { "true" }
   )

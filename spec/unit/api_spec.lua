@@ -79,6 +79,23 @@ describe("flemma.sandbox API", function()
     assert.matches("does not exist", skipped[2].reason)
   end)
 
+  it("warns once per session about an unset variable, not about a missing buffer file", function()
+    local warnings = {}
+    host.use({
+      cwd = function()
+        return dir .. "/proj"
+      end,
+      getenv = function() end,
+      warn = function(message)
+        warnings[#warnings + 1] = message
+      end,
+    })
+    sandbox.setup({ policy = { rw_paths = { "$CWD", "$FLEMMA_BUFFER_PATH", "$PROJECT_TYPO/x" } } })
+    sandbox.get_policy(3)
+    sandbox.wrap_command({ "true" }, 3)
+    assert.are.same({ "flemma-sandbox: skipping $PROJECT_TYPO/x: variable PROJECT_TYPO is not set" }, warnings)
+  end)
+
   it("skips $FLEMMA_BUFFER_PATH for a buffer without a file", function()
     local policy, skipped = sandbox.get_policy(3)
     assert.are.same({ dir .. "/proj", "/tmp" }, policy.rw_paths)
@@ -141,6 +158,8 @@ describe("flemma.sandbox API", function()
     assert.is_false((sandbox.is_path_writable(dir .. "/proj/out-link/x", 7)))
     assert.is_false((sandbox.is_path_writable(dir .. "/proj/../outside/x", 7)))
     assert.is_false((sandbox.is_path_writable("/etc/passwd", 7)))
+    assert.is_false((sandbox.is_path_writable("~/.bashrc", 7)))
+    assert.is_true((sandbox.is_path_writable("~/.bashrc", 7, { sandbox = { policy = { rw_paths = { "~" } } } })))
     local ok, reason = sandbox.is_path_writable(dir .. "/proj/bashrc-link", 7)
     assert.is_false(ok)
     assert.are.equal(dir .. "/home/u/.bashrc is not in rw_paths", reason)

@@ -11,6 +11,7 @@ local M = {}
 ---@field buffer_dir fun(bufnr: integer|nil): string|nil
 ---@field getenv fun(name: string): string|nil
 ---@field is_linux fun(): boolean
+---@field warn fun(message: string)
 
 local in_nvim = type(vim) == "table" and type(vim.api) == "table"
 
@@ -26,6 +27,7 @@ local process_host = {
   is_linux = function()
     return jit and jit.os == "Linux" or false
   end,
+  warn = function(_) end,
 }
 
 ---@type flemma.sandbox.Host
@@ -34,7 +36,10 @@ local nvim_host = {
     return vim.fn.getcwd()
   end,
   buffer_dir = function(bufnr)
-    if bufnr == nil or bufnr == 0 then
+    if bufnr == nil then
+      return nil
+    end
+    if bufnr == 0 then
       bufnr = vim.api.nvim_get_current_buf()
     end
     if not vim.api.nvim_buf_is_valid(bufnr) then
@@ -48,6 +53,12 @@ local nvim_host = {
   end,
   getenv = os.getenv,
   is_linux = process_host.is_linux,
+  warn = function(message)
+    -- policies are resolved in callbacks too, where notify must wait
+    vim.schedule(function()
+      vim.notify(message, vim.log.levels.WARN)
+    end)
+  end,
 }
 
 ---@type flemma.sandbox.Host
@@ -80,6 +91,12 @@ end
 ---@return boolean
 function M.is_linux()
   return current.is_linux()
+end
+
+--- Tells the user something went wrong without stopping anything.
+---@param message string
+function M.warn(message)
+  current.warn(message)
 end
 
 return M

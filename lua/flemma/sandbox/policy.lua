@@ -32,6 +32,19 @@ function M.variables(bufnr)
   return vars, cwd
 end
 
+local warned = {}
+
+--- An unknown variable is likely a typo: say so once per session, not on
+--- every command. (A buffer without a file has no FLEMMA_BUFFER_PATH, which
+--- is normal.)
+---@param message string
+local function warn_once(message)
+  if not warned[message] then
+    warned[message] = true
+    host.warn(message)
+  end
+end
+
 --- Expands and resolves one list of configured paths.
 ---@param list string[]
 ---@param vars table
@@ -41,7 +54,7 @@ end
 local function resolve_list(list, vars, cwd, skipped)
   local out = {}
   for _, entry in ipairs(list) do
-    local expanded, err = core.expand(entry, vars)
+    local expanded, err, unset = core.expand(entry, vars)
     local resolved
     if expanded then
       resolved, err = core.resolve(expanded, cwd)
@@ -53,6 +66,9 @@ local function resolve_list(list, vars, cwd, skipped)
       out[#out + 1] = resolved
     else
       skipped[#skipped + 1] = { path = entry, reason = err }
+      if unset and unset ~= "FLEMMA_BUFFER_PATH" then
+        warn_once(string.format("flemma-sandbox: skipping %s: %s", entry, err))
+      end
     end
   end
   return out
@@ -76,12 +92,20 @@ function M.resolve(policy, bufnr)
     skipped
 end
 
---- Whether `path` (relative to the cwd) lies in a writable root once every
---- symlink on it is followed.
+--- Whether `path` (relative to the cwd; a leading `~` is $HOME, nothing
+--- else is expanded) lies in a writable root once every symlink on it is
+--- followed.
 ---@param path string
 ---@param resolved flemma.sandbox.ResolvedPolicy
 ---@return boolean writable, string reason
 function M.is_writable(path, resolved)
+  if path == "~" or path:sub(1, 2) == "~/" then
+    local home = host.getenv("HOME")
+    if not home or home == "" then
+      return false, "HOME is not set, cannot place " .. path
+    end
+    path = home .. path:sub(2)
+  end
   local real, err = core.resolve(path, host.cwd())
   if not real then
     return false, err
