@@ -118,6 +118,27 @@ function M.validate_backend(opts)
   return entry.available(cfg.backends[entry.name] or {})
 end
 
+---@class flemma.sandbox.BackendStatus
+---@field name string|nil the backend that would be used
+---@field mode string the configured `backend` value
+---@field available boolean
+---@field error string|nil why none is available
+
+--- Which backend the effective config would use and whether it works,
+--- whether or not the sandbox is enabled (for status and enable).
+---@param opts? integer|table
+---@return flemma.sandbox.BackendStatus
+function M.backend_status(opts)
+  local cfg = config.resolve(opts)
+  local entry, err = resolve_backend(cfg)
+  local status = { name = entry and entry.name or nil, mode = cfg.backend, available = false, error = err }
+  if entry then
+    local ok, why = entry.available(cfg.backends[entry.name] or {})
+    status.available, status.error = ok == true, (not ok) and (why or "unavailable") or nil
+  end
+  return status
+end
+
 --- Detects the best available backend, bypassing the cache.
 ---@param opts? integer|table
 ---@return string|nil name, string|nil diagnostic

@@ -19,6 +19,29 @@ function M.available(backend_config)
   return true, nil
 end
 
+---@type table<string, string>
+local versions = {}
+
+--- "bubblewrap 0.8.0" as the program prints it, cached per path.
+---@param backend_config flemma.sandbox.BwrapConfig|table
+---@return string|nil version
+function M.version(backend_config)
+  local path = backend_config.path or "bwrap"
+  if versions[path] == nil then
+    local found = core.which(path, host.getenv("PATH"))
+    local text = ""
+    if found then
+      local f = io.popen("'" .. found:gsub("'", "'\\''") .. "' --version 2>/dev/null")
+      text = f and f:read("*l") or ""
+      if f then
+        f:close()
+      end
+    end
+    versions[path] = text or ""
+  end
+  return versions[path] ~= "" and versions[path] or nil
+end
+
 ---@param policy flemma.sandbox.ResolvedPolicy
 ---@param backend_config flemma.sandbox.BwrapConfig|table
 ---@param inner_cmd string[]

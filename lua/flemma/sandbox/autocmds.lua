@@ -1,0 +1,96 @@
+--- Keeps each .chat buffer's frontmatter layer current, warns once when
+--- backend = "required" finds nothing, and stops running jobs on exit.
+local frontmatter = require("flemma.sandbox.frontmatter")
+local sandbox = require("flemma.sandbox")
+
+local M = {}
+
+local warned_required = false
+---@type table<integer, string>
+local reported = {}
+
+--- Re-reads the frontmatter (cheap when unchanged) and reports a new error.
+--- Never raises: an autocmd must not break editing.
+---@param bufnr integer
+---@param quiet boolean do not report (the user is typing)
+function M.refresh(bufnr, quiet)
+  local ok, err = pcall(frontmatter.refresh, bufnr)
+  if not ok then
+    err = "internal error: " .. tostring(err)
+  end
+  if err and not quiet and reported[bufnr] ~= err then
+    reported[bufnr] = err
+    local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":t")
+    vim.notify(
+      string.format("flemma-sandbox: frontmatter of %s: %s (using the global config)", name, err),
+      vim.log.levels.WARN
+    )
+  elseif not err then
+    reported[bufnr] = nil
+  end
+end
+
+--- With backend = "required", the first .chat buffer entered without a
+--- working backend gets a visible warning, once per session.
+---@param bufnr integer
+function M.check_required(bufnr)
+  if warned_required then
+    return
+  end
+  local cfg = sandbox.resolve_config(bufnr)
+  if not cfg.enabled or cfg.backend ~= "required" then
+    return
+  end
+  local backend = sandbox.backend_status(bufnr)
+  if not backend.available then
+    warned_required = true
+    vim.notify(
+      "flemma-sandbox: backend = \"required\" but no sandbox backend works; tool commands run unsandboxed: "
+        .. tostring(backend.error),
+      vim.log.levels.WARN
+    )
+  end
+end
+
+--- For specs: forget that the warning was given.
+function M.reset()
+  warned_required = false
+  reported = {}
+end
+
+function M.setup()
+  local group = vim.api.nvim_create_augroup("flemma_sandbox", { clear = true })
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufEnter", "TextChanged", "BufWritePost" }, {
+    group = group,
+    pattern = "*.chat",
+    callback = function(args)
+      M.refresh(args.buf, false)
+      if args.event == "BufEnter" then
+        pcall(M.check_required, args.buf)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd("TextChangedI", {
+    group = group,
+    pattern = "*.chat",
+    callback = function(args)
+      M.refresh(args.buf, true)
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    group = group,
+    pattern = "*.chat",
+    callback = function(args)
+      frontmatter.forget(args.buf)
+      reported[args.buf] = nil
+    end,
+  })
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      require("flemma.sandbox.job").kill_all()
+    end,
+  })
+end
+
+return M

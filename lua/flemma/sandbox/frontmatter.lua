@@ -1,0 +1,194 @@
+--- Reads the ```lua block at the top of a .chat buffer and evaluates it in
+--- an environment where only `flemma.opt` can be written. The result
+--- becomes the buffer's layer of the config (flemma.opt.sandbox).
+local config = require("flemma.sandbox.config")
+
+local M = {}
+
+--- Frontmatter longer than this is not looked for (keeps reading cheap).
+M.max_lines = 200
+--- Instructions a frontmatter may run before it is stopped (no freezes).
+M.max_instructions = 1000000
+
+---@class flemma.sandbox.FrontmatterState
+---@field text string|nil the frontmatter evaluated last, nil when none
+---@field error string|nil why it was rejected
+---@field opts table|nil the flemma.opt table it produced
+---@field evaluations integer how often it was evaluated
+
+---@type table<integer, flemma.sandbox.FrontmatterState>
+local states = {}
+
+--- Builtins a frontmatter may use: pure functions only.
+local SAFE = {
+  "assert", "error", "ipairs", "next", "pairs", "pcall", "select", "tonumber", "tostring", "type", "unpack",
+}
+local SAFE_LIBS = { "string", "table", "math" }
+
+--- A table that grows sub-tables on demand, so that both
+--- `flemma.opt.sandbox.policy.network = false` and Flemma options this plugin
+--- does not read (`flemma.opt.tools.x = ...`) evaluate.
+local AUTO = {}
+AUTO.__index = function(t, k)
+  local sub = setmetatable({}, AUTO)
+  rawset(t, k, sub)
+  return sub
+end
+
+--- Plain data without the grown tables that were only read, never filled
+--- (an explicit empty list such as `rw_paths = {}` stays).
+local function plain(value)
+  if type(value) ~= "table" then
+    return value
+  end
+  local out = {}
+  for k, v in pairs(value) do
+    local p = plain(v)
+    if not (getmetatable(v) == AUTO and next(p) == nil) then
+      out[k] = p
+    end
+  end
+  return out
+end
+
+local function make_env(opt)
+  local env = {}
+  for _, name in ipairs(SAFE) do
+    env[name] = _G[name]
+  end
+  for _, name in ipairs(SAFE_LIBS) do
+    local copy = {}
+    for k, v in pairs(_G[name]) do
+      copy[k] = v
+    end
+    env[name] = copy
+  end
+  env.flemma = setmetatable({}, {
+    __index = { opt = opt },
+    __newindex = function()
+      error("only flemma.opt.* can be set", 2)
+    end,
+  })
+  return setmetatable(env, {
+    __newindex = function(_, name)
+      error(string.format("frontmatter may only set flemma.opt.*, not the global '%s'", tostring(name)), 2)
+    end,
+  })
+end
+
+--- "frontmatter:3: msg" -> "line 4: msg" (line 1 of the buffer is the fence).
+local function with_buffer_line(message)
+  message = tostring(message)
+  local n, rest = message:match("^frontmatter:(%d+): (.*)$")
+  if n then
+    return string.format("line %d: %s", tonumber(n) + 1, rest)
+  end
+  return message
+end
+
+--- Evaluates frontmatter code.
+---@param code string
+---@return table|nil opts the flemma.opt table, string|nil err with the buffer line
+function M.evaluate(code)
+  local chunk, err = loadstring(code, "=frontmatter")
+  if not chunk then
+    return nil, with_buffer_line(err)
+  end
+  local opt = setmetatable({}, AUTO)
+  setfenv(chunk, make_env(opt))
+  -- a count hook only fires in the interpreter: keep this chunk out of the JIT
+  if jit then
+    jit.off(chunk, true)
+  end
+  local budget = M.max_instructions
+  debug.sethook(function()
+    debug.sethook()
+    error("frontmatter ran too long (more than " .. budget .. " instructions)", 2)
+  end, "", budget)
+  local ok, run_err = pcall(chunk)
+  debug.sethook()
+  if not ok then
+    return nil, with_buffer_line(run_err)
+  end
+  return plain(opt), nil
+end
+
+--- The frontmatter text of a list of lines, or nil when there is none.
+---@param lines string[]
+---@return string|nil code, string|nil err
+function M.extract(lines)
+  if not lines[1] or not lines[1]:match("^```lua%s*$") then
+    return nil, nil
+  end
+  for i = 2, #lines do
+    if lines[i]:match("^```%s*$") then
+      return table.concat(lines, "\n", 2, i - 1), nil
+    end
+  end
+  return nil, "line 1: the ```lua block is not closed within " .. M.max_lines .. " lines"
+end
+
+---@param bufnr integer
+---@return flemma.sandbox.FrontmatterState
+function M.state(bufnr)
+  local s = states[bufnr]
+  if not s then
+    s = { evaluations = 0 }
+    states[bufnr] = s
+  end
+  return s
+end
+
+--- Re-reads a buffer's frontmatter; evaluates only when its text changed.
+--- Never raises. Returns the error, if any, and whether it was new.
+---@param bufnr integer
+---@return string|nil err, boolean changed
+function M.refresh(bufnr)
+  local s = M.state(bufnr)
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, M.max_lines, false)
+  local code, extract_err = M.extract(lines)
+  local key = code or extract_err or ""
+  if s.key == key then
+    return s.error, false
+  end
+  s.key = key
+  s.error, s.opts = extract_err, nil
+  if code then
+    s.evaluations = s.evaluations + 1
+    s.opts, s.error = M.evaluate(code)
+  end
+  local layer = s.opts and s.opts.sandbox
+  if layer ~= nil and type(layer) ~= "boolean" and type(layer) ~= "table" then
+    s.error = "flemma.opt.sandbox: expected boolean or table, got " .. type(layer)
+    layer = nil
+  end
+  local ok, err = config.set_buffer(bufnr, layer)
+  if not ok then
+    s.error = err
+    config.set_buffer(bufnr, nil)
+  elseif s.error then
+    config.set_buffer(bufnr, nil)
+  end
+  return s.error, true
+end
+
+--- Brings a .chat buffer's layer up to date before its policy is used;
+--- other buffers have no frontmatter. Never raises.
+---@param bufnr integer|nil
+function M.sync(bufnr)
+  if type(bufnr) ~= "number" or not vim.api.nvim_buf_is_valid(bufnr) then
+    return
+  end
+  if vim.api.nvim_buf_get_name(bufnr):match("%.chat$") then
+    pcall(M.refresh, bufnr)
+  end
+end
+
+--- Forgets a buffer (BufWipeout).
+---@param bufnr integer
+function M.forget(bufnr)
+  states[bufnr] = nil
+  config.set_buffer(bufnr, nil)
+end
+
+return M

@@ -1,0 +1,94 @@
+--- What :Flemma sandbox:status shows, as lines of text for one buffer.
+local frontmatter = require("flemma.sandbox.frontmatter")
+local sandbox = require("flemma.sandbox")
+
+local M = {}
+
+local SOURCES = { runtime = "runtime override", buffer = "frontmatter", setup = "setup()" }
+
+---@param bufnr integer
+---@return string[]
+function M.lines(bufnr)
+  frontmatter.sync(bufnr)
+  local cfg, source = sandbox.resolve_config(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local lines = {
+    string.format("flemma-sandbox, buffer %d%s", bufnr, name ~= "" and (": " .. name) or ""),
+    string.format("  enabled:    %s (from %s)", cfg.enabled and "yes" or "no", SOURCES[source]),
+  }
+  local fm_error = frontmatter.state(bufnr).error
+  if fm_error then
+    lines[#lines + 1] = "  frontmatter error (ignored): " .. fm_error
+  end
+
+  local backend = sandbox.backend_status(bufnr)
+  local line = string.format("  backend:    %s (%s)", backend.name or "none", backend.mode)
+  if backend.available then
+    local version = backend.name == "bwrap" and require("flemma.sandbox.backends.bwrap").version(cfg.backends.bwrap)
+    line = line .. ", available" .. (version and (", " .. version) or "")
+  else
+    line = line .. ", unavailable: " .. tostring(backend.error)
+  end
+  lines[#lines + 1] = line
+  if cfg.enabled and not backend.available then
+    local auto = backend.mode == "auto" or backend.mode == "required"
+    lines[#lines + 1] = auto and "  commands run UNSANDBOXED: no backend is available"
+      or "  commands are refused: the configured backend is unavailable"
+  end
+
+  local policy, skipped = sandbox.get_policy(bufnr)
+  lines[#lines + 1] = "  network:    " .. (policy.network and "on" or "off (loopback only)")
+  lines[#lines + 1] = "  privileged: " .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")
+  lines[#lines + 1] = "  writable:"
+  for _, path in ipairs(policy.rw_paths) do
+    lines[#lines + 1] = "    " .. path
+  end
+  if #policy.deny_paths > 0 then
+    lines[#lines + 1] = "  hidden:"
+    for _, path in ipairs(policy.deny_paths) do
+      lines[#lines + 1] = "    " .. path
+    end
+  end
+  if #skipped > 0 then
+    lines[#lines + 1] = "  skipped:"
+    for _, s in ipairs(skipped) do
+      lines[#lines + 1] = string.format("    %s: %s", s.path, s.reason)
+    end
+  end
+  return lines
+end
+
+--- Shows lines in a floating window (q or <Esc> closes it), or in the
+--- message area when there is no UI (headless).
+---@param lines string[]
+function M.show(lines)
+  if #vim.api.nvim_list_uis() == 0 then
+    vim.api.nvim_echo({ { table.concat(lines, "\n") } }, true, {})
+    return
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = "wipe"
+  local width = 20
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
+  end
+  width = math.min(width, vim.o.columns - 4)
+  local height = math.min(#lines, vim.o.lines - 4)
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = "editor",
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2),
+    col = math.floor((vim.o.columns - width) / 2),
+    style = "minimal",
+    border = "rounded",
+  })
+  for _, key in ipairs({ "q", "<Esc>" }) do
+    vim.api.nvim_buf_set_keymap(buf, "n", key, "<cmd>close<cr>", { nowait = true, noremap = true, silent = true })
+  end
+  return win
+end
+
+return M
