@@ -3,12 +3,13 @@
 # "N passed, M failed", as the last line.
 #   spec/run.sh            all suites
 #   spec/run.sh unit       only the unit specs (what `make sanitize` runs)
+# Suites: unit (LuaJIT), exec (LuaJIT, real bwrap), nvim (headless Neovim).
 # SANITIZE=1 preloads the ASan runtime, since luajit itself is not built with it.
 set -u
 cd "$(dirname "$0")/.."
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit exec)
+[ ${#suites[@]} -eq 0 ] && suites=(unit exec nvim)
 
 busted_bin=$(command -v busted || true)
 if [ -z "$busted_bin" ]; then
@@ -31,7 +32,11 @@ status=0
 for suite in "${suites[@]}"; do
   echo "== spec/$suite ($(id -un))"
   log=$(mktemp)
-  LD_PRELOAD="$preload" luajit "$busted_bin" -o utfTerminal "spec/$suite" 2>&1 | tee "$log"
+  if [ "$suite" = nvim ]; then
+    nvim --headless -u NONE -i NONE -c "luafile spec/nvim_runner.lua" 2>&1 </dev/null | tee "$log"
+  else
+    LD_PRELOAD="$preload" luajit "$busted_bin" -o utfTerminal "spec/$suite" 2>&1 | tee "$log"
+  fi
   rc=${PIPESTATUS[0]}
   totals=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^[0-9]+ success' | tail -n 1)
   rm -f "$log"

@@ -11,19 +11,15 @@ for i = 1, 200 do
   c.expand("${", {})
   c.dedupe({ "/tmp", "/tmp/x", "/a\0" })
   c.dedupe({ "/tmp", "/tmp/x" })
-  c.bwrap_argv(
-    {
-      rw_paths = { "/tmp", "/nope" },
-      deny_paths = { "/etc/hostname" },
-      network = false,
-      allow_privileged = false,
-      env = {
-        A = "b",
-      },
+  c.bwrap_argv({
+    rw_paths = { "/tmp", "/nope" },
+    deny_paths = { "/etc/hostname" },
+    network = false,
+    allow_privileged = false,
+    env = {
+      A = "b",
     },
-    { extra_args = { "--x" } },
-    { "true" }
-  )
+  }, { extra_args = { "--x" } }, { "true" })
   pcall(c.bwrap_argv, { rw_paths = { "/tmp" }, network = false, allow_privileged = false }, nil, { "a", 1 })
   pcall(
     c.expand,

@@ -21,7 +21,17 @@ local states = {}
 
 --- Builtins a frontmatter may use: pure functions only.
 local SAFE = {
-  "assert", "error", "ipairs", "next", "pairs", "pcall", "select", "tonumber", "tostring", "type", "unpack",
+  "assert",
+  "error",
+  "ipairs",
+  "next",
+  "pairs",
+  "pcall",
+  "select",
+  "tonumber",
+  "tostring",
+  "type",
+  "unpack",
 }
 local SAFE_LIBS = { "string", "table", "math" }
 

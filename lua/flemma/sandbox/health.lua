@@ -16,7 +16,9 @@ end
 ---@return string[]
 function M.advice(stderr)
   local out = {}
-  if stderr:find("No permission to create new namespace", 1, true) or stderr:find("Operation not permitted", 1, true) then
+  if
+    stderr:find("No permission to create new namespace", 1, true) or stderr:find("Operation not permitted", 1, true)
+  then
     local f = io.open("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "r")
     local restricted = f and f:read("*l") == "1"
     if f then
@@ -47,7 +49,7 @@ function M.check()
   if ok then
     report.ok("flemma.sandbox.core " .. core.version .. " loaded")
   else
-    report.error("the C core did not load: " .. tostring(core), { "run `make` in the plugin folder (build = \"make\")" })
+    report.error("the C core did not load: " .. tostring(core), { 'run `make` in the plugin folder (build = "make")' })
     return
   end
 

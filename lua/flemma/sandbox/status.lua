@@ -38,7 +38,8 @@ function M.lines(bufnr)
 
   local policy, skipped = sandbox.get_policy(bufnr)
   lines[#lines + 1] = "  network:    " .. (policy.network and "on" or "off (loopback only)")
-  lines[#lines + 1] = "  privileged: " .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")
+  lines[#lines + 1] = "  privileged: "
+    .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")
   lines[#lines + 1] = "  writable:"
   for _, path in ipairs(policy.rw_paths) do
     lines[#lines + 1] = "    " .. path

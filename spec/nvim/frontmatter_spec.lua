@@ -1,0 +1,136 @@
+local h = require("support.helpers")
+local n = require("support.nvim")
+local frontmatter = require("flemma.sandbox.frontmatter")
+local sandbox = require("flemma.sandbox")
+
+describe("frontmatter.evaluate", function()
+  it("reads flemma.opt.sandbox as a table, true or false", function()
+    assert.are.same(
+      { sandbox = { enabled = true, policy = { network = false } } },
+      frontmatter.evaluate("flemma.opt.sandbox = { enabled = true, policy = { network = false } }")
+    )
+    assert.are.same({ sandbox = true }, frontmatter.evaluate("flemma.opt.sandbox = true"))
+    assert.are.same(
+      { sandbox = { policy = { network = false } } },
+      frontmatter.evaluate("flemma.opt.sandbox.policy.network = false")
+    )
+  end)
+
+  it("tolerates other Flemma options and reads that set nothing", function()
+    local opts = frontmatter.evaluate("flemma.opt.tools.auto_approve = { 'x' }\nif flemma.opt.sandbox.enabled then end")
+    assert.are.same({ tools = { auto_approve = { "x" } } }, opts)
+    assert.are.same(
+      { sandbox = { policy = { rw_paths = {} } } },
+      frontmatter.evaluate("flemma.opt.sandbox = { policy = { rw_paths = {} } }")
+    )
+  end)
+
+  local refused = {
+    { "flemma.opt.sandbox = {", "line 2:.*expected" },
+    { "\n\nos.execute('touch /tmp/x')", "line 4:.*os" },
+    { "io.open('/etc/passwd')", "line 2:.*io" },
+    { "vim.fn.system('id')", "line 2:.*vim" },
+    { "require('ffi')", "line 2:.*require" },
+    { "x = 1", "line 2: frontmatter may only set flemma.opt.%*, not the global 'x'" },
+    { "flemma.other = 1", "only flemma.opt" },
+    { "while true do end", "ran too long" },
+    { "local function f() return f() + 1 end\nf()", "stack overflow" },
+  }
+  for _, c in ipairs(refused) do
+    it("refuses " .. c[1]:gsub("\n", " "), function()
+      local opts, err = frontmatter.evaluate(c[1])
+      assert.is_nil(opts)
+      assert.matches(c[2], err)
+    end)
+  end
+end)
+
+describe("frontmatter in .chat buffers", function()
+  local dir, notes, restore
+  before_each(function()
+    dir = h.tmpdir()
+    h.sh("mkdir " .. h.shell_quote(dir .. "/data"))
+    sandbox.reset_enabled()
+    sandbox.setup({ enabled = false })
+    notes, restore = n.capture_notify()
+  end)
+  after_each(function()
+    restore()
+    vim.cmd("silent! %bwipeout!")
+    sandbox.setup()
+    sandbox.reset_enabled()
+    h.rmdir(dir)
+  end)
+
+  it("gives the buffer its own layer, above setup() and below the runtime override", function()
+    local buf = n.open_chat(dir .. "/a.chat", {
+      "```lua",
+      "flemma.opt.sandbox = { enabled = true, policy = { rw_paths = { '" .. dir .. "/data' }, network = false } }",
+      "```",
+      "@You: hello",
+    })
+    local cfg, source = sandbox.resolve_config(buf)
+    assert.is_true(cfg.enabled)
+    assert.are.equal("buffer", source)
+    local policy = sandbox.get_policy(buf)
+    assert.are.same({ dir .. "/data" }, policy.rw_paths)
+    assert.is_false(policy.network)
+    assert.is_false(sandbox.is_enabled(nil))
+
+    vim.cmd("Flemma sandbox:disable")
+    assert.is_false(sandbox.is_enabled(buf))
+    sandbox.reset_enabled()
+    assert.is_true(sandbox.is_enabled(buf))
+  end)
+
+  it("re-reads after a change to the frontmatter, and only then", function()
+    local buf = n.open_chat(dir .. "/b.chat", { "```lua", "flemma.opt.sandbox = true", "```", "@You: hi" })
+    assert.is_true(sandbox.is_enabled(buf))
+    local count = frontmatter.state(buf).evaluations
+
+    vim.api.nvim_buf_set_lines(buf, 3, 4, false, { "@You: edited the message" })
+    vim.cmd("doautocmd TextChanged")
+    assert.are.equal(count, frontmatter.state(buf).evaluations)
+
+    vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "flemma.opt.sandbox = false" })
+    vim.cmd("doautocmd TextChanged")
+    assert.are.equal(count + 1, frontmatter.state(buf).evaluations)
+    assert.is_false(sandbox.is_enabled(buf))
+  end)
+
+  it("reports a bad frontmatter with its line once, and keeps the global config", function()
+    local buf = n.open_chat(dir .. "/c.chat", {
+      "```lua",
+      "flemma.opt.sandbox = true",
+      "os.remove('x')",
+      "```",
+    })
+    assert.is_false(sandbox.is_enabled(buf))
+    assert.are.equal(1, #notes)
+    assert.are.equal(vim.log.levels.WARN, notes[1].level)
+    assert.matches("c%.chat: line 3: .*os.*using the global config", notes[1].msg)
+    vim.cmd("doautocmd TextChanged")
+    vim.cmd("doautocmd BufEnter")
+    assert.are.equal(1, #notes)
+  end)
+
+  it("reports a sandbox value of the wrong type, naming the key", function()
+    local buf =
+      n.open_chat(dir .. "/d.chat", { "```lua", "flemma.opt.sandbox = { policy = { network = 'off' } }", "```" })
+    assert.matches(
+      "flemma.opt.sandbox.policy.network: expected boolean, got string",
+      frontmatter.state(buf).error,
+      1,
+      true
+    )
+    assert.is_nil(require("flemma.sandbox.config").get_buffer(buf))
+  end)
+
+  it("ignores buffers that are not .chat files and chats without frontmatter", function()
+    local buf = n.open_chat(dir .. "/notes.txt", { "```lua", "flemma.opt.sandbox = true", "```" })
+    assert.is_false(sandbox.is_enabled(buf))
+    buf = n.open_chat(dir .. "/plain.chat", { "@You: no frontmatter" })
+    assert.is_false(sandbox.is_enabled(buf))
+    assert.are.same({}, notes)
+  end)
+end)

@@ -1,0 +1,143 @@
+local h = require("support.helpers")
+local n = require("support.nvim")
+local sandbox = require("flemma.sandbox")
+
+describe("job.run", function()
+  local dir
+  before_each(function()
+    dir = h.tmpdir()
+    sandbox.reset_enabled()
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { dir } } })
+  end)
+  after_each(function()
+    sandbox.setup()
+    sandbox.reset_enabled()
+    h.rmdir(dir)
+  end)
+
+  it("captures stdout, stderr and the exit code of a sandboxed command", function()
+    local r = n.run_job({ "sh", "-c", "echo out; echo err >&2; exit 3" })
+    assert.are.equal("out\n", r.stdout)
+    assert.are.equal("err\n", r.stderr)
+    assert.are.equal(3, r.exit_code)
+    assert.is_nil(r.signal)
+    assert.is_true(r.sandboxed)
+    assert.is_false(r.timed_out)
+    assert.is_false(r.truncated)
+  end)
+
+  it("applies the policy: a write outside rw_paths fails, inside lands", function()
+    h.write(dir .. "/../flemma-job-outside-" .. n.marker(), "")
+    local r = n.run_job({ "sh", "-c", "echo a > " .. dir .. "/in; echo b > /var/tmp/flemma-job-out" })
+    assert.are_not.equal(0, r.exit_code)
+    assert.are.equal("a\n", h.read(dir .. "/in"))
+    assert.is_nil(h.read("/var/tmp/flemma-job-out"))
+  end)
+
+  it("feeds stdin and closes it, and honours cwd", function()
+    local r = n.run_job({ "sh", "-c", "cat; pwd" }, { stdin = "hello\n", cwd = dir })
+    assert.are.equal("hello\n" .. dir .. "\n", r.stdout)
+    r = n.run_job({ "cat" })
+    assert.are.equal(0, r.exit_code)
+    assert.are.equal("", r.stdout)
+  end)
+
+  it("reports a signal that ended the command", function()
+    local r = n.run_job({ "sh", "-c", "kill -9 $$" })
+    assert.are.equal(137, r.exit_code)
+    assert.are.equal(9, r.signal)
+  end)
+
+  it("kills every process of a sandboxed command on timeout, grandchildren included", function()
+    local m = n.marker()
+    local found = {}
+    local timer = vim.loop.new_timer()
+    timer:start(
+      700,
+      0,
+      vim.schedule_wrap(function()
+        found = n.pids_with("1000." .. m)
+      end)
+    )
+    local r = n.run_job({ "sh", "-c", "sleep 1000." .. m .. " & sleep 1001." .. m .. " & wait" }, {
+      timeout_ms = 1500,
+      grace_ms = 300,
+    })
+    timer:close()
+    assert.is_true(r.timed_out)
+    assert.is_true(#found >= 1, "the grandchild was never seen")
+    assert.are.same({}, n.survivors(found))
+    assert.are.same({}, n.survivors(n.pids_with(m)))
+  end)
+
+  it("kills the process group and its strays when unsandboxed", function()
+    sandbox.set_enabled(false)
+    local m = n.marker()
+    local found = {}
+    local timer = vim.loop.new_timer()
+    timer:start(
+      700,
+      0,
+      vim.schedule_wrap(function()
+        found = n.pids_with(m)
+      end)
+    )
+    local r = n.run_job({ "sh", "-c", "sleep 1000." .. m .. " & setsid sleep 1002." .. m .. " & wait" }, {
+      timeout_ms = 1500,
+      grace_ms = 300,
+    })
+    timer:close()
+    assert.is_false(r.sandboxed)
+    assert.is_true(r.timed_out)
+    assert.is_true(#found >= 2, "expected the sleeps, saw " .. #found)
+    assert.are.same({}, n.survivors(found))
+    assert.are.same({}, n.survivors(n.pids_with(m)))
+  end)
+
+  it("cancel() stops a running command and leaves no process", function()
+    local m = n.marker()
+    local result
+    local handle = require("flemma.sandbox.job").run({ "sh", "-c", "sleep 1003." .. m }, {
+      grace_ms = 300,
+      on_exit = function(r)
+        result = r
+      end,
+    })
+    assert.truthy(vim.wait(3000, function()
+      return #n.pids_with("1003." .. m) > 0
+    end, 20))
+    handle.cancel()
+    assert.truthy(vim.wait(5000, function()
+      return result ~= nil
+    end, 10))
+    assert.is_true(result.cancelled)
+    assert.is_false(result.timed_out)
+    assert.are.same({}, n.survivors(n.pids_with(m)))
+  end)
+
+  it("keeps a 200 MB output bounded, with a marker saying how much was left out", function()
+    local r = n.run_job({ "sh", "-c", "head -c 200000000 /dev/zero | tr '\\000' 'a'; echo; echo END" }, {
+      output_limit = 12000,
+    }, 120000)
+    assert.are.equal(0, r.exit_code)
+    assert.is_true(r.truncated)
+    assert.is_true(#r.stdout < 12000 + 100, "kept " .. #r.stdout)
+    local dropped = tonumber(r.stdout:match("%[%.%.%. (%d+) bytes left out %.%.%.%]"))
+    assert.are.equal(r.stdout_dropped, dropped)
+    assert.are.equal(200000000 + 5 - 12000, dropped)
+    assert.matches("^a+\n%[%.%.%.", r.stdout)
+    assert.matches("a+\nEND\n$", r.stdout)
+  end)
+
+  it("refuses bad options with a clear error", function()
+    assert.has_error(function()
+      require("flemma.sandbox.job").run({ "true" }, {})
+    end, "flemma-sandbox: job.run: opts.on_exit must be a function")
+    assert.has_error(function()
+      require("flemma.sandbox.job").run({ "true" }, { on_exit = print, timeout_ms = "5" })
+    end, "flemma-sandbox: job.run: opts.timeout_ms must be a non-negative number")
+    local handle, err = require("flemma.sandbox.job").run({}, { on_exit = print })
+    assert.is_nil(handle)
+    assert.matches("inner_cmd", err)
+  end)
+end)

@@ -1,0 +1,105 @@
+--- Helpers for specs that run inside headless Neovim.
+local h = require("support.helpers")
+
+local M = {}
+
+--- Replaces vim.notify; returns the list it fills and a restore function.
+---@return { msg: string, level: integer }[] notes, fun() restore
+function M.capture_notify()
+  local notes, original = {}, vim.notify
+  vim.notify = function(msg, level)
+    notes[#notes + 1] = { msg = msg, level = level }
+  end
+  return notes, function()
+    vim.notify = original
+  end
+end
+
+--- Writes a .chat file and opens it (autocmds fire as for a user).
+---@param path string
+---@param lines string[]
+---@return integer bufnr
+function M.open_chat(path, lines)
+  h.write(path, table.concat(lines, "\n") .. "\n")
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  return vim.api.nvim_get_current_buf()
+end
+
+--- Runs job.run and waits (processing events) until on_exit fired.
+---@return flemma.sandbox.JobResult result, flemma.sandbox.JobHandle handle
+function M.run_job(argv, opts, wait_ms)
+  local result
+  opts = opts or {}
+  opts.on_exit = function(r)
+    result = r
+  end
+  local handle = assert(require("flemma.sandbox.job").run(argv, opts))
+  assert(
+    vim.wait(wait_ms or 20000, function()
+      return result ~= nil
+    end, 10),
+    "job did not finish"
+  )
+  return result, handle
+end
+
+--- Host PIDs whose command line contains marker.
+---@param marker string
+---@return integer[]
+function M.pids_with(marker)
+  local pids = {}
+  for _, entry in ipairs(vim.fn.readdir("/proc")) do
+    if entry:match("^%d+$") then
+      local f = io.open("/proc/" .. entry .. "/cmdline", "rb")
+      if f then
+        local cmdline = (f:read("*a") or ""):gsub("%z", " ")
+        f:close()
+        if cmdline:find(marker, 1, true) then
+          pids[#pids + 1] = tonumber(entry)
+        end
+      end
+    end
+  end
+  return pids
+end
+
+--- Whether a process exists and is not a zombie.
+---@param pid integer
+---@return boolean
+function M.alive(pid)
+  local f = io.open("/proc/" .. pid .. "/stat", "r")
+  if not f then
+    return false
+  end
+  local stat = f:read("*a") or ""
+  f:close()
+  return not stat:match("^%d+ %b() Z")
+end
+
+--- Waits up to 3 s for every pid to be gone (a killed process needs a
+--- moment to die and be reaped); returns those still alive.
+---@param pids integer[]
+---@return integer[]
+function M.survivors(pids)
+  local function left()
+    local out = {}
+    for _, pid in ipairs(pids) do
+      if M.alive(pid) then
+        out[#out + 1] = pid
+      end
+    end
+    return out
+  end
+  vim.wait(3000, function()
+    return #left() == 0
+  end, 20)
+  return left()
+end
+
+--- Digits unique to this run, for finding processes by command line
+--- (`sleep 1000.<marker>` is a valid duration).
+function M.marker()
+  return string.format("%d%05d", math.random(100000, 999999), vim.loop.hrtime() % 100000)
+end
+
+return M
