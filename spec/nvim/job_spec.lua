@@ -115,6 +115,29 @@ describe("job.run", function()
     assert.are.same({}, n.survivors(n.pids_with(m)))
   end)
 
+  it("leaves no process when cancelled while bwrap is still setting up", function()
+    -- a stop in bwrap's first milliseconds used to orphan the sandbox's init
+    local job = require("flemma.sandbox.job")
+    local pids = {}
+    for i = 1, 20 do
+      local m = n.marker()
+      local result
+      local handle = job.run({ "sh", "-c", "sleep 1004." .. m }, {
+        grace_ms = 200,
+        on_exit = function(r)
+          result = r
+        end,
+      })
+      vim.wait(i % 10)
+      handle.cancel()
+      assert.truthy(vim.wait(5000, function()
+        return result ~= nil
+      end, 5))
+      vim.list_extend(pids, n.pids_with(m))
+    end
+    assert.are.same({}, n.survivors(pids))
+  end)
+
   it("keeps a 200 MB output bounded, with a marker saying how much was left out", function()
     local r = n.run_job({ "sh", "-c", "head -c 200000000 /dev/zero | tr '\\000' 'a'; echo; echo END" }, {
       output_limit = 12000,

@@ -93,7 +93,15 @@ function M.survivors(pids)
   vim.wait(3000, function()
     return #left() == 0
   end, 20)
-  return left()
+  local out = left()
+  for i, pid in ipairs(out) do
+    local f = io.open("/proc/" .. pid .. "/stat", "r")
+    out[i] = pid .. " " .. (f and f:read("*l") or "?")
+    if f then
+      f:close()
+    end
+  end
+  return out
 end
 
 --- Digits unique to this run, for finding processes by command line

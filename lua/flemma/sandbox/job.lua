@@ -44,31 +44,57 @@ local SIGTERM, SIGKILL = 15, 9
 ---@type table<integer, fun(sig: integer)>
 local running = {}
 
---- PIDs of every descendant of pid, read from /proc (children files).
+--- Start time of a process (field 22 of /proc/PID/stat), to tell it from a
+--- later process that reuses its PID.
+local function start_time(pid)
+  local f = io.open("/proc/" .. pid .. "/stat", "r")
+  if not f then
+    return nil
+  end
+  local stat = f:read("*l") or ""
+  f:close()
+  local fields = stat:match("^%d+ %b() (.*)$")
+  if not fields then
+    return nil
+  end
+  local i = 2 -- fields after the name start at field 3
+  for word in fields:gmatch("%S+") do
+    i = i + 1
+    if i == 22 then
+      return word
+    end
+  end
+end
+
+--- Every descendant of pid as { pid, start }, read from /proc.
 local function descendants(pid, out)
   out = out or {}
-  local tasks = io.open("/proc/" .. pid .. "/task/" .. pid .. "/children", "r")
-  if tasks then
-    local text = tasks:read("*a") or ""
-    tasks:close()
+  local f = io.open("/proc/" .. pid .. "/task/" .. pid .. "/children", "r")
+  if f then
+    local text = f:read("*a") or ""
+    f:close()
     for child in text:gmatch("%d+") do
-      out[#out + 1] = tonumber(child)
+      out[#out + 1] = { pid = tonumber(child), start = start_time(child) }
       descendants(child, out)
     end
   end
   return out
 end
 
---- Signals the job's process group and, for processes that left it
---- (setsid), every descendant still linked to it. For a sandboxed job the
---- group holds bwrap, whose death tears the whole PID namespace down.
-local function signal_tree(pid, sig)
-  local kids = descendants(pid)
-  pcall(vim.loop.kill, -pid, sig)
-  pcall(vim.loop.kill, pid, sig)
-  for _, child in ipairs(kids) do
-    pcall(vim.loop.kill, child, sig)
+--- Signals every process in `tree` that is still the one recorded (setsid strays, and a sandbox's namespace init,
+--- which only SIGKILL reaches from outside).
+local function signal_list(tree, sig)
+  for _, p in ipairs(tree) do
+    if p.start and start_time(p.pid) == p.start then
+      pcall(vim.loop.kill, p.pid, sig)
+    end
   end
+end
+
+--- The job's process group (its own session, see `detach`), then the tree.
+local function signal_tree(pid, tree, sig)
+  pcall(vim.loop.kill, -pid, sig)
+  signal_list(tree, sig)
 end
 
 --- Joins what jobstart hands a callback back into the raw bytes.
@@ -115,15 +141,21 @@ function M.run(argv, opts)
     t:start(ms, 0, vim.schedule_wrap(fn))
   end
 
-  --- SIGTERM now, SIGKILL after the grace period unless it ended.
+  -- what was running when termination began; killed for good at the end
+  local doomed
+
+  --- SIGTERM now, SIGKILL after the grace period unless it ended. Whatever
+  --- of the tree outlives the job's own process gets SIGKILL at its exit:
+  --- a stop during bwrap's setup can leave the sandbox's init orphaned.
   local function terminate()
-    if done or not pid then
+    if done or not pid or doomed then
       return
     end
-    signal_tree(pid, SIGTERM)
+    doomed = descendants(pid)
+    signal_tree(pid, doomed, SIGTERM)
     after(opts.grace_ms or M.defaults.grace_ms, function()
       if not done then
-        signal_tree(pid, SIGKILL)
+        signal_tree(pid, descendants(pid, doomed), SIGKILL)
       end
     end)
   end
@@ -143,6 +175,9 @@ function M.run(argv, opts)
       done = true
       running[job_id] = nil
       stop_timers()
+      if doomed then
+        signal_list(doomed, SIGKILL)
+      end
       local stdout, cut_out, dropped_out = out:result()
       local stderr, cut_err, dropped_err = errs:result()
       opts.on_exit({
@@ -168,7 +203,7 @@ function M.run(argv, opts)
   end
   vim.fn.chanclose(id, "stdin")
   running[id] = function(sig)
-    signal_tree(pid, sig)
+    signal_tree(pid, descendants(pid), sig)
   end
   if opts.timeout_ms then
     after(opts.timeout_ms, function()
