@@ -46,6 +46,7 @@ valgrind: $(CORE)
 
 bench: $(CORE)
 	$(LUAJIT) bench/policy_bench.lua
+	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
 
 demo: $(CORE)
 	$(LUAJIT) demo/demo.lua

@@ -1,0 +1,87 @@
+--- make bench, part 2 (inside headless Neovim):
+---  1. wall time of a `true` tool command through job.run, next to bare bwrap
+---     started with jobstart
+---  2. Neovim's peak memory (VmHWM) while a command prints 1 GB
+vim.opt.runtimepath:prepend(vim.fn.getcwd())
+package.path = "spec/?.lua;" .. package.path
+
+local job = require("flemma.sandbox.job")
+local sandbox = require("flemma.sandbox")
+
+local function now_ms()
+  return vim.loop.hrtime() / 1e6
+end
+
+local function vm(field)
+  for line in io.lines("/proc/self/status") do
+    local kb = line:match("^" .. field .. ":%s+(%d+) kB")
+    if kb then
+      return tonumber(kb) / 1024
+    end
+  end
+end
+
+local function median(samples)
+  table.sort(samples)
+  return samples[math.floor(#samples / 2) + 1]
+end
+
+local function via_job(argv, extra)
+  local done
+  local opts = { on_exit = function(r)
+    done = r
+  end }
+  for k, v in pairs(extra or {}) do
+    opts[k] = v
+  end
+  assert(job.run(argv, opts))
+  vim.wait(600000, function()
+    return done ~= nil
+  end, 1)
+  return done
+end
+
+local function via_jobstart(argv)
+  local done
+  vim.fn.jobstart(argv, { on_exit = function()
+    done = true
+  end })
+  vim.wait(60000, function()
+    return done
+  end, 1)
+end
+
+sandbox.setup({ policy = { network = false } })
+local RUNS = 30
+local wrapped = assert(sandbox.wrap_command({ "true" }))
+local rows = {
+  { "jobstart(bwrap ... true)", function()
+    via_jobstart(wrapped)
+  end },
+  { "job.run({ 'true' })", function()
+    via_job({ "true" })
+  end },
+}
+for _, row in ipairs(rows) do
+  row[2]()
+  local samples = {}
+  for i = 1, RUNS do
+    local t = now_ms()
+    row[2]()
+    samples[i] = now_ms() - t
+  end
+  print(string.format("%-26s median %6.2f ms  (%d runs)", row[1], median(samples), RUNS))
+end
+
+local before = vm("VmRSS")
+local t = now_ms()
+local r = via_job({ "sh", "-c", "head -c 1000000000 /dev/zero | tr '\\000' 'x'" })
+print(
+  string.format(
+    "1 GB of output through job.run: %.1f s, kept %d bytes, Neovim RSS before %.0f MiB, peak (VmHWM) %.0f MiB",
+    (now_ms() - t) / 1000,
+    #r.stdout,
+    before,
+    vm("VmHWM")
+  )
+)
