@@ -28,9 +28,11 @@ end
 
 local function via_job(argv, extra)
   local done
-  local opts = { on_exit = function(r)
-    done = r
-  end }
+  local opts = {
+    on_exit = function(r)
+      done = r
+    end,
+  }
   for k, v in pairs(extra or {}) do
     opts[k] = v
   end
@@ -43,9 +45,11 @@ end
 
 local function via_jobstart(argv)
   local done
-  vim.fn.jobstart(argv, { on_exit = function()
-    done = true
-  end })
+  vim.fn.jobstart(argv, {
+    on_exit = function()
+      done = true
+    end,
+  })
   vim.wait(60000, function()
     return done
   end, 1)
@@ -55,12 +59,18 @@ sandbox.setup({ policy = { network = false } })
 local RUNS = 30
 local wrapped = assert(sandbox.wrap_command({ "true" }))
 local rows = {
-  { "jobstart(bwrap ... true)", function()
-    via_jobstart(wrapped)
-  end },
-  { "job.run({ 'true' })", function()
-    via_job({ "true" })
-  end },
+  {
+    "jobstart(bwrap ... true)",
+    function()
+      via_jobstart(wrapped)
+    end,
+  },
+  {
+    "job.run({ 'true' })",
+    function()
+      via_job({ "true" })
+    end,
+  },
 }
 for _, row in ipairs(rows) do
   row[2]()

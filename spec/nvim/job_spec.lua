@@ -138,6 +138,15 @@ describe("job.run", function()
     assert.are.same({}, n.survivors(pids))
   end)
 
+  it("does not wait forever for a background process that keeps the output open", function()
+    sandbox.set_enabled(false)
+    local m = n.marker()
+    local r = n.run_job({ "sh", "-c", "sleep 1005." .. m .. " & echo started" }, { grace_ms = 300 }, 5000)
+    assert.are.equal(0, r.exit_code)
+    assert.are.equal("started\n", r.stdout)
+    assert.are.same({}, n.survivors(n.pids_with("1005." .. m)))
+  end)
+
   it("keeps a 200 MB output bounded, with a marker saying how much was left out", function()
     local r = n.run_job({ "sh", "-c", "head -c 200000000 /dev/zero | tr '\\000' 'a'; echo; echo END" }, {
       output_limit = 12000,

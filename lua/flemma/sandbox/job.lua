@@ -1,6 +1,7 @@
---- Runs a command through the buffer's sandbox with vim.fn.jobstart: never
---- blocks the editor, bounds what it keeps of the output, and on timeout or
---- cancel leaves no process behind (SIGTERM, then SIGKILL after a grace).
+--- Runs a command through the buffer's sandbox without blocking the editor
+--- (vim.loop processes and pipes), bounds what it keeps of the output, and
+--- on timeout or cancel leaves no process behind (SIGTERM, then SIGKILL
+--- after a grace period).
 local capture = require("flemma.sandbox.capture")
 local frontmatter = require("flemma.sandbox.frontmatter")
 local sandbox = require("flemma.sandbox")
@@ -32,7 +33,6 @@ local M = {}
 ---@field on_exit fun(result: flemma.sandbox.JobResult)
 
 ---@class flemma.sandbox.JobHandle
----@field id integer the job id
 ---@field pid integer
 ---@field cancel fun()
 
@@ -40,7 +40,7 @@ M.defaults = { grace_ms = 2000, output_limit = 12000 }
 
 local SIGTERM, SIGKILL = 15, 9
 
---- Running jobs by id, so VimLeavePre can stop what is still running.
+--- Running jobs by pid, so VimLeavePre can stop what is still running.
 ---@type table<integer, fun(sig: integer)>
 local running = {}
 
@@ -97,9 +97,73 @@ local function signal_tree(pid, tree, sig)
   signal_list(tree, sig)
 end
 
---- Joins what jobstart hands a callback back into the raw bytes.
-local function chunk_of(data)
-  return table.concat(data, "\n")
+--- The pipe inode ("pipe:[123]") behind one of our pipe handles.
+local function pipe_id(handle)
+  local ok, fd = pcall(handle.fileno, handle)
+  return ok and fd and vim.loop.fs_readlink("/proc/self/fd/" .. fd) or nil
+end
+
+--- Processes other than Neovim that hold one of the given pipes open: what
+--- is left of a command that keeps writing to its output (a background
+--- process, or a sandbox whose bwrap died during its setup).
+---@param ids table<string, boolean>
+---@return integer[]
+local function pipe_holders(ids)
+  local uv, me, pids = vim.loop, vim.loop.os_getpid(), {}
+  local procs = uv.fs_scandir("/proc")
+  while procs do
+    local name = uv.fs_scandir_next(procs)
+    if not name then
+      break
+    end
+    local pid = tonumber(name)
+    if pid and pid ~= me then
+      local fds = uv.fs_scandir("/proc/" .. name .. "/fd")
+      while fds do
+        local fd = uv.fs_scandir_next(fds)
+        if not fd then
+          break
+        end
+        if ids[uv.fs_readlink("/proc/" .. name .. "/fd/" .. fd) or ""] then
+          pids[#pids + 1] = pid
+          break
+        end
+      end
+    end
+  end
+  return pids
+end
+
+--- A pipe for the child's output. With uv.pipe() it is a real pipe, whose
+--- inode the child's end shares, so pipe_holders() can find who still
+--- writes to it (libuv's own stdio pipes are socketpairs, with two inodes).
+---@return userdata pipe, integer|nil child_fd
+local function output_pipe()
+  local uv = vim.loop
+  if uv.pipe then
+    local fds = uv.pipe({ nonblock = true }, { nonblock = false })
+    if fds then
+      local pipe = uv.new_pipe(false)
+      pipe:open(fds.read)
+      return pipe, fds.write
+    end
+  end
+  return uv.new_pipe(false), nil
+end
+
+--- The environment for a child: Neovim's own, with opts.env on top.
+---@param extra table<string, string>|nil
+---@return string[]
+local function environment(extra)
+  local env = vim.fn.environ()
+  for k, v in pairs(extra or {}) do
+    env[k] = v
+  end
+  local list = {}
+  for k, v in pairs(env) do
+    list[#list + 1] = k .. "=" .. v
+  end
+  return list
 end
 
 ---@param argv string[]
@@ -120,104 +184,166 @@ function M.run(argv, opts)
   if not wrapped then
     return nil, err
   end
+  local uv = vim.loop
   local limit = opts.output_limit or M.defaults.output_limit
   local out, errs = capture.new(limit), capture.new(limit)
+  local stdin = uv.new_pipe(false)
+  local stdout, stdout_fd = output_pipe()
+  local stderr, stderr_fd = output_pipe()
   local timed_out, cancelled, done = false, false, false
-  local timers = {}
-  local pid
+  local exit_code, term_signal, open_streams = nil, nil, 2
+  local timers, doomed = {}, nil
+  local process, pid
 
-  local function stop_timers()
-    for _, t in ipairs(timers) do
-      if not t:is_closing() then
-        t:stop()
-        t:close()
-      end
+  local function close(h)
+    if h and not h:is_closing() then
+      h:close()
     end
   end
+  local held_pipes = {}
 
   local function after(ms, fn)
-    local t = vim.loop.new_timer()
+    local t = uv.new_timer()
     timers[#timers + 1] = t
-    t:start(ms, 0, vim.schedule_wrap(fn))
+    t:start(ms, 0, fn)
   end
 
-  -- what was running when termination began; killed for good at the end
-  local doomed
+  -- Reported once the process has exited and both streams reached EOF, so
+  -- no output arrives after the result.
+  local function finish()
+    if exit_code == nil or open_streams > 0 or done then
+      return
+    end
+    done = true
+    running[pid] = nil
+    for _, t in ipairs(timers) do
+      close(t)
+    end
+    if doomed then
+      signal_list(doomed, SIGKILL)
+    end
+    local text_out, cut_out, dropped_out = out:result()
+    local text_err, cut_err, dropped_err = errs:result()
+    local signal = term_signal ~= 0 and term_signal or nil
+    if not signal and exit_code > 128 and exit_code <= 128 + 64 then
+      signal = exit_code - 128 -- bwrap and shells report a signal this way
+    end
+    local result = {
+      stdout = text_out,
+      stderr = text_err,
+      exit_code = term_signal ~= 0 and 128 + term_signal or exit_code,
+      signal = signal,
+      timed_out = timed_out,
+      cancelled = cancelled,
+      truncated = cut_out or cut_err,
+      stdout_dropped = dropped_out,
+      stderr_dropped = dropped_err,
+      sandboxed = wrapped ~= argv,
+    }
+    vim.schedule(function()
+      opts.on_exit(result)
+    end)
+  end
 
   --- SIGTERM now, SIGKILL after the grace period unless it ended. Whatever
   --- of the tree outlives the job's own process gets SIGKILL at its exit:
   --- a stop during bwrap's setup can leave the sandbox's init orphaned.
   local function terminate()
-    if done or not pid or doomed then
+    if done or doomed then
       return
     end
     doomed = descendants(pid)
     signal_tree(pid, doomed, SIGTERM)
     after(opts.grace_ms or M.defaults.grace_ms, function()
-      if not done then
+      if exit_code == nil then
         signal_tree(pid, descendants(pid, doomed), SIGKILL)
       end
     end)
   end
 
-  local id = vim.fn.jobstart(wrapped, {
+  local spawn_err
+  process, pid = uv.spawn(wrapped[1], {
+    args = { unpack(wrapped, 2) },
+    stdio = { stdin, stdout_fd or stdout, stderr_fd or stderr },
     cwd = opts.cwd,
-    env = opts.env,
+    env = environment(opts.env),
     -- own session and process group, so the whole group can be signalled
-    detach = true,
-    on_stdout = function(_, data)
-      out:add(chunk_of(data))
-    end,
-    on_stderr = function(_, data)
-      errs:add(chunk_of(data))
-    end,
-    on_exit = function(job_id, code)
-      done = true
-      running[job_id] = nil
-      stop_timers()
-      if doomed then
-        signal_list(doomed, SIGKILL)
+    detached = true,
+  }, function(code, sig)
+    exit_code, term_signal = code, sig
+    close(process)
+    if open_streams > 0 then
+      -- Something else still holds the output open. Give it the grace
+      -- period (none when we are stopping the job), then kill it; and never
+      -- wait for output forever.
+      after(doomed and 0 or (opts.grace_ms or M.defaults.grace_ms), function()
+        signal_list(
+          vim.tbl_map(function(p)
+            return { pid = p, start = start_time(p) }
+          end, pipe_holders(held_pipes)),
+          SIGKILL
+        )
+        after(1000, function()
+          close(stdout)
+          close(stderr)
+          open_streams = 0
+          finish()
+        end)
+      end)
+    end
+    finish()
+  end)
+  -- the child has its own copies; ours would keep EOF from ever arriving
+  for _, fd in ipairs({ stdout_fd or false, stderr_fd or false }) do
+    if fd then
+      uv.fs_close(fd)
+    end
+  end
+  if not process then
+    spawn_err = pid
+    for _, h in ipairs({ stdin, stdout, stderr }) do
+      close(h)
+    end
+    return nil, string.format("cannot start %s: %s", wrapped[1], tostring(spawn_err))
+  end
+
+  -- Output is consumed as it is read: vim.fn.jobstart queues every chunk
+  -- before its callback runs, which let 1 GB of output grow Neovim to 1 GB.
+  for _, stream in ipairs({ { stdout, out }, { stderr, errs } }) do
+    local pipe, cap = stream[1], stream[2]
+    held_pipes[pipe_id(pipe) or ""] = true
+    pipe:read_start(function(_, data)
+      if data then
+        cap:add(data)
+      elseif not pipe:is_closing() then
+        close(pipe)
+        open_streams = open_streams - 1
+        finish()
       end
-      local stdout, cut_out, dropped_out = out:result()
-      local stderr, cut_err, dropped_err = errs:result()
-      opts.on_exit({
-        stdout = stdout,
-        stderr = stderr,
-        exit_code = code,
-        signal = (code > 128 and code <= 128 + 64) and code - 128 or nil,
-        timed_out = timed_out,
-        cancelled = cancelled,
-        truncated = cut_out or cut_err,
-        stdout_dropped = dropped_out,
-        stderr_dropped = dropped_err,
-        sandboxed = wrapped ~= argv,
-      })
-    end,
-  })
-  if id <= 0 then
-    return nil, id == -1 and ("not executable: " .. tostring(wrapped[1])) or "invalid arguments to jobstart"
+    end)
   end
-  pid = vim.fn.jobpid(id)
-  if opts.stdin then
-    vim.fn.chansend(id, opts.stdin)
+  if opts.stdin and opts.stdin ~= "" then
+    stdin:write(opts.stdin)
   end
-  vim.fn.chanclose(id, "stdin")
-  running[id] = function(sig)
+  stdin:shutdown(function()
+    close(stdin)
+  end)
+
+  running[pid] = function(sig)
     signal_tree(pid, descendants(pid), sig)
   end
   if opts.timeout_ms then
     after(opts.timeout_ms, function()
-      if not done then
+      if exit_code == nil then
         timed_out = true
         terminate()
       end
     end)
   end
   return {
-    id = id,
     pid = pid,
     cancel = function()
-      if not done then
+      if exit_code == nil then
         cancelled = true
         terminate()
       end
@@ -228,9 +354,9 @@ end
 --- Kills every job still running (Neovim is exiting; detached jobs would
 --- otherwise outlive it).
 function M.kill_all()
-  for id, kill in pairs(running) do
+  for pid, kill in pairs(running) do
     kill(SIGKILL)
-    running[id] = nil
+    running[pid] = nil
   end
 end
 
