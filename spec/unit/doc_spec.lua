@@ -13,6 +13,15 @@ describe("doc/flemma-sandbox.txt", function()
     end
   end)
 
+  it("has a tag for every subcommand and for job.run()", function()
+    for _, name in ipairs({ "enable", "disable", "status" }) do
+      assert.truthy(doc:find("*:Flemma-sandbox:" .. name .. "*", 1, true), "no tag for sandbox:" .. name)
+    end
+    assert.truthy(doc:find("*flemma.sandbox.job.run()*", 1, true))
+    assert.truthy(doc:find("*flemma-sandbox-frontmatter*", 1, true))
+    assert.truthy(doc:find("*flemma-sandbox-health*", 1, true))
+  end)
+
   it("documents every policy key and its default", function()
     for key in pairs(config.defaults.policy) do
       assert.truthy(doc:find("policy." .. key .. " ~", 1, true), "policy." .. key .. " undocumented")
