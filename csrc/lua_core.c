@@ -355,6 +355,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"getcwd", l_getcwd},
     {"which", l_which},
     {"exists", l_exists},
+    {"write_atomic", core_write_atomic},
     {NULL, NULL},
 };
 

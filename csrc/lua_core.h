@@ -32,5 +32,7 @@ int push_strings(lua_State *L, const fs_vec *v, size_t from, size_t step);
 
 /* bwrap_argv(policy, backend_config, inner_cmd) -> argv, skipped | nil, err */
 int core_bwrap_argv(lua_State *L);
+/* write_atomic(root, rel, content [, mode]) -> true | nil, err */
+int core_write_atomic(lua_State *L);
 
 #endif
