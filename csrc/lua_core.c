@@ -356,6 +356,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"which", l_which},
     {"exists", l_exists},
     {"write_atomic", core_write_atomic},
+    {"make_dirs", core_make_dirs},
     {NULL, NULL},
 };
 

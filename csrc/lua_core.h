@@ -34,5 +34,7 @@ int push_strings(lua_State *L, const fs_vec *v, size_t from, size_t step);
 int core_bwrap_argv(lua_State *L);
 /* write_atomic(root, rel, content [, mode]) -> true | nil, err */
 int core_write_atomic(lua_State *L);
+/* make_dirs(path [, mode]) -> true | nil, err */
+int core_make_dirs(lua_State *L);
 
 #endif

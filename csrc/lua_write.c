@@ -1,5 +1,8 @@
-/* The Lua binding of write_atomic(root, rel, content [, mode]). */
+/* Lua bindings that change the file system: write_atomic, make_dirs. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -29,6 +32,43 @@ int core_write_atomic(lua_State *L)
     rc = fs_write_atomic(root, rel, content, len, (unsigned)mode, &err);
     if (rc != FS_OK)
         return fail(L, rc, &err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* make_dirs(path [, mode]) -> true | nil, err: like mkdir -p; the last
+ * folder gets mode (default 0700) even when it exists already. */
+int core_make_dirs(lua_State *L)
+{
+    size_t len, i;
+    const char *path = arg_string(L, 1, "path", &len);
+    lua_Integer mode = lua_isnoneornil(L, 2) ? 0700 : luaL_checkinteger(L, 2);
+    scratch *s = new_scratch(L);
+
+    if (len == 0 || path[0] != '/' || memchr(path, '\0', len)) {
+        lua_pushnil(L);
+        lua_pushstring(L, "make_dirs: path must be absolute");
+        return 2;
+    }
+    if (fs_buf_append(&s->buf[0], path, len) != 0)
+        return luaL_error(L, "flemma.sandbox.core: out of memory");
+    for (i = 1; i <= len; i++) {
+        if (i < len && s->buf[0].data[i] != '/')
+            continue;
+        s->buf[0].data[i] = '\0';
+        if (mkdir(s->buf[0].data, i == len ? (mode_t)mode : 0755) != 0 && errno != EEXIST) {
+            lua_pushnil(L);
+            lua_pushfstring(L, "mkdir %s: %s", s->buf[0].data, strerror(errno));
+            return 2;
+        }
+        if (i < len)
+            s->buf[0].data[i] = '/';
+    }
+    if (chmod(path, (mode_t)mode) != 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "chmod %s: %s", path, strerror(errno));
+        return 2;
+    }
     lua_pushboolean(L, 1);
     return 1;
 }

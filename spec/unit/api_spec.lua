@@ -98,8 +98,27 @@ describe("flemma.sandbox API", function()
 
   it("skips $FLEMMA_BUFFER_PATH for a buffer without a file", function()
     local policy, skipped = sandbox.get_policy(3)
-    assert.are.same({ dir .. "/proj", "/tmp" }, policy.rw_paths)
+    local playground = dir .. "/home/u/.local/share/flemma-sandbox/playground"
+    assert.are.same({ dir .. "/proj", "/tmp", playground }, policy.rw_paths)
     assert.are.equal("$FLEMMA_BUFFER_PATH", skipped[1].path)
+  end)
+
+  it("makes the playground 0700 on first use, under XDG_DATA_HOME or ~/.local/share", function()
+    local playground = dir .. "/home/u/.local/share/flemma-sandbox/playground"
+    assert.is_nil(h.read(playground .. "/."))
+    sandbox.get_policy(3)
+    local mode = h.run({ "stat", "-c", "%a", playground }).stdout
+    assert.are.equal("700\n", mode)
+    host.use({
+      cwd = function()
+        return dir .. "/proj"
+      end,
+      getenv = function(name)
+        return ({ HOME = dir .. "/home/u", XDG_DATA_HOME = dir .. "/xdg" })[name]
+      end,
+    })
+    sandbox.setup({ policy = { rw_paths = { "urn:flemma:playground" } } })
+    assert.are.same({ dir .. "/xdg/flemma-sandbox/playground" }, (sandbox.get_policy(3)).rw_paths)
   end)
 
   it("wrap_command returns the command unchanged when disabled", function()
@@ -122,7 +141,8 @@ describe("flemma.sandbox API", function()
     sandbox.setup({ backend = "fake", backends = { fake = { level = 3 } }, policy = { network = false } })
     local argv = sandbox.wrap_command({ "echo", "hi" }, 7)
     assert.are.same({ "fake-sandbox", "echo", "hi" }, argv)
-    assert.are.same({ dir .. "/proj", dir .. "/chats", "/tmp" }, calls[1].policy.rw_paths)
+    local playground = dir .. "/home/u/.local/share/flemma-sandbox/playground"
+    assert.are.same({ dir .. "/proj", dir .. "/chats", "/tmp", playground }, calls[1].policy.rw_paths)
     assert.is_false(calls[1].policy.network)
     assert.are.same({ level = 3 }, calls[1].backend_config)
   end)

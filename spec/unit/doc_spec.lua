@@ -26,7 +26,7 @@ describe("doc/flemma-sandbox.txt", function()
     for key in pairs(config.defaults.policy) do
       assert.truthy(doc:find("policy." .. key .. " ~", 1, true), "policy." .. key .. " undocumented")
     end
-    assert.truthy(doc:find('rw_paths = { "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp" }', 1, true))
+    assert.truthy(doc:find('`{ "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp", "$FLEMMA_PLAYGROUND" }`', 1, true))
   end)
 
   it("builds help tags without errors and keeps lines within 78 columns", function()

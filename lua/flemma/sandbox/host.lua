@@ -93,6 +93,29 @@ function M.is_linux()
   return current.is_linux()
 end
 
+--- The playground: a writable folder outside every project, made 0700 on
+--- first use. $XDG_DATA_HOME/flemma-sandbox/playground, or under
+--- ~/.local/share when XDG_DATA_HOME is unset.
+---@return string|nil path, string|nil err
+function M.playground()
+  local data = M.getenv("XDG_DATA_HOME")
+  if not data or data == "" then
+    local home = M.getenv("HOME")
+    if not home or home == "" then
+      return nil, "neither XDG_DATA_HOME nor HOME is set"
+    end
+    data = home .. "/.local/share"
+  end
+  local path = data .. "/flemma-sandbox/playground"
+  if not core.exists(path) then
+    local ok, err = core.make_dirs(path, tonumber("700", 8))
+    if not ok then
+      return nil, err
+    end
+  end
+  return path
+end
+
 --- Tells the user something went wrong without stopping anything.
 ---@param message string
 function M.warn(message)

@@ -26,6 +26,9 @@ function M.variables(bufnr)
     FLEMMA_BUFFER_PATH = host.buffer_dir(bufnr),
   }, {
     __index = function(_, name)
+      if name == "FLEMMA_PLAYGROUND" then
+        return (host.playground()) -- made only when a policy names it
+      end
       return host.getenv(name)
     end,
   })
