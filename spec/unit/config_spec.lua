@@ -6,7 +6,7 @@ describe("config.validate", function()
     { { backend = 3 }, "sandbox.backend" },
     { { backend = "" }, "sandbox.backend" },
     { { polcy = {} }, "sandbox.polcy: unknown key" },
-    { { policy = { network = "no" } }, "sandbox.policy.network: expected boolean, got string" },
+    { { policy = { network = "no" } }, "sandbox.policy.network: expected true, false or \"ask\", got string" },
     { { policy = { allow_privileged = 1 } }, "sandbox.policy.allow_privileged: expected boolean, got number" },
     { { policy = { rw_paths = "/tmp" } }, "sandbox.policy.rw_paths: expected a list of strings, got string" },
     { { policy = { rw_paths = { "/tmp", 4 } } }, "sandbox.policy.rw_paths[2]: expected string, got number" },
@@ -18,6 +18,10 @@ describe("config.validate", function()
     { { backends = { bwrap = { pth = "x" } } }, "sandbox.backends.bwrap.pth: unknown key" },
     { { backends = { other = "x" } }, "sandbox.backends.other: expected table, got string" },
     { "x", "sandbox: expected table, got string" },
+    { { approval = { bash = "maybe" } }, 'sandbox.approval.bash: expected "allow", "ask" or "deny", got maybe' },
+    { { tools = { timeout_ms = -1 } }, "sandbox.tools.timeout_ms: expected a positive whole number, got -1" },
+    { { tools = { shell = "" } }, "sandbox.tools.shell: expected non-empty string" },
+    { { tools = { timeout = 5 } }, "sandbox.tools.timeout: unknown key" },
   }
   for _, c in ipairs(bad) do
     it("names the key: " .. c[2], function()
@@ -31,6 +35,7 @@ describe("config.validate", function()
     assert.is_true((config.validate(config.defaults)))
     assert.is_true((config.validate({})))
     assert.is_true((config.validate({ backends = { mine = { anything = 1 } } })))
+    assert.is_true((config.validate({ policy = { network = "ask" }, approval = { bash = "allow" } })))
   end)
 end)
 
@@ -68,7 +73,7 @@ describe("config layers", function()
   it("raises on a bad setup() with the key in the message", function()
     assert.has_error(function()
       config.set_setup({ policy = { network = "off" } })
-    end, "flemma-sandbox: sandbox.policy.network: expected boolean, got string")
+    end, "flemma-sandbox: sandbox.policy.network: expected true, false or \"ask\", got string")
   end)
 
   it("applies runtime override > buffer > setup", function()

@@ -7,7 +7,7 @@ local M = {}
 ---@class flemma.sandbox.Policy
 ---@field rw_paths string[] writable paths, may hold variables
 ---@field deny_paths string[] paths hidden inside the sandbox
----@field network boolean
+---@field network boolean|"ask" "ask": off unless a tool call asks and the user agrees
 ---@field allow_privileged boolean
 
 ---@class flemma.sandbox.BwrapConfig
@@ -19,6 +19,16 @@ local M = {}
 ---@field backend string "auto" | "required" | a backend name
 ---@field policy flemma.sandbox.Policy
 ---@field backends table<string, table>
+---@field approval table<string, "allow"|"ask"|"deny"> per tool
+---@field tools flemma.sandbox.ToolsConfig
+
+---@class flemma.sandbox.ToolsConfig
+---@field shell string the bash tool runs `shell -c command`
+---@field timeout_ms integer default timeout of a bash or git call
+---@field output_limit integer characters of each stream a tool result keeps
+---@field read_max_bytes integer read_file refuses larger files
+---@field max_parallel integer tool calls of one buffer running at once
+---@field cache_max_bytes integer cap of the folder that keeps whole outputs
 
 ---@type flemma.sandbox.Config
 M.defaults = {
@@ -32,6 +42,15 @@ M.defaults = {
   },
   backends = {
     bwrap = { path = "bwrap", extra_args = {} },
+  },
+  approval = { bash = "ask", read_file = "allow", write_file = "ask", edit = "ask", git = "ask" },
+  tools = {
+    shell = "bash",
+    timeout_ms = 30000,
+    output_limit = 12000,
+    read_max_bytes = 1048576,
+    max_parallel = 4,
+    cache_max_bytes = 104857600,
   },
 }
 
@@ -77,10 +96,11 @@ local function check_policy(key, policy)
       end
     end
   end
-  for _, name in ipairs({ "network", "allow_privileged" }) do
-    if policy[name] ~= nil and type(policy[name]) ~= "boolean" then
-      return type_error(key .. "." .. name, "boolean", policy[name])
-    end
+  if policy.network ~= nil and type(policy.network) ~= "boolean" and policy.network ~= "ask" then
+    return type_error(key .. ".network", 'true, false or "ask"', policy.network)
+  end
+  if policy.allow_privileged ~= nil and type(policy.allow_privileged) ~= "boolean" then
+    return type_error(key .. ".allow_privileged", "boolean", policy.allow_privileged)
   end
 end
 
@@ -109,6 +129,38 @@ local function check_backends(key, backends)
   end
 end
 
+local APPROVALS = { allow = true, ask = true, deny = true }
+
+local function check_approval(key, approval)
+  if type(approval) ~= "table" then
+    return type_error(key, "table", approval)
+  end
+  for tool, level in pairs(approval) do
+    if not APPROVALS[level] then
+      return string.format('%s.%s: expected "allow", "ask" or "deny", got %s', key, tostring(tool), tostring(level))
+    end
+  end
+end
+
+local function check_tools(key, tools)
+  if type(tools) ~= "table" then
+    return type_error(key, "table", tools)
+  end
+  local err = check_keys(key, tools, M.defaults.tools)
+  if err then
+    return err
+  end
+  if tools.shell ~= nil and (type(tools.shell) ~= "string" or tools.shell == "") then
+    return type_error(key .. ".shell", "non-empty string", tools.shell)
+  end
+  for name in pairs(M.defaults.tools) do
+    local v = tools[name]
+    if name ~= "shell" and v ~= nil and (type(v) ~= "number" or v < 1 or v % 1 ~= 0) then
+      return string.format("%s.%s: expected a positive whole number, got %s", key, name, tostring(v))
+    end
+  end
+end
+
 --- Checks a (partial) sandbox config table.
 ---@param cfg any
 ---@param key? string prefix for messages, default "sandbox"
@@ -130,6 +182,12 @@ function M.validate(cfg, key)
   end
   if not err and cfg.backends ~= nil then
     err = check_backends(key .. ".backends", cfg.backends)
+  end
+  if not err and cfg.approval ~= nil then
+    err = check_approval(key .. ".approval", cfg.approval)
+  end
+  if not err and cfg.tools ~= nil then
+    err = check_tools(key .. ".tools", cfg.tools)
   end
   return err == nil, err
 end

@@ -172,6 +172,11 @@ function M.refresh(bufnr)
     s.error = "flemma.opt.sandbox: expected boolean or table, got " .. type(layer)
     layer = nil
   end
+  if s.opts and s.opts.approval ~= nil and not s.error then
+    -- flemma.opt.approval sits beside flemma.opt.sandbox; one layer holds both
+    layer = config.expand_shorthand(layer) or {}
+    layer.approval = s.opts.approval
+  end
   local ok, err = config.set_buffer(bufnr, layer)
   if not ok then
     s.error = err

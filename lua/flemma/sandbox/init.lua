@@ -160,6 +160,8 @@ end
 
 --- Wraps a command for the buffer's policy. Returns the command unchanged
 --- when the sandbox is off, or when "auto"/"required" find no backend.
+--- With policy.network = "ask", `opts.network = true` (a table opts) turns
+--- the network on for this one command: the caller has asked the user.
 ---@param inner_cmd string[]
 ---@param bufnr? integer
 ---@param opts? integer|table
@@ -181,6 +183,9 @@ function M.wrap_command(inner_cmd, bufnr, opts)
     return nil, err
   end
   local resolved = policy.resolve(cfg.policy, bufnr)
+  if type(opts) == "table" and opts.network == true and cfg.policy.network == "ask" then
+    resolved.network = true -- a tool call asked and the user agreed
+  end
   return entry.wrap(resolved, cfg.backends[entry.name] or {}, inner_cmd)
 end
 

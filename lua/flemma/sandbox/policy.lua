@@ -9,7 +9,7 @@ local M = {}
 ---@class flemma.sandbox.ResolvedPolicy
 ---@field rw_paths string[]
 ---@field deny_paths string[]
----@field network boolean
+---@field network boolean (a configured "ask" resolves to false)
 ---@field allow_privileged boolean
 
 ---@class flemma.sandbox.Skipped
