@@ -30,6 +30,8 @@ local M = {}
 ---@field timeout_ms? integer
 ---@field grace_ms? integer between SIGTERM and SIGKILL, default 2000
 ---@field output_limit? integer characters kept per stream, default 12000
+---@field spill_path? string also write all output (both streams) to this file
+---@field spill_max_bytes? integer stop writing the spill file past this size
 ---@field on_exit fun(result: flemma.sandbox.JobResult)
 
 ---@class flemma.sandbox.JobHandle
@@ -222,6 +224,9 @@ function M.run(argv, opts)
     if doomed then
       signal_list(doomed, SIGKILL)
     end
+    if spill then
+      spill:close()
+    end
     local text_out, cut_out, dropped_out = out:result()
     local text_err, cut_err, dropped_err = errs:result()
     local signal = term_signal ~= 0 and term_signal or nil
@@ -307,6 +312,15 @@ function M.run(argv, opts)
     return nil, string.format("cannot start %s: %s", wrapped[1], tostring(spawn_err))
   end
 
+  local spill = opts.spill_path and io.open(opts.spill_path, "wb")
+  local spill_left = opts.spill_max_bytes or math.huge
+  local function spill_write(data)
+    if spill and spill_left > 0 then
+      spill:write(data:sub(1, spill_left))
+      spill_left = spill_left - #data
+    end
+  end
+
   -- Output is consumed as it is read: vim.fn.jobstart queues every chunk
   -- before its callback runs, which let 1 GB of output grow Neovim to 1 GB.
   for _, stream in ipairs({ { stdout, out }, { stderr, errs } }) do
@@ -315,6 +329,7 @@ function M.run(argv, opts)
     pipe:read_start(function(_, data)
       if data then
         cap:add(data)
+        spill_write(data)
       elseif not pipe:is_closing() then
         close(pipe)
         open_streams = open_streams - 1

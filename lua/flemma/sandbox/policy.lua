@@ -95,6 +95,37 @@ function M.resolve(policy, bufnr)
     skipped
 end
 
+--- The path the kernel would reach for `path`: relative to the working
+--- directory, a leading `~` read as $HOME (nothing else is expanded), every
+--- symlink followed.
+---@param path string
+---@param cwd? string default: the host's working directory
+---@return string|nil real, string|nil err
+function M.real_path(path, cwd)
+  if path == "~" or path:sub(1, 2) == "~/" then
+    local home = host.getenv("HOME")
+    if not home or home == "" then
+      return nil, "HOME is not set, cannot place " .. path
+    end
+    path = home .. path:sub(2)
+  end
+  return core.resolve(path, cwd or host.cwd())
+end
+
+--- The writable root that holds a real path (the longest), if any.
+---@param real string
+---@param resolved flemma.sandbox.ResolvedPolicy
+---@return string|nil
+function M.root_of(real, resolved)
+  local best
+  for _, root in ipairs(resolved.rw_paths) do
+    if core.is_within(real, root) and (not best or #root > #best) then
+      best = root
+    end
+  end
+  return best
+end
+
 --- Whether `path` (relative to the cwd; a leading `~` is $HOME, nothing
 --- else is expanded) lies in a writable root once every symlink on it is
 --- followed.
@@ -102,14 +133,7 @@ end
 ---@param resolved flemma.sandbox.ResolvedPolicy
 ---@return boolean writable, string reason
 function M.is_writable(path, resolved)
-  if path == "~" or path:sub(1, 2) == "~/" then
-    local home = host.getenv("HOME")
-    if not home or home == "" then
-      return false, "HOME is not set, cannot place " .. path
-    end
-    path = home .. path:sub(2)
-  end
-  local real, err = core.resolve(path, host.cwd())
+  local real, err = M.real_path(path)
   if not real then
     return false, err
   end

@@ -1,0 +1,114 @@
+--- The bash tool: `shell -c command` through the job runner, in the
+--- buffer's sandbox and working directory.
+local core = require("flemma.sandbox.core")
+local job = require("flemma.sandbox.job")
+local outputs = require("flemma.sandbox.tools.outputs")
+local shell = require("flemma.sandbox.tools.shell")
+
+local M = {
+  name = "bash",
+  input_schema = {
+    type = "object",
+    properties = {
+      command = { type = "string", description = "the shell command" },
+      timeout_ms = { type = "integer", description = "stop it after this long (default from config)" },
+      network = { type = "boolean", description = "ask for network access for this command" },
+    },
+    required = { "command" },
+  },
+}
+
+function M.describe(info)
+  return table.concat({
+    "Run a shell command with `" .. info.shell .. " -c` in " .. info.cwd .. ", inside a sandbox.",
+    "The filesystem is read-only except: " .. info.writable .. ".",
+    info.network_text,
+    "A scratch folder that persists between calls: " .. info.playground .. ".",
+    string.format(
+      "Output over %d characters per stream is cut in the middle; the whole output is then saved to a file "
+        .. "named in the result, which read_file can read. Default timeout %d ms.",
+      info.output_limit,
+      info.timeout_ms
+    ),
+  }, " ")
+end
+
+--- An "always" answer is remembered by the resolved program, and only for
+--- simple commands: `ls -la` may reuse it, `ls | sh` never does.
+function M.prepare(input, ctx)
+  local simple = shell.classify(input.command)
+  local key
+  if simple then
+    local program = shell.program(input.command)
+    local found = program and core.which(program, ctx.env_path)
+    key = found and ("bash:" .. (core.resolve(found) or found)) or nil
+  end
+  return {
+    lines = {
+      "$ " .. input.command,
+      "in " .. ctx.cwd,
+      "network: " .. (input.network and "requested" or "not requested"),
+    },
+    remember_key = key,
+    wants_network = input.network == true,
+  }
+end
+
+local function render_notes(result, notes)
+  if #notes > 0 then
+    result.notes = notes
+  end
+  return result
+end
+
+function M.run(input, ctx, done)
+  local cfg = ctx.config
+  local spill = outputs.new_file(cfg.tools.cache_max_bytes)
+  local handle, err = job.run({ cfg.tools.shell, "-c", input.command }, {
+    bufnr = ctx.bufnr,
+    sandbox_opts = { bufnr = ctx.bufnr, network = ctx.network },
+    cwd = ctx.cwd,
+    timeout_ms = input.timeout_ms or cfg.tools.timeout_ms,
+    output_limit = cfg.tools.output_limit,
+    spill_path = spill,
+    spill_max_bytes = math.floor(cfg.tools.cache_max_bytes / 2),
+    on_exit = function(r)
+      local notes = {}
+      local result = {
+        stdout = shell.trim(shell.strip_ansi(r.stdout)),
+        stderr = shell.trim(shell.strip_ansi(r.stderr)),
+        exit_code = r.exit_code,
+        timed_out = r.timed_out,
+        truncated = r.truncated,
+      }
+      if r.truncated and spill then
+        result.output_file = spill
+        notes[#notes + 1] = "[sandbox] output was cut; the whole output is in " .. spill
+      elseif spill then
+        os.remove(spill)
+      end
+      if r.timed_out then
+        notes[#notes + 1] = "[sandbox] stopped after " .. (input.timeout_ms or cfg.tools.timeout_ms) .. " ms"
+      end
+      if ctx.network_denied then
+        notes[#notes + 1] = "[sandbox] network access was denied; the command ran without network"
+      end
+      if
+        r.exit_code ~= 0
+        and not ctx.network
+        and r.sandboxed
+        and shell.looks_like_network_failure(r.stdout .. r.stderr)
+      then
+        notes[#notes + 1] = shell.NETWORK_HINT
+      end
+      ctx.on_job(nil)
+      done(render_notes(result, notes))
+    end,
+  })
+  if not handle then
+    return done({ error = err })
+  end
+  ctx.on_job(handle)
+end
+
+return M

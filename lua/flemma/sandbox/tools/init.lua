@@ -1,0 +1,172 @@
+--- The tools a model calls: bash, read_file, write_file, edit, git. Each has
+--- a name, a JSON schema for its input, a description made from the
+--- buffer's effective policy, and an executor. run() checks the input, asks
+--- for approval and network as configured, then executes.
+local approval = require("flemma.sandbox.approval")
+local files = require("flemma.sandbox.tools.files")
+local frontmatter = require("flemma.sandbox.frontmatter")
+local host = require("flemma.sandbox.host")
+local sandbox = require("flemma.sandbox")
+
+local M = {}
+
+M.registry = {
+  bash = require("flemma.sandbox.tools.bash"),
+  read_file = files.read_file,
+  write_file = files.write_file,
+  edit = files.edit,
+  git = require("flemma.sandbox.tools.git"),
+}
+
+---@return string[]
+function M.names()
+  local names = vim.tbl_keys(M.registry)
+  table.sort(names)
+  return names
+end
+
+local JSON_TYPES = {
+  string = "string",
+  boolean = "boolean",
+  integer = "number",
+  number = "number",
+  array = "table",
+  object = "table",
+}
+
+--- Checks input against a tool's schema (required keys, types, unknown keys).
+---@return string|nil err
+function M.check_input(schema, input)
+  if type(input) ~= "table" then
+    return "input must be a JSON object"
+  end
+  for _, key in ipairs(schema.required or {}) do
+    if input[key] == nil then
+      return "missing required input: " .. key
+    end
+  end
+  for key, value in pairs(input) do
+    local prop = schema.properties[key]
+    if not prop then
+      return "unknown input: " .. tostring(key)
+    end
+    if type(value) ~= JSON_TYPES[prop.type] or (prop.type == "integer" and value % 1 ~= 0) then
+      return string.format("input %s must be a %s", key, prop.type)
+    end
+    if prop.type == "array" then
+      for i, item in ipairs(value) do
+        if type(item) ~= JSON_TYPES[prop.items.type] then
+          return string.format("input %s[%d] must be a %s", key, i, prop.items.type)
+        end
+      end
+    end
+  end
+end
+
+--- What the descriptions say about a buffer's effective policy.
+---@param bufnr integer|nil
+function M.info(bufnr)
+  local cfg = sandbox.resolve_config(bufnr)
+  local policy = sandbox.get_policy(bufnr)
+  local enabled = cfg.enabled and sandbox.backend_status(bufnr).available
+  local network_text
+  if not enabled then
+    network_text = "The sandbox is off here: commands run with the user's full rights and network."
+  elseif cfg.policy.network == true then
+    network_text = "The network is available."
+  elseif cfg.policy.network == "ask" then
+    network_text = "The network is off unless you pass network = true (the user is asked); "
+      .. "without it curl, git clone and pip install fail."
+  else
+    network_text = "The network is off (curl, git clone, pip install fail) and cannot be requested."
+  end
+  return {
+    cwd = host.cwd(),
+    writable = enabled and table.concat(policy.rw_paths, ", ") or "everything (sandbox off)",
+    network_text = network_text,
+    playground = host.playground() or "(none)",
+    shell = cfg.tools.shell,
+    output_limit = cfg.tools.output_limit,
+    timeout_ms = cfg.tools.timeout_ms,
+    read_max_bytes = cfg.tools.read_max_bytes,
+  }
+end
+
+--- A tool's definition for a model: name, description, input schema.
+---@param name string
+---@param bufnr integer|nil
+function M.definition(name, bufnr)
+  local tool = M.registry[name]
+  return { name = name, description = tool.describe(M.info(bufnr)), input_schema = tool.input_schema }
+end
+
+--- Asks for network when a call wants it and the policy says "ask".
+local function decide_network(request, ctx, cb)
+  local mode = ctx.config.policy.network
+  if not request.wants_network or mode == true or not ctx.config.enabled then
+    return cb()
+  end
+  if mode == false then
+    ctx.network_denied = true
+    return cb()
+  end
+  approval.ask({ title = "Allow network access for this command?", lines = request.lines }, function(answer)
+    ctx.network = answer ~= "deny"
+    ctx.network_denied = answer == "deny"
+    cb()
+  end)
+end
+
+---@class flemma.sandbox.ToolRunOpts
+---@field bufnr integer|nil the buffer whose policy and approvals apply
+---@field cwd string|nil default: Neovim's working directory
+---@field on_job fun(handle: flemma.sandbox.JobHandle|nil)|nil told of the running job (for cancel)
+
+--- Runs a tool call; done receives the result table ({ error = ... } on failure).
+---@param name string
+---@param input table
+---@param opts flemma.sandbox.ToolRunOpts
+---@param done fun(result: table)
+function M.run(name, input, opts, done)
+  local tool = M.registry[name]
+  if not tool then
+    return done({ error = "unknown tool: " .. tostring(name) })
+  end
+  local bad = M.check_input(tool.input_schema, input)
+  if bad then
+    return done({ error = bad })
+  end
+  frontmatter.sync(opts.bufnr)
+  local ctx = {
+    bufnr = opts.bufnr,
+    config_opts = opts.bufnr,
+    cwd = opts.cwd or host.cwd(),
+    config = sandbox.resolve_config(opts.bufnr),
+    env_path = host.getenv("PATH"),
+    on_job = opts.on_job or function() end,
+  }
+  local request, err = tool.prepare(input, ctx)
+  if not request then
+    return done({ error = err })
+  end
+  local function go(allowed, why)
+    if not allowed then
+      return done({ error = "not run: " .. tostring(why) })
+    end
+    decide_network(request, ctx, function()
+      local ok, run_err = pcall(tool.run, input, ctx, done)
+      if not ok then
+        done({ error = "internal error: " .. tostring(run_err) })
+      end
+    end)
+  end
+  if request.must_ask and approval.level(name, opts.bufnr) ~= "deny" then
+    approval.ask({ title = "Allow this " .. name .. " call?", lines = request.lines }, function(answer)
+      go(answer ~= "deny", "the user declined")
+    end)
+  else
+    approval.decide({ tool = name, bufnr = opts.bufnr, lines = request.lines, remember_key = request.remember_key }, go)
+  end
+end
+
+return M

@@ -1,0 +1,74 @@
+--- Pure helpers for shell commands and their output (no Neovim here).
+local M = {}
+
+--- Shell syntax that makes a command more than one program with arguments.
+local COMPLEX = { "&&", "||", "|", ";", "$(", "`", ">", "<", "(", ")", "&", "\n", "\r" }
+
+--- A simple command is one program with arguments: no pipes, lists,
+--- redirections, substitutions, subshells or variable assignments.
+---@param command string
+---@return boolean simple, string|nil why not
+function M.classify(command)
+  for _, token in ipairs(COMPLEX) do
+    if command:find(token, 1, true) then
+      return false, "contains " .. (token == "\n" and "a newline" or token)
+    end
+  end
+  local first = command:match("^%s*(%S+)")
+  if not first then
+    return false, "is empty"
+  end
+  if first:match("^[%a_][%w_]*=") then
+    return false, "sets a variable"
+  end
+  return true, nil
+end
+
+--- The first word of a simple command, unquoted.
+---@param command string
+---@return string|nil
+function M.program(command)
+  local first = command:match("^%s*(%S+)")
+  return first and (first:gsub("^['\"](.*)['\"]$", "%1")) or nil
+end
+
+--- Removes ANSI escape sequences (colours, cursor movement, titles).
+---@param text string
+---@return string
+function M.strip_ansi(text)
+  text = text:gsub("\27%][^\7\27]*\7", ""):gsub("\27%][^\7\27]*\27\\", "")
+  text = text:gsub("\27%[[%d;?]*[ -/]*[@-~]", ""):gsub("\27[@-Z\\-_]", "")
+  return text
+end
+
+--- Removes trailing white space from every line and from the end.
+---@param text string
+---@return string
+function M.trim(text)
+  return (text:gsub("[ \t\r]+\n", "\n"):gsub("%s+$", ""))
+end
+
+local NETWORK_FAILURES = {
+  "Could not resolve host",
+  "Temporary failure in name resolution",
+  "Network is unreachable",
+  "Connection refused",
+  "unable to access",
+}
+
+--- Whether output reads like a failed network access.
+---@param text string
+---@return boolean
+function M.looks_like_network_failure(text)
+  for _, needle in ipairs(NETWORK_FAILURES) do
+    if text:find(needle, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+M.NETWORK_HINT = "[sandbox] This command ran without network access. "
+  .. "If it needs the network, call the tool again with network = true; the user will be asked."
+
+return M
