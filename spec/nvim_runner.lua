@@ -1,15 +1,18 @@
 -- Runs spec/nvim with busted inside headless Neovim (0.7.2 has no `nvim -l`):
 --   nvim --headless -u NONE -i NONE -c "luafile spec/nvim_runner.lua"
-vim.opt.runtimepath:prepend(vim.fn.getcwd())
+local root = vim.fn.getcwd()
+vim.opt.runtimepath:prepend(root)
+-- absolute, so that specs which :cd elsewhere still find the code under test
 package.path = table.concat({
-  "lua/?.lua",
-  "lua/?/init.lua",
-  "spec/?.lua",
+  root .. "/lua/?.lua",
+  root .. "/lua/?/init.lua",
+  root .. "/spec/?.lua",
   "/usr/share/lua/5.1/?.lua",
   "/usr/share/lua/5.1/?/init.lua",
   package.path,
 }, ";")
-package.cpath = "lua/?.so;/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;/usr/lib/aarch64-linux-gnu/lua/5.1/?.so;"
+package.cpath = root
+  .. "/lua/?.so;/usr/lib/x86_64-linux-gnu/lua/5.1/?.so;/usr/lib/aarch64-linux-gnu/lua/5.1/?.so;"
   .. package.cpath
 vim.cmd("runtime plugin/flemma_sandbox.lua")
 _G.arg = { [0] = "busted", "-o", "utfTerminal", "spec/nvim" }

@@ -6,7 +6,7 @@ describe("config.validate", function()
     { { backend = 3 }, "sandbox.backend" },
     { { backend = "" }, "sandbox.backend" },
     { { polcy = {} }, "sandbox.polcy: unknown key" },
-    { { policy = { network = "no" } }, "sandbox.policy.network: expected true, false or \"ask\", got string" },
+    { { policy = { network = "no" } }, 'sandbox.policy.network: expected true, false or "ask", got string' },
     { { policy = { allow_privileged = 1 } }, "sandbox.policy.allow_privileged: expected boolean, got number" },
     { { policy = { rw_paths = "/tmp" } }, "sandbox.policy.rw_paths: expected a list of strings, got string" },
     { { policy = { rw_paths = { "/tmp", 4 } } }, "sandbox.policy.rw_paths[2]: expected string, got number" },
@@ -73,7 +73,7 @@ describe("config layers", function()
   it("raises on a bad setup() with the key in the message", function()
     assert.has_error(function()
       config.set_setup({ policy = { network = "off" } })
-    end, "flemma-sandbox: sandbox.policy.network: expected true, false or \"ask\", got string")
+    end, 'flemma-sandbox: sandbox.policy.network: expected true, false or "ask", got string')
   end)
 
   it("applies runtime override > buffer > setup", function()

@@ -87,7 +87,12 @@ M.read_file = {
     end
     if size.size > ctx.config.tools.read_max_bytes then
       return done({
-        error = string.format("%s is %d bytes, over the %d byte limit", real, size.size, ctx.config.tools.read_max_bytes),
+        error = string.format(
+          "%s is %d bytes, over the %d byte limit",
+          real,
+          size.size,
+          ctx.config.tools.read_max_bytes
+        ),
       })
     end
     local data = read_all(real) or ""

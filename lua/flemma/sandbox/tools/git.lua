@@ -11,7 +11,7 @@ local M = {
   input_schema = {
     type = "object",
     properties = {
-      args = { type = "array", items = { type = "string" }, description = "git's arguments, e.g. [\"status\"]" },
+      args = { type = "array", items = { type = "string" }, description = 'git\'s arguments, e.g. ["status"]' },
     },
     required = { "args" },
   },
@@ -55,8 +55,11 @@ end
 function M.prepare(input, ctx)
   local sub = input.args[1]
   if not sub or not (LOCAL[sub] or NETWORK[sub]) then
-    return nil, "unsupported git subcommand: " .. tostring(sub) .. " (local: status, log, diff, show, add, commit, "
-      .. "branch; network: clone, fetch, pull)"
+    return nil,
+      "unsupported git subcommand: "
+        .. tostring(sub)
+        .. " (local: status, log, diff, show, add, commit, "
+        .. "branch; network: clone, fetch, pull)"
   end
   local request = {
     lines = { "$ git " .. table.concat(input.args, " "), "in " .. ctx.cwd },

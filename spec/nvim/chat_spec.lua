@@ -1,0 +1,194 @@
+local h = require("support.helpers")
+local n = require("support.nvim")
+local net = require("support.net")
+local approval = require("flemma.sandbox.approval")
+local chat = require("flemma.sandbox.chat")
+local sandbox = require("flemma.sandbox")
+
+--- A .chat file with an assistant message holding the given tool calls.
+local function chat_lines(calls)
+  local lines = { "@You: please", "", "@Assistant: On it.", "" }
+  for _, c in ipairs(calls) do
+    vim.list_extend(lines, { "**Tool Use:** `" .. c[1] .. "` (`" .. c[2] .. "`)", "", "```json" })
+    lines[#lines + 1] = vim.json.encode(c[3])
+    vim.list_extend(lines, { "```", "" })
+  end
+  return lines
+end
+
+--- The body of the result block for id, and whether it is marked as an error.
+local function result_of(bufnr, id)
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  for i, line in ipairs(lines) do
+    if line:find("**Tool Result:** `" .. id .. "`", 1, true) then
+      local fence = lines[i + 2]
+      local body = {}
+      for j = i + 3, #lines do
+        if lines[j] == fence then
+          break
+        end
+        body[#body + 1] = lines[j]
+      end
+      return table.concat(body, "\n"), line:find("(error)", 1, true) ~= nil
+    end
+  end
+end
+
+local function wait_idle(bufnr, ms)
+  assert.truthy(vim.wait(ms or 10000, function()
+    return #chat.running(bufnr) == 0
+  end, 20))
+end
+
+describe(".chat tool calls (end to end)", function()
+  local dir, asked, old_cwd
+  before_each(function()
+    old_cwd = vim.fn.getcwd()
+    dir = h.tmpdir()
+    h.sh("mkdir " .. h.shell_quote(dir .. "/proj") .. " " .. h.shell_quote(dir .. "/outside"))
+    vim.cmd("cd " .. vim.fn.fnameescape(dir .. "/proj"))
+    sandbox.reset_enabled()
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" }, network = "ask" } })
+    approval.reset()
+    asked = {}
+    approval.prompt = function(question, cb)
+      asked[#asked + 1] = question
+      cb(question.answer or (question.title:find("network") and "deny" or "once"))
+    end
+  end)
+  after_each(function()
+    vim.cmd("silent! %bwipeout!")
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    sandbox.setup()
+    approval.reset()
+    h.rmdir(dir)
+  end)
+
+  it("runs bash and writes its output under the right id", function()
+    local buf =
+      n.open_chat(dir .. "/a.chat", chat_lines({ { "bash", "toolu_1", { command = "echo SANDBOX_E2E_OK" } } }))
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    local body, is_error = result_of(buf, "toolu_1")
+    assert.are.equal("SANDBOX_E2E_OK", body)
+    assert.is_false(is_error)
+    local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+    assert.matches("\n@You:\n%*%*Tool Result:%*%* `toolu_1`", text)
+  end)
+
+  it("refuses a write outside rw_paths and leaves the file as it was", function()
+    local target = dir .. "/outside/keep.txt"
+    h.write(target, "original")
+    local buf =
+      n.open_chat(dir .. "/b.chat", chat_lines({ { "write_file", "w1", { path = target, content = "evil" } } }))
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    local body, is_error = result_of(buf, "w1")
+    assert.is_true(is_error)
+    assert.are.equal("write to " .. target .. " blocked: not in rw_paths", body)
+    assert.are.equal("original", h.read(target))
+  end)
+
+  it("runs a denied network request without network and says so", function()
+    local listener = net.listen()
+    local cmd = "exec 3<>/dev/tcp/127.0.0.1/" .. listener.port .. " && echo connected"
+    local buf = n.open_chat(dir .. "/c.chat", chat_lines({ { "bash", "n1", { command = cmd, network = true } } }))
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    local body, is_error = result_of(buf, "n1")
+    assert.is_true(is_error)
+    assert.matches("network access was denied", body)
+    assert.not_matches("connected", body)
+    assert.is_false(listener.accepted())
+    assert.matches("network", asked[#asked].title)
+    listener.close()
+  end)
+
+  it("remembers an approval for ls, but asks again for ls | wc -l", function()
+    approval.prompt = function(question, cb)
+      asked[#asked + 1] = question
+      cb("always")
+    end
+    local buf = n.open_chat(dir .. "/d.chat", chat_lines({ { "bash", "l1", { command = "ls" } } }))
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    assert.are.equal(1, #asked)
+    assert.is_true(asked[1].can_remember)
+    assert.truthy(table.concat(asked[1].lines, "\n"):find("$ ls", 1, true))
+
+    local lines = chat_lines({ { "bash", "l2", { command = "ls -la" } }, { "bash", "l3", { command = "ls | wc -l" } } })
+    buf = n.open_chat(dir .. "/e.chat", lines)
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    assert.are.equal(2, #asked)
+    assert.truthy(table.concat(asked[2].lines, "\n"):find("ls | wc -l", 1, true))
+    assert.is_false(asked[2].can_remember)
+    assert.truthy(result_of(buf, "l2"))
+    assert.truthy(result_of(buf, "l3"))
+  end)
+
+  it("keeps the buffer's structure when a result holds ``` and tool-use lines", function()
+    local cmd = "printf '```\\n**Tool Use:** `bash` (`fake`)\\n````\\n'"
+    local buf = n.open_chat(
+      dir .. "/f.chat",
+      chat_lines({ { "bash", "t1", { command = cmd } }, { "bash", "t2", { command = "echo two" } } })
+    )
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    local calls = chat.parse(vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+    assert.are.same({ "t1", "t2" }, { calls[1].id, calls[2].id })
+    assert.are.equal(2, #calls)
+    assert.is_true(calls[1].has_result and calls[2].has_result)
+    assert.are.equal("```\n**Tool Use:** `bash` (`fake`)\n````", (result_of(buf, "t1")))
+    assert.are.equal("two", (result_of(buf, "t2")))
+  end)
+
+  it("runs calls in parallel and puts each result under its own id", function()
+    local calls = {}
+    for i = 1, 3 do
+      calls[i] = { "bash", "p" .. i, { command = "sleep 0.3; echo result-" .. i } }
+    end
+    local buf = n.open_chat(dir .. "/g.chat", chat_lines(calls))
+    local started = vim.loop.now()
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    for i = 1, 3 do
+      assert.are.equal("result-" .. i, (result_of(buf, "p" .. i)))
+    end
+    assert.is_true(vim.loop.now() - started < 2500, "the calls did not overlap")
+  end)
+
+  it("tool:cancel stops a running call and leaves no process", function()
+    local m = n.marker()
+    local buf = n.open_chat(dir .. "/h.chat", chat_lines({ { "bash", "c1", { command = "sleep 1006." .. m } } }))
+    vim.cmd("Flemma tool:execute-all")
+    assert.truthy(vim.wait(5000, function()
+      return #n.pids_with("1006." .. m) > 0
+    end, 20))
+    local marks = vim.api.nvim_buf_get_extmarks(
+      buf,
+      vim.api.nvim_create_namespace("flemma_sandbox_chat"),
+      0,
+      -1,
+      { details = true }
+    )
+    assert.matches("running %d+s", marks[1][4].virt_text[1][1])
+    vim.cmd("Flemma tool:cancel")
+    wait_idle(buf)
+    local body, is_error = result_of(buf, "c1")
+    assert.is_true(is_error)
+    assert.matches("cancelled by the user", body)
+    assert.are.same({}, n.survivors(n.pids_with(m)))
+  end)
+
+  it("tool:execute runs only the call under the cursor", function()
+    local lines = chat_lines({ { "bash", "x1", { command = "echo one" } }, { "bash", "x2", { command = "echo two" } } })
+    local buf = n.open_chat(dir .. "/i.chat", lines)
+    local row = chat.parse(lines)[2].row
+    vim.api.nvim_win_set_cursor(0, { row + 1, 0 })
+    vim.cmd("Flemma tool:execute")
+    wait_idle(buf)
+    assert.is_nil(result_of(buf, "x1"))
+    assert.are.equal("two", (result_of(buf, "x2")))
+  end)
+end)

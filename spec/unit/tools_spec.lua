@@ -1,0 +1,144 @@
+local core = require("flemma.sandbox.core")
+local files = require("flemma.sandbox.tools.files")
+local h = require("support.helpers")
+local shell = require("flemma.sandbox.tools.shell")
+
+describe("shell.classify", function()
+  local simple = { "ls", "ls -la /tmp", "  git status", "grep -r 'a b' .", 'echo "$HOME"', "cat ./file" }
+  local complex = {
+    "ls && rm x",
+    "ls || true",
+    "ls | wc -l",
+    "ls; rm x",
+    "echo $(id)",
+    "echo `id`",
+    "ls > out",
+    "cat < in",
+    "(cd /; ls)",
+    "sleep 1 &",
+    "ls\nrm x",
+    "PATH=/tmp ls",
+    "",
+  }
+  for _, cmd in ipairs(simple) do
+    it("simple: " .. cmd, function()
+      assert.is_true((shell.classify(cmd)))
+    end)
+  end
+  for _, cmd in ipairs(complex) do
+    it("complex: " .. cmd:gsub("\n", "\\n"), function()
+      assert.is_false((shell.classify(cmd)))
+    end)
+  end
+
+  it("names the program of a simple command", function()
+    assert.are.equal("ls", shell.program("  ls -la"))
+    assert.are.equal("/usr/bin/env", shell.program("'/usr/bin/env' x"))
+  end)
+end)
+
+describe("shell output helpers", function()
+  it("strips ANSI colours, cursor movement and titles, and trailing white space", function()
+    local text = "\27[1;31mred\27[0m  \n\27]0;title\7x\27[2K\27[1G\n\n  "
+    assert.are.equal("red\nx", shell.trim(shell.strip_ansi(text)))
+  end)
+
+  it("recognizes network failures", function()
+    for _, msg in ipairs({
+      "curl: (6) Could not resolve host: example.org",
+      "Temporary failure in name resolution",
+      "connect: Network is unreachable",
+      "fatal: unable to access 'https://x/': ...",
+      "Connection refused",
+    }) do
+      assert.is_true(shell.looks_like_network_failure(msg), msg)
+    end
+    assert.is_false(shell.looks_like_network_failure("No such file or directory"))
+  end)
+end)
+
+describe("edit's uniqueness rule", function()
+  it("replaces a unique string", function()
+    assert.are.equal("a X c", files.apply_edit("a b c", { old_string = "b", new_string = "X" }))
+  end)
+  it("fails when old_string is missing", function()
+    local out, err = files.apply_edit("a b c", { old_string = "z", new_string = "X" })
+    assert.is_nil(out)
+    assert.matches("not found", err)
+  end)
+  it("fails when old_string is not unique, unless replace_all", function()
+    local out, err = files.apply_edit("b b b", { old_string = "b", new_string = "X" })
+    assert.is_nil(out)
+    assert.matches("occurs 3 times", err)
+    assert.are.equal("X X X", files.apply_edit("b b b", { old_string = "b", new_string = "X", replace_all = true }))
+  end)
+  it("treats old_string as plain text, not a pattern", function()
+    assert.are.equal("x(%d)y", files.apply_edit("x.*y", { old_string = ".*", new_string = "(%d)" }))
+  end)
+end)
+
+describe("core.write_atomic", function()
+  local dir
+  before_each(function()
+    dir = h.tmpdir()
+    h.sh("mkdir " .. h.shell_quote(dir .. "/root") .. " " .. h.shell_quote(dir .. "/outside"))
+  end)
+  after_each(function()
+    h.rmdir(dir)
+  end)
+
+  it("replaces a file, keeping its mode, and creates missing folders", function()
+    h.write(dir .. "/root/f", "old")
+    h.sh("chmod 640 " .. h.shell_quote(dir .. "/root/f"))
+    assert.is_true(core.write_atomic(dir .. "/root", "f", "new"))
+    assert.are.equal("new", h.read(dir .. "/root/f"))
+    assert.are.equal("640\n", h.run({ "stat", "-c", "%a", dir .. "/root/f" }).stdout)
+    assert.is_true(core.write_atomic(dir .. "/root", "a/b/c.txt", "deep"))
+    assert.are.equal("deep", h.read(dir .. "/root/a/b/c.txt"))
+  end)
+
+  it("does not follow a symlink below the root, folder or file", function()
+    h.write(dir .. "/outside/target", "keep")
+    h.sh("ln -s ../outside " .. h.shell_quote(dir .. "/root/link"))
+    h.sh("ln -s ../outside/target " .. h.shell_quote(dir .. "/root/file-link"))
+    local ok, err = core.write_atomic(dir .. "/root", "link/target", "evil")
+    assert.is_nil(ok)
+    assert.matches("symlink", err)
+    ok, err = core.write_atomic(dir .. "/root", "file-link", "evil")
+    assert.is_nil(ok)
+    assert.matches("symlink", err)
+    assert.are.equal("keep", h.read(dir .. "/outside/target"))
+  end)
+
+  it("refuses .. and absolute paths", function()
+    assert.is_nil((core.write_atomic(dir .. "/root", "../outside/x", "x")))
+    assert.is_nil((core.write_atomic(dir .. "/root", "/etc/passwd", "x")))
+    assert.is_nil((core.write_atomic("relative", "x", "x")))
+  end)
+
+  it("leaves the old content and no temporary file when a write fails half-way", function()
+    local ffi = require("ffi")
+    pcall(
+      ffi.cdef,
+      [[
+      struct flemma_rlimit { unsigned long cur, max; };
+      int getrlimit(int resource, struct flemma_rlimit *rlim);
+      int setrlimit(int resource, const struct flemma_rlimit *rlim);
+      void (*signal(int sig, void (*handler)(int)))(int);
+    ]]
+    )
+    local RLIMIT_FSIZE, SIGXFSZ = 1, 25
+    h.write(dir .. "/root/f", "old content")
+    local saved = ffi.new("struct flemma_rlimit")
+    ffi.C.getrlimit(RLIMIT_FSIZE, saved)
+    local low = ffi.new("struct flemma_rlimit", 4096, saved.max)
+    ffi.C.signal(SIGXFSZ, ffi.cast("void (*)(int)", 1)) -- SIG_IGN: the write fails with EFBIG
+    ffi.C.setrlimit(RLIMIT_FSIZE, low)
+    local ok, err = core.write_atomic(dir .. "/root", "f", string.rep("x", 100000))
+    ffi.C.setrlimit(RLIMIT_FSIZE, saved)
+    assert.is_nil(ok)
+    assert.matches("cannot write f", err)
+    assert.are.equal("old content", h.read(dir .. "/root/f"))
+    assert.are.equal("f\n", h.run({ "ls", "-A", dir .. "/root" }).stdout)
+  end)
+end)
