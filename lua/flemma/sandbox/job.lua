@@ -210,6 +210,15 @@ function M.run(argv, opts)
     t:start(ms, 0, fn)
   end
 
+  local spill = opts.spill_path and io.open(opts.spill_path, "wb")
+  local spill_left = opts.spill_max_bytes or math.huge
+  local function spill_write(data)
+    if spill and spill_left > 0 then
+      spill:write(#data > spill_left and data:sub(1, spill_left) or data)
+      spill_left = spill_left - #data
+    end
+  end
+
   -- Reported once the process has exited and both streams reached EOF, so
   -- no output arrives after the result.
   local function finish()
@@ -310,15 +319,6 @@ function M.run(argv, opts)
       close(h)
     end
     return nil, string.format("cannot start %s: %s", wrapped[1], tostring(spawn_err))
-  end
-
-  local spill = opts.spill_path and io.open(opts.spill_path, "wb")
-  local spill_left = opts.spill_max_bytes or math.huge
-  local function spill_write(data)
-    if spill and spill_left > 0 then
-      spill:write(data:sub(1, spill_left))
-      spill_left = spill_left - #data
-    end
   end
 
   -- Output is consumed as it is read: vim.fn.jobstart queues every chunk

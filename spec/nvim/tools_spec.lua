@@ -1,0 +1,132 @@
+local h = require("support.helpers")
+local approval = require("flemma.sandbox.approval")
+local sandbox = require("flemma.sandbox")
+local tools = require("flemma.sandbox.tools")
+
+local function run(name, input, opts)
+  local result
+  tools.run(name, input, opts or {}, function(r)
+    result = r
+  end)
+  assert.truthy(vim.wait(20000, function()
+    return result ~= nil
+  end, 10))
+  return result
+end
+
+describe("tools", function()
+  local dir, asked, old_cwd, old_xdg
+  before_each(function()
+    dir = h.tmpdir()
+    old_cwd, old_xdg = vim.fn.getcwd(), vim.env.XDG_DATA_HOME
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj") .. " " .. h.shell_quote(dir .. "/xdg"))
+    vim.env.XDG_DATA_HOME = dir .. "/xdg"
+    vim.cmd("cd " .. vim.fn.fnameescape(dir .. "/proj"))
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD", "$FLEMMA_PLAYGROUND" }, network = false },
+      approval = { bash = "allow", git = "allow", read_file = "allow", write_file = "allow", edit = "allow" },
+      tools = { output_limit = 200 },
+    })
+    approval.reset()
+    asked = {}
+    approval.prompt = function(question, cb)
+      asked[#asked + 1] = question
+      cb("deny")
+    end
+  end)
+  after_each(function()
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    vim.env.XDG_DATA_HOME = old_xdg
+    sandbox.setup()
+    approval.reset()
+    h.rmdir(dir)
+  end)
+
+  it("describe the effective policy to the model", function()
+    local text = tools.definition("bash", nil).description
+    assert.truthy(text:find("read-only except: " .. dir .. "/proj, " .. dir .. "/xdg/flemma-sandbox/playground", 1, true))
+    assert.matches("network is off", text)
+    sandbox.setup({ policy = { network = "ask" } })
+    assert.matches("network = true %(the user is asked%)", tools.definition("bash", nil).description)
+    assert.matches("Only these paths are writable", tools.definition("write_file", nil).description)
+    assert.are.equal("object", tools.definition("edit", nil).input_schema.type)
+  end)
+
+  it("bash keeps the whole of a long output in a file it names", function()
+    local r = run("bash", { command = "seq 1 5000" })
+    assert.is_true(r.truncated)
+    assert.truthy(r.output_file)
+    local whole = h.read(r.output_file)
+    assert.are.equal(5000, select(2, whole:gsub("\n", "")))
+    assert.matches("^1\n2\n", r.stdout)
+    assert.matches("5000$", r.stdout)
+    os.remove(r.output_file)
+  end)
+
+  it("bash strips ANSI colours and honours a per-call timeout", function()
+    local r = run("bash", { command = "printf '\\033[31mred\\033[0m   \\n'" })
+    assert.are.equal("red", r.stdout)
+    r = run("bash", { command = "sleep 5", timeout_ms = 300 })
+    assert.is_true(r.timed_out)
+  end)
+
+  it("read_file returns lines, numbers and parts, and refuses binary and big files", function()
+    h.write(dir .. "/proj/t.txt", "a\nb\nc\n")
+    assert.are.equal("a\nb\nc", run("read_file", { path = "t.txt" }).content)
+    assert.are.equal("     2\tb", run("read_file", { path = "t.txt", offset = 2, limit = 1, line_numbers = true }).content)
+    h.write(dir .. "/proj/bin", "x\0y")
+    assert.matches("looks binary", run("read_file", { path = "bin" }).error)
+    sandbox.setup({ tools = { read_max_bytes = 3 } })
+    assert.matches("over the 3 byte limit", run("read_file", { path = "t.txt" }).error)
+  end)
+
+  it("write_file and edit change files inside rw_paths only", function()
+    assert.is_true(run("write_file", { path = "sub/new.txt", content = "one two" }).success)
+    assert.are.equal("one two", h.read(dir .. "/proj/sub/new.txt"))
+    assert.is_true(run("edit", { path = "sub/new.txt", old_string = "two", new_string = "2" }).success)
+    assert.are.equal("one 2", h.read(dir .. "/proj/sub/new.txt"))
+    assert.matches("not found", run("edit", { path = "sub/new.txt", old_string = "zzz", new_string = "" }).error)
+    h.sh("ln -s /etc " .. h.shell_quote(dir .. "/proj/etc-link"))
+    assert.are.equal("write to /etc/x blocked: not in rw_paths", run("write_file", { path = "etc-link/x", content = "" }).error)
+  end)
+
+  it("rejects bad input with a clear message", function()
+    assert.are.equal("missing required input: command", run("bash", {}).error)
+    assert.are.equal("input command must be a string", run("bash", { command = 5 }).error)
+    assert.are.equal("unknown input: cmd", run("bash", { command = "x", cmd = 1 }).error)
+    assert.are.equal("unknown tool: nope", run("nope", {}).error)
+  end)
+
+  it("honours deny from the approval settings and from frontmatter", function()
+    sandbox.setup({ approval = { bash = "deny" } })
+    assert.matches("not run: the approval setting for bash is deny", run("bash", { command = "true" }).error)
+  end)
+
+  it("git runs local commands in the sandbox and clones into the playground", function()
+    local origin = dir .. "/proj/origin"
+    h.sh(
+      "git init -q "
+        .. h.shell_quote(origin)
+        .. " && cd "
+        .. h.shell_quote(origin)
+        .. " && echo x > f && git add f && git -c user.name=t -c user.email=t@t commit -qm first"
+    )
+    local r = run("git", { args = { "log", "--oneline" } }, { cwd = origin })
+    assert.are.equal(0, r.exit_code, r.stderr)
+    assert.matches("first", r.stdout)
+
+    r = run("git", { args = { "clone", origin } })
+    assert.are.equal(0, r.exit_code, r.stderr)
+    local clone = dir .. "/xdg/flemma-sandbox/playground/origin"
+    assert.are.equal("x\n", h.read(clone .. "/f"))
+    assert.matches("cloned into " .. clone:gsub("%p", "%%%0"), table.concat(r.notes, "\n"))
+
+    -- into the project: needs the user's explicit yes, even with approval "allow"
+    r = run("git", { args = { "clone", origin, "copy" } })
+    assert.matches("not run: the user declined", r.error)
+    assert.are.equal(1, #asked)
+    assert.is_nil(h.read(dir .. "/proj/copy/f"))
+    assert.matches("unsupported git subcommand: push", run("git", { args = { "push" } }).error)
+  end)
+end)
