@@ -49,7 +49,7 @@ bench: $(CORE)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
 
 demo: $(CORE)
-	$(LUAJIT) demo/demo.lua
+	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua"
 
 # stylua reads stylua.toml
 format:

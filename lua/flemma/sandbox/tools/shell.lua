@@ -68,7 +68,16 @@ function M.looks_like_network_failure(text)
   return false
 end
 
-M.NETWORK_HINT = "[sandbox] This command ran without network access. "
-  .. "If it needs the network, call the tool again with network = true; the user will be asked."
+--- The line added to a result that failed for want of network.
+---@param mode boolean|string the configured policy.network
+---@return string
+function M.network_hint(mode)
+  if mode == "ask" then
+    return "[sandbox] This command ran without network access. "
+      .. "If it needs the network, call the tool again with network = true; the user will be asked."
+  end
+  return "[sandbox] This command ran without network access, and this sandbox does not allow it "
+    .. "(policy.network = false); ask the user to change that if the task needs the network."
+end
 
 return M
