@@ -181,6 +181,44 @@ describe(".chat tool calls (end to end)", function()
     assert.are.same({}, n.survivors(n.pids_with(m)))
   end)
 
+  it("puts the result in the right place when the buffer is edited meanwhile", function()
+    local buf = n.open_chat(dir .. "/j.chat", chat_lines({ { "bash", "e1", { command = "sleep 0.5; echo late" } } }))
+    vim.cmd("Flemma tool:execute-all")
+    vim.api.nvim_buf_set_lines(buf, 0, 0, false, { "inserted 1", "inserted 2", "inserted 3" })
+    wait_idle(buf)
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local calls = chat.parse(lines)
+    assert.are.equal("e1", calls[1].id)
+    assert.is_true(calls[1].has_result)
+    assert.are.equal("late", (result_of(buf, "e1")))
+    assert.are.equal("inserted 1", lines[1])
+  end)
+
+  it("folds a long result", function()
+    local buf = n.open_chat(dir .. "/l.chat", chat_lines({ { "bash", "long", { command = "seq 1 40" } } }))
+    vim.wo.foldmethod = "manual"
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    for i, line in ipairs(lines) do
+      if line == "17" then
+        assert.are_not.equal(-1, vim.fn.foldclosed(i))
+      end
+    end
+    assert.are.equal(40, #vim.split((result_of(buf, "long")), "\n"))
+  end)
+
+  it("takes the approval from the buffer's frontmatter", function()
+    local lines = { "```lua", 'flemma.opt.approval = { bash = "deny" }', "```" }
+    vim.list_extend(lines, chat_lines({ { "bash", "f1", { command = "echo should-not-run" } } }))
+    local buf = n.open_chat(dir .. "/k.chat", lines)
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf)
+    local body, is_error = result_of(buf, "f1")
+    assert.is_true(is_error)
+    assert.are.equal("not run: the approval setting for bash is deny", body)
+  end)
+
   it("tool:execute runs only the call under the cursor", function()
     local lines = chat_lines({ { "bash", "x1", { command = "echo one" } }, { "bash", "x2", { command = "echo two" } } })
     local buf = n.open_chat(dir .. "/i.chat", lines)

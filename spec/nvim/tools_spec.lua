@@ -45,7 +45,9 @@ describe("tools", function()
 
   it("describe the effective policy to the model", function()
     local text = tools.definition("bash", nil).description
-    assert.truthy(text:find("read-only except: " .. dir .. "/proj, " .. dir .. "/xdg/flemma-sandbox/playground", 1, true))
+    assert.truthy(
+      text:find("read-only except: " .. dir .. "/proj, " .. dir .. "/xdg/flemma-sandbox/playground", 1, true)
+    )
     assert.matches("network is off", text)
     sandbox.setup({ policy = { network = "ask" } })
     assert.matches("network = true %(the user is asked%)", tools.definition("bash", nil).description)
@@ -74,7 +76,10 @@ describe("tools", function()
   it("read_file returns lines, numbers and parts, and refuses binary and big files", function()
     h.write(dir .. "/proj/t.txt", "a\nb\nc\n")
     assert.are.equal("a\nb\nc", run("read_file", { path = "t.txt" }).content)
-    assert.are.equal("     2\tb", run("read_file", { path = "t.txt", offset = 2, limit = 1, line_numbers = true }).content)
+    assert.are.equal(
+      "     2\tb",
+      run("read_file", { path = "t.txt", offset = 2, limit = 1, line_numbers = true }).content
+    )
     h.write(dir .. "/proj/bin", "x\0y")
     assert.matches("looks binary", run("read_file", { path = "bin" }).error)
     sandbox.setup({ tools = { read_max_bytes = 3 } })
@@ -88,7 +93,10 @@ describe("tools", function()
     assert.are.equal("one 2", h.read(dir .. "/proj/sub/new.txt"))
     assert.matches("not found", run("edit", { path = "sub/new.txt", old_string = "zzz", new_string = "" }).error)
     h.sh("ln -s /etc " .. h.shell_quote(dir .. "/proj/etc-link"))
-    assert.are.equal("write to /etc/x blocked: not in rw_paths", run("write_file", { path = "etc-link/x", content = "" }).error)
+    assert.are.equal(
+      "write to /etc/x blocked: not in rw_paths",
+      run("write_file", { path = "etc-link/x", content = "" }).error
+    )
   end)
 
   it("rejects bad input with a clear message", function()

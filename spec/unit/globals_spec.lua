@@ -3,8 +3,12 @@
 local h = require("support.helpers")
 
 local ALLOWED = {}
-for name in ("vim require type pairs ipairs tostring tonumber string table math error setmetatable "
-  .. "getmetatable next pcall select unpack os io jit debug loadstring setfenv rawset _G"):gmatch("%S+") do
+for name in
+  (
+    "vim require type pairs ipairs tostring tonumber string table math error setmetatable "
+    .. "getmetatable next pcall select unpack os io jit debug loadstring setfenv rawset _G"
+  ):gmatch("%S+")
+do
   ALLOWED[name] = true
 end
 
