@@ -43,24 +43,7 @@ function M.prompt(question, cb)
   local lines = { question.title, "" }
   vim.list_extend(lines, question.lines)
   vim.list_extend(lines, { "", footer })
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].bufhidden = "wipe"
-  local width = 30
-  for _, l in ipairs(lines) do
-    width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
-  end
-  width = math.min(width, vim.o.columns - 4)
-  local win = vim.api.nvim_open_win(buf, true, {
-    relative = "editor",
-    width = width,
-    height = math.min(#lines, vim.o.lines - 4),
-    row = 2,
-    col = math.floor((vim.o.columns - width) / 2),
-    style = "minimal",
-    border = "rounded",
-  })
+  local buf, win = require("flemma.sandbox.float").open(lines, 2)
   local answered = false
   local function answer(value)
     if answered then

@@ -67,25 +67,7 @@ function M.show(lines)
     vim.api.nvim_echo({ { table.concat(lines, "\n") } }, true, {})
     return
   end
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].bufhidden = "wipe"
-  local width = 20
-  for _, l in ipairs(lines) do
-    width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
-  end
-  width = math.min(width, vim.o.columns - 4)
-  local height = math.min(#lines, vim.o.lines - 4)
-  local win = vim.api.nvim_open_win(buf, true, {
-    relative = "editor",
-    width = width,
-    height = height,
-    row = math.floor((vim.o.lines - height) / 2),
-    col = math.floor((vim.o.columns - width) / 2),
-    style = "minimal",
-    border = "rounded",
-  })
+  local buf, win = require("flemma.sandbox.float").open(lines)
   for _, key in ipairs({ "q", "<Esc>" }) do
     vim.api.nvim_buf_set_keymap(buf, "n", key, "<cmd>close<cr>", { nowait = true, noremap = true, silent = true })
   end

@@ -54,26 +54,34 @@ function M.prepare(input, ctx)
   }
 end
 
-local function render_notes(result, notes)
-  if #notes > 0 then
-    result.notes = notes
-  end
-  return result
-end
-
-function M.run(input, ctx, done)
-  local cfg = ctx.config
-  local spill = outputs.new_file(cfg.tools.cache_max_bytes)
-  local handle, err = job.run({ cfg.tools.shell, "-c", input.command }, {
+--- Runs argv as a tool command (bash's and git's shared path). adjust may
+--- add to the result and its notes before done receives it.
+---@param argv string[]
+---@param ctx table the tool context
+---@param extra table job.run options beyond the common ones
+---@param adjust fun(result: table, notes: string[], r: flemma.sandbox.JobResult)
+---@param done fun(result: table)
+function M.run_argv(argv, ctx, extra, adjust, done)
+  local opts = {
     bufnr = ctx.bufnr,
     sandbox_opts = { bufnr = ctx.bufnr, network = ctx.network },
     cwd = ctx.cwd,
-    timeout_ms = input.timeout_ms or cfg.tools.timeout_ms,
-    output_limit = cfg.tools.output_limit,
-    spill_path = spill,
-    spill_max_bytes = math.floor(cfg.tools.cache_max_bytes / 2),
+    timeout_ms = ctx.config.tools.timeout_ms,
+    output_limit = ctx.config.tools.output_limit,
     on_exit = function(r)
+      ctx.on_job(nil)
       local notes = {}
+      if r.timed_out then
+        notes[#notes + 1] = "[sandbox] stopped after " .. ctx.timeout_ms_used .. " ms"
+      end
+      if ctx.network_denied then
+        notes[#notes + 1] = "[sandbox] network access was denied; the command ran without network"
+      end
+      if r.exit_code ~= 0 and not ctx.network and r.sandboxed then
+        if shell.looks_like_network_failure(r.stdout .. r.stderr) then
+          notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)
+        end
+      end
       local result = {
         stdout = shell.trim(shell.strip_ansi(r.stdout)),
         stderr = shell.trim(shell.strip_ansi(r.stderr)),
@@ -81,34 +89,42 @@ function M.run(input, ctx, done)
         timed_out = r.timed_out,
         truncated = r.truncated,
       }
-      if r.truncated and spill then
-        result.output_file = spill
-        notes[#notes + 1] = "[sandbox] output was cut; the whole output is in " .. spill
-      elseif spill then
-        os.remove(spill)
-      end
-      if r.timed_out then
-        notes[#notes + 1] = "[sandbox] stopped after " .. (input.timeout_ms or cfg.tools.timeout_ms) .. " ms"
-      end
-      if ctx.network_denied then
-        notes[#notes + 1] = "[sandbox] network access was denied; the command ran without network"
-      end
-      if
-        r.exit_code ~= 0
-        and not ctx.network
-        and r.sandboxed
-        and shell.looks_like_network_failure(r.stdout .. r.stderr)
-      then
-        notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)
-      end
-      ctx.on_job(nil)
-      done(render_notes(result, notes))
+      adjust(result, notes, r)
+      result.notes = #notes > 0 and notes or nil
+      done(result)
     end,
-  })
+  }
+  for k, v in pairs(extra) do
+    opts[k] = v
+  end
+  ctx.timeout_ms_used = opts.timeout_ms
+  local handle, err = job.run(argv, opts)
   if not handle then
     return done({ error = err })
   end
   ctx.on_job(handle)
+end
+
+function M.run(input, ctx, done)
+  local cfg = ctx.config
+  local spill = outputs.new_file(cfg.tools.cache_max_bytes)
+  M.run_argv({ cfg.tools.shell, "-c", input.command }, ctx, {
+    timeout_ms = input.timeout_ms or cfg.tools.timeout_ms,
+    spill_path = spill,
+    spill_max_bytes = math.floor(cfg.tools.cache_max_bytes / 2),
+  }, function(result, notes, r)
+    if r.truncated and spill then
+      result.output_file = spill
+      notes[#notes + 1] = "[sandbox] output was cut; the whole output is in " .. spill
+    elseif spill then
+      os.remove(spill)
+    end
+  end, function(result)
+    if result.error and spill then
+      os.remove(spill)
+    end
+    done(result)
+  end)
 end
 
 return M

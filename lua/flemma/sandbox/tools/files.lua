@@ -16,14 +16,20 @@ local function locate(path, ctx)
   return policy.real_path(path, ctx.cwd)
 end
 
---- nil when the path may be written, else the reason (naming the rule).
----@param real string
+--- The real path a write to `path` would reach, or why it may not happen
+--- (naming the rule). Asked before approval and again right before writing.
+---@param path string
 ---@param ctx table
----@return string|nil
-local function write_blocked(real, ctx)
-  if not sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts) then
-    return "write to " .. real .. " blocked: not in rw_paths"
+---@return string|nil real, string|nil err
+local function write_target(path, ctx)
+  local real, err = locate(path, ctx)
+  if not real then
+    return nil, err
   end
+  if not sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts) then
+    return nil, "write to " .. real .. " blocked: not in rw_paths"
+  end
+  return real
 end
 
 --- Writes content to real atomically, keeping an existing file's mode.
@@ -128,24 +134,14 @@ M.write_file = {
       .. "."
   end,
   prepare = function(input, ctx)
-    local real, err = locate(input.path, ctx)
-    if not real then
-      return nil, err
-    end
-    local blocked = write_blocked(real, ctx)
-    if blocked then
-      return nil, blocked
-    end
-    return { lines = { "write " .. #input.content .. " bytes to " .. real } }
+    local real, err = write_target(input.path, ctx)
+    return real and { lines = { "write " .. #input.content .. " bytes to " .. real } }, err
   end,
   run = function(input, ctx, done)
-    local real, err = locate(input.path, ctx)
+    local real, err = write_target(input.path, ctx)
     local ok
     if real then
-      err = write_blocked(real, ctx)
-      if not err then
-        ok, err = write(real, input.content, ctx)
-      end
+      ok, err = write(real, input.content, ctx)
     end
     done(ok and { success = true } or { error = err })
   end,
@@ -216,24 +212,16 @@ M.edit = {
       .. "."
   end,
   prepare = function(input, ctx)
-    local real, err = locate(input.path, ctx)
-    if not real then
-      return nil, err
-    end
-    local blocked = write_blocked(real, ctx)
-    if blocked then
-      return nil, blocked
-    end
-    return { lines = { "edit " .. real, "- " .. input.old_string:sub(1, 200), "+ " .. input.new_string:sub(1, 200) } }
+    local real, err = write_target(input.path, ctx)
+    local shown = real
+      and { "edit " .. real, "- " .. input.old_string:sub(1, 200), "+ " .. input.new_string:sub(1, 200) }
+    return shown and { lines = shown }, err
   end,
   run = function(input, ctx, done)
-    local real, err = locate(input.path, ctx)
+    local real, err = write_target(input.path, ctx)
     local text
     if real then
-      err = write_blocked(real, ctx)
-      if not err then
-        text, err = read_all(real)
-      end
+      text, err = read_all(real)
     end
     local new_text
     if text then

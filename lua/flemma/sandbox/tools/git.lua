@@ -3,8 +3,7 @@
 --- user agrees to another place.
 local core = require("flemma.sandbox.core")
 local host = require("flemma.sandbox.host")
-local job = require("flemma.sandbox.job")
-local shell = require("flemma.sandbox.tools.shell")
+local bash = require("flemma.sandbox.tools.bash")
 
 local M = {
   name = "git",
@@ -86,40 +85,11 @@ function M.run(input, ctx, done)
   if ctx.clone and not ctx.clone.dest_index then
     argv[#argv + 1] = ctx.clone.dest
   end
-  local handle, err = job.run(argv, {
-    bufnr = ctx.bufnr,
-    sandbox_opts = { bufnr = ctx.bufnr, network = ctx.network },
-    cwd = ctx.cwd,
-    timeout_ms = ctx.config.tools.timeout_ms,
-    output_limit = ctx.config.tools.output_limit,
-    env = { GIT_TERMINAL_PROMPT = "0" },
-    on_exit = function(r)
-      ctx.on_job(nil)
-      local result = {
-        stdout = shell.trim(shell.strip_ansi(r.stdout)),
-        stderr = shell.trim(shell.strip_ansi(r.stderr)),
-        exit_code = r.exit_code,
-        timed_out = r.timed_out,
-        truncated = r.truncated,
-      }
-      local notes = {}
-      if ctx.network_denied then
-        notes[#notes + 1] = "[sandbox] network access was denied; git ran without network"
-      end
-      if r.exit_code ~= 0 and not ctx.network and shell.looks_like_network_failure(r.stdout .. r.stderr) then
-        notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)
-      end
-      if ctx.clone and r.exit_code == 0 then
-        notes[#notes + 1] = "cloned into " .. ctx.clone.dest
-      end
-      result.notes = #notes > 0 and notes or nil
-      done(result)
-    end,
-  })
-  if not handle then
-    return done({ error = err })
-  end
-  ctx.on_job(handle)
+  bash.run_argv(argv, ctx, { env = { GIT_TERMINAL_PROMPT = "0" } }, function(result, notes)
+    if ctx.clone and result.exit_code == 0 then
+      notes[#notes + 1] = "cloned into " .. ctx.clone.dest
+    end
+  end, done)
 end
 
 return M

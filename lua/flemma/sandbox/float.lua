@@ -1,0 +1,30 @@
+--- A small read-only floating window with text, for status and questions.
+local M = {}
+
+---@param lines string[]
+---@param row? integer screen row; default: centred
+---@return integer buf, integer win
+function M.open(lines, row)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = "wipe"
+  local width = 30
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
+  end
+  width = math.min(width, vim.o.columns - 4)
+  local height = math.min(#lines, vim.o.lines - 4)
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = "editor",
+    width = width,
+    height = height,
+    row = row or math.floor((vim.o.lines - height) / 2),
+    col = math.floor((vim.o.columns - width) / 2),
+    style = "minimal",
+    border = "rounded",
+  })
+  return buf, win
+end
+
+return M
