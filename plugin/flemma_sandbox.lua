@@ -4,5 +4,17 @@ if vim.g.loaded_flemma_sandbox then
 end
 vim.g.loaded_flemma_sandbox = true
 
+-- Without the compiled core nothing works: say how to build it, once.
+local ok, err = pcall(require, "flemma.sandbox.core")
+if not ok then
+  vim.schedule(function()
+    vim.notify(
+      "flemma-sandbox: the C core is not built (run `make` in the plugin folder, or build = \"make\"): " .. err,
+      vim.log.levels.ERROR
+    )
+  end)
+  return
+end
+
 require("flemma.sandbox.commands").define()
 require("flemma.sandbox.autocmds").setup()

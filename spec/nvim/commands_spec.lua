@@ -59,6 +59,8 @@ describe(":Flemma sandbox:*", function()
     assert.truthy(text:find(dir .. "/missing: " .. dir .. "/missing does not exist", 1, true))
     sandbox.set_enabled(false)
     assert.matches("enabled:    no %(from runtime override%)", table.concat(status.lines(buf), "\n"))
+    sandbox.setup({ policy = { network = "ask" } })
+    assert.matches("network:    ask %(off unless", table.concat(status.lines(buf), "\n"))
   end)
 
   it("status says when commands would run unsandboxed", function()

@@ -37,7 +37,11 @@ function M.lines(bufnr)
   end
 
   local policy, skipped = sandbox.get_policy(bufnr)
-  lines[#lines + 1] = "  network:    " .. (policy.network and "on" or "off (loopback only)")
+  local network = policy.network and "on" or "off (loopback only)"
+  if cfg.policy.network == "ask" then
+    network = "ask (off unless a tool call asks and you agree)"
+  end
+  lines[#lines + 1] = "  network:    " .. network
   lines[#lines + 1] = "  privileged: "
     .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")
   lines[#lines + 1] = "  writable:"
