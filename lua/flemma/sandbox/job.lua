@@ -126,7 +126,8 @@ local function pipe_holders(ids)
         if not fd then
           break
         end
-        if ids[uv.fs_readlink("/proc/" .. name .. "/fd/" .. fd) or ""] then
+        local target = uv.fs_readlink("/proc/" .. name .. "/fd/" .. fd)
+        if target and ids[target] then
           pids[#pids + 1] = pid
           break
         end
@@ -315,6 +316,9 @@ function M.run(argv, opts)
   end
   if not process then
     spawn_err = pid
+    if spill then
+      spill:close()
+    end
     for _, h in ipairs({ stdin, stdout, stderr }) do
       close(h)
     end
@@ -325,7 +329,10 @@ function M.run(argv, opts)
   -- before its callback runs, which let 1 GB of output grow Neovim to 1 GB.
   for _, stream in ipairs({ { stdout, out }, { stderr, errs } }) do
     local pipe, cap = stream[1], stream[2]
-    held_pipes[pipe_id(pipe) or ""] = true
+    local id = pipe_id(pipe)
+    if id then
+      held_pipes[id] = true
+    end
     pipe:read_start(function(_, data)
       if data then
         cap:add(data)
