@@ -121,6 +121,17 @@ describe("sandboxed execution (real bwrap)", function()
     assert.matches("CapEff:%s+0+\n", r.stdout)
   end)
 
+  it("refuses nested user namespaces where bwrap can (--disable-userns)", function()
+    local bwrap = require("flemma.sandbox.backends.bwrap")
+    if not bwrap.features({})["disable-userns"] then
+      pending("this bwrap has no --disable-userns")
+      return
+    end
+    local r = run({ "sh", "-c", "unshare -U true && echo nested-ok" })
+    assert.are_not.equal(0, r.code)
+    assert.are.equal("", r.stdout)
+  end)
+
   it("keeps a missing rw path out instead of failing the command", function()
     use_policy({ rw_paths = { "$CWD", dir .. "/not-there" } })
     local r = run({ "sh", "-c", "echo ok > " .. h.shell_quote(proj .. "/f") })

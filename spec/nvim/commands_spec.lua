@@ -86,6 +86,7 @@ describe(":Flemma sandbox:*", function()
       wrap = function() end,
     })
     sandbox.setup({ backend = "required" })
+    assert.matches("commands are refused", table.concat(status.lines(vim.api.nvim_get_current_buf()), "\n"))
     n.open_chat(dir .. "/one.chat", { "@You: hi" })
     n.open_chat(dir .. "/two.chat", { "@You: hi" })
     local warnings = vim.tbl_filter(function(note)

@@ -165,6 +165,22 @@ describe("flemma.sandbox API", function()
     assert.are.same({ nil, err }, { sandbox.detect_available_backend() })
   end)
 
+  it("backend = required fails closed when no backend works", function()
+    sandbox.setup({ backend = "required" })
+    sandbox.clear()
+    sandbox.register("never", {
+      available = function()
+        return false, "not here"
+      end,
+      wrap = function()
+        error("must not be called")
+      end,
+    })
+    local argv, err = sandbox.wrap_command({ "true" }, 7)
+    assert.is_nil(argv)
+    assert.matches('refused: backend = "required" and No sandbox backend available %(never: not here%)', err)
+  end)
+
   it("wrap_command rejects a bad inner command with a clear error", function()
     assert.are.same({ nil, "inner_cmd: expected a non-empty list of strings" }, { sandbox.wrap_command({}, 7) })
     assert.are.same({ nil, "inner_cmd[2]: expected string, got number" }, { sandbox.wrap_command({ "a", 1 }, 7) })

@@ -45,7 +45,7 @@ function M.check_required(bufnr)
   if not backend.available then
     warned_required = true
     vim.notify(
-      'flemma-sandbox: backend = "required" but no sandbox backend works; tool commands run unsandboxed: '
+      'flemma-sandbox: backend = "required" but no sandbox backend works; tool commands are refused: '
         .. tostring(backend.error),
       vim.log.levels.WARN
     )

@@ -159,7 +159,8 @@ local function check_command(inner_cmd)
 end
 
 --- Wraps a command for the buffer's policy. Returns the command unchanged
---- when the sandbox is off, or when "auto"/"required" find no backend.
+--- when the sandbox is off, or when "auto" finds no backend; "required"
+--- then refuses (nil, err), failing closed.
 --- With policy.network = "ask", `opts.network = true` (a table opts) turns
 --- the network on for this one command: the caller has asked the user.
 ---@param inner_cmd string[]
@@ -177,8 +178,11 @@ function M.wrap_command(inner_cmd, bufnr, opts)
   end
   local entry, err = resolve_backend(cfg)
   if not entry then
-    if cfg.backend == "auto" or cfg.backend == "required" then
+    if cfg.backend == "auto" then
       return inner_cmd, nil
+    end
+    if cfg.backend == "required" then
+      return nil, 'refused: backend = "required" and ' .. tostring(err)
     end
     return nil, err
   end

@@ -31,9 +31,8 @@ function M.lines(bufnr)
   end
   lines[#lines + 1] = line
   if cfg.enabled and not backend.available then
-    local auto = backend.mode == "auto" or backend.mode == "required"
-    lines[#lines + 1] = auto and "  commands run UNSANDBOXED: no backend is available"
-      or "  commands are refused: the configured backend is unavailable"
+    lines[#lines + 1] = backend.mode == "auto" and "  commands run UNSANDBOXED: no backend is available"
+      or "  commands are refused: no sandbox backend works"
   end
 
   local policy, skipped = sandbox.get_policy(bufnr)

@@ -42,11 +42,43 @@ function M.version(backend_config)
   return versions[path] ~= "" and versions[path] or nil
 end
 
+---@type table<string, table<string, boolean>>
+local features = {}
+
+--- Options this bwrap knows, read once per path from `bwrap --help`, so
+--- newer ones (--disable-userns arrived in 0.8) are used only where present.
+---@param backend_config flemma.sandbox.BwrapConfig|table
+---@return table<string, boolean>
+function M.features(backend_config)
+  local path = backend_config.path or "bwrap"
+  if not features[path] then
+    local found = core.which(path, host.getenv("PATH"))
+    local known = {}
+    local f = found and io.popen("'" .. found:gsub("'", "'\\''") .. "' --help 2>&1")
+    if f then
+      for option in (f:read("*a") or ""):gmatch("%-%-([%w-]+)") do
+        known[option] = true
+      end
+      f:close()
+    end
+    features[path] = known
+  end
+  return features[path]
+end
+
 ---@param policy flemma.sandbox.ResolvedPolicy
 ---@param backend_config flemma.sandbox.BwrapConfig|table
 ---@param inner_cmd string[]
 ---@return string[]|nil argv, string|nil err
 function M.wrap(policy, backend_config, inner_cmd)
+  if not policy.allow_privileged and M.features(backend_config)["disable-userns"] then
+    -- no nested user namespaces: they reopen kernel attack surface
+    local extra = { "--disable-userns" }
+    for _, arg in ipairs(backend_config.extra_args or {}) do
+      extra[#extra + 1] = arg
+    end
+    backend_config = setmetatable({ extra_args = extra }, { __index = backend_config })
+  end
   local argv, err = core.bwrap_argv(policy, backend_config, inner_cmd)
   if not argv then
     return nil, err
