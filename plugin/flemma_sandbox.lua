@@ -9,7 +9,7 @@ local ok, err = pcall(require, "flemma.sandbox.core")
 if not ok then
   vim.schedule(function()
     vim.notify(
-      "flemma-sandbox: the C core is not built (run `make` in the plugin folder, or build = \"make\"): " .. err,
+      'flemma-sandbox: the C core is not built (run `make` in the plugin folder, or build = "make"): ' .. err,
       vim.log.levels.ERROR
     )
   end)
