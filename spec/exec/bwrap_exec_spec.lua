@@ -94,7 +94,15 @@ describe("sandboxed execution (real bwrap)", function()
   it("runs an inner command whose first word starts with --", function()
     h.write(proj .. "/--flemma-probe", '#!/bin/sh\necho probe-ran "$@"\n')
     h.sh("chmod +x " .. h.shell_quote(proj .. "/--flemma-probe"))
-    local r = run({ "--flemma-probe", "--help" }, { PATH = proj .. ":" .. os.getenv("PATH") })
+    host.use({
+      cwd = function()
+        return proj
+      end,
+      getenv = function(name)
+        return name == "PATH" and (proj .. ":" .. os.getenv("PATH")) or os.getenv(name)
+      end,
+    })
+    local r = run({ "--flemma-probe", "--help" })
     assert.are.equal(0, r.code, r.stderr)
     assert.are.equal("probe-ran --help\n", r.stdout)
   end)
@@ -130,6 +138,40 @@ describe("sandboxed execution (real bwrap)", function()
     local r = run({ "sh", "-c", "unshare -U true && echo nested-ok" })
     assert.are_not.equal(0, r.code)
     assert.are.equal("", r.stdout)
+  end)
+
+  it("gives the command a clean environment: no API keys unless named", function()
+    local env = {
+      PATH = os.getenv("PATH"),
+      HOME = "/home/demo",
+      LANG = "C.UTF-8",
+      OPENAI_API_KEY = "sk-test-secret",
+      GITHUB_TOKEN = "ghp-secret",
+      NOT_LISTED = "x",
+    }
+    host.use({
+      cwd = function()
+        return proj
+      end,
+      getenv = function(name)
+        return env[name]
+      end,
+      environ = function()
+        return env
+      end,
+    })
+    local r = h.run(assert(sandbox.wrap_command({ "env" }, nil)), { OPENAI_API_KEY = "sk-test-secret" })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.matches("\nLANG=C.UTF%-8\n", "\n" .. r.stdout)
+    assert.matches("\nHOME=/home/demo\n", "\n" .. r.stdout)
+    assert.not_matches("secret", r.stdout)
+    assert.not_matches("NOT_LISTED", r.stdout)
+
+    use_policy({ env_allow = { "OPENAI_API_KEY", "GITHUB*", "NOT_*" } })
+    r = h.run(assert(sandbox.wrap_command({ "env" }, nil)))
+    assert.matches("OPENAI_API_KEY=sk%-test%-secret", r.stdout)
+    assert.matches("NOT_LISTED=x", r.stdout)
+    assert.not_matches("GITHUB_TOKEN", r.stdout) -- a pattern never lets a credential through
   end)
 
   it("keeps a missing rw path out instead of failing the command", function()

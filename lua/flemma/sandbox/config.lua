@@ -9,6 +9,7 @@ local M = {}
 ---@field deny_paths string[] paths hidden inside the sandbox
 ---@field network boolean|"ask" "ask": off unless a tool call asks and the user agrees
 ---@field allow_privileged boolean
+---@field env_allow string[] environment variables passed in besides the default list ("NAME" or "PREFIX*")
 
 ---@class flemma.sandbox.BwrapConfig
 ---@field path string
@@ -39,6 +40,7 @@ M.defaults = {
     deny_paths = {},
     network = true,
     allow_privileged = false,
+    env_allow = {},
   },
   backends = {
     bwrap = { path = "bwrap", extra_args = {} },
@@ -88,7 +90,7 @@ local function check_policy(key, policy)
   if err then
     return err
   end
-  for _, name in ipairs({ "rw_paths", "deny_paths" }) do
+  for _, name in ipairs({ "rw_paths", "deny_paths", "env_allow" }) do
     if policy[name] ~= nil then
       err = check_string_list(key .. "." .. name, policy[name])
       if err then

@@ -12,6 +12,7 @@ local M = {}
 ---@field getenv fun(name: string): string|nil
 ---@field is_linux fun(): boolean
 ---@field warn fun(message: string)
+---@field environ fun(): table<string, string>|nil the whole environment, where it can be listed
 
 local in_nvim = type(vim) == "table" and type(vim.api) == "table"
 
@@ -28,6 +29,9 @@ local process_host = {
     return jit and jit.os == "Linux" or false
   end,
   warn = function(_) end,
+  environ = function()
+    return nil -- plain LuaJIT cannot list the environment; named variables still work
+  end,
 }
 
 ---@type flemma.sandbox.Host
@@ -52,6 +56,9 @@ local nvim_host = {
     return vim.fn.fnamemodify(name, ":p:h")
   end,
   getenv = os.getenv,
+  environ = function()
+    return vim.fn.environ()
+  end,
   is_linux = process_host.is_linux,
   warn = function(message)
     -- policies are resolved in callbacks too, where notify must wait
@@ -114,6 +121,11 @@ function M.playground()
     end
   end
   return path
+end
+
+---@return table<string, string>|nil
+function M.environ()
+  return current.environ()
 end
 
 --- Tells the user something went wrong without stopping anything.

@@ -163,6 +163,7 @@ end
 --- then refuses (nil, err), failing closed.
 --- With policy.network = "ask", `opts.network = true` (a table opts) turns
 --- the network on for this one command: the caller has asked the user.
+--- `opts.env` adds variables to the (otherwise allowlisted) environment.
 ---@param inner_cmd string[]
 ---@param bufnr? integer
 ---@param opts? integer|table
@@ -189,6 +190,11 @@ function M.wrap_command(inner_cmd, bufnr, opts)
   local resolved = policy.resolve(cfg.policy, bufnr)
   if type(opts) == "table" and opts.network == true and cfg.policy.network == "ask" then
     resolved.network = true -- a tool call asked and the user agreed
+  end
+  if type(opts) == "table" and type(opts.env) == "table" then
+    for k, v in pairs(opts.env) do
+      resolved.env[k] = v -- what the caller sets for this command on purpose
+    end
   end
   return entry.wrap(resolved, cfg.backends[entry.name] or {}, inner_cmd)
 end

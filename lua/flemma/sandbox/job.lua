@@ -154,6 +154,22 @@ local function output_pipe()
   return uv.new_pipe(false), nil
 end
 
+--- The child's stdin as a real pipe too: on a socket (libuv's default),
+--- bash thinks it was started by sshd and reads ~/.bashrc.
+---@return userdata pipe, integer|nil child_fd
+local function input_pipe()
+  local uv = vim.loop
+  if uv.pipe then
+    local fds = uv.pipe({ nonblock = false }, { nonblock = true })
+    if fds then
+      local pipe = uv.new_pipe(false)
+      pipe:open(fds.write)
+      return pipe, fds.read
+    end
+  end
+  return uv.new_pipe(false), nil
+end
+
 --- The environment for a child: Neovim's own, with opts.env on top.
 ---@param extra table<string, string>|nil
 ---@return string[]
@@ -183,14 +199,20 @@ function M.run(argv, opts)
     end
   end
   frontmatter.sync(opts.bufnr)
-  local wrapped, err = sandbox.wrap_command(argv, opts.bufnr, opts.sandbox_opts)
+  local sandbox_opts = opts.sandbox_opts
+  if opts.env then
+    -- inside the sandbox the environment is rebuilt: pass these through
+    sandbox_opts = type(sandbox_opts) == "table" and vim.deepcopy(sandbox_opts) or { bufnr = sandbox_opts }
+    sandbox_opts.env = opts.env
+  end
+  local wrapped, err = sandbox.wrap_command(argv, opts.bufnr, sandbox_opts)
   if not wrapped then
     return nil, err
   end
   local uv = vim.loop
   local limit = opts.output_limit or M.defaults.output_limit
   local out, errs = capture.new(limit), capture.new(limit)
-  local stdin = uv.new_pipe(false)
+  local stdin, stdin_fd = input_pipe()
   local stdout, stdout_fd = output_pipe()
   local stderr, stderr_fd = output_pipe()
   local timed_out, cancelled, done = false, false, false
@@ -279,7 +301,7 @@ function M.run(argv, opts)
   local spawn_err
   process, pid = uv.spawn(wrapped[1], {
     args = { unpack(wrapped, 2) },
-    stdio = { stdin, stdout_fd or stdout, stderr_fd or stderr },
+    stdio = { stdin_fd or stdin, stdout_fd or stdout, stderr_fd or stderr },
     cwd = opts.cwd,
     env = environment(opts.env),
     -- own session and process group, so the whole group can be signalled
@@ -309,7 +331,7 @@ function M.run(argv, opts)
     finish()
   end)
   -- the child has its own copies; ours would keep EOF from ever arriving
-  for _, fd in ipairs({ stdout_fd or false, stderr_fd or false }) do
+  for _, fd in ipairs({ stdin_fd or false, stdout_fd or false, stderr_fd or false }) do
     if fd then
       uv.fs_close(fd)
     end

@@ -11,6 +11,7 @@ local M = {}
 ---@field deny_paths string[]
 ---@field network boolean (a configured "ask" resolves to false)
 ---@field allow_privileged boolean
+---@field env table<string, string> the sandboxed process's whole environment
 
 ---@class flemma.sandbox.Skipped
 ---@field path string the entry as configured
@@ -77,6 +78,66 @@ local function resolve_list(list, vars, cwd, skipped)
   return out
 end
 
+--- Passed into every sandbox unless removed; "PREFIX*" matches a prefix.
+M.DEFAULT_ENV = {
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "LANG",
+  "LC_*",
+  "TERM",
+  "COLORTERM",
+  "TMPDIR",
+  "SHELL",
+  "EDITOR",
+  "TZ",
+}
+
+--- Names that look like credentials: a pattern ("PREFIX*") never lets
+--- them through; only naming them exactly in env_allow does.
+local CREDENTIAL = { "KEY$", "TOKEN$", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "^AWS_", "AUTH", "COOKIE" }
+
+---@param name string
+---@return boolean
+function M.looks_like_credential(name)
+  local upper = name:upper()
+  for _, pattern in ipairs(CREDENTIAL) do
+    if upper:find(pattern) then
+      return true
+    end
+  end
+  return false
+end
+
+--- The environment a sandboxed command sees: the default names and
+--- env_allow, taken from the host, and nothing else.
+---@param extra string[]|nil env_allow
+---@return table<string, string>
+function M.environment(extra)
+  local env, all = {}, nil
+  local names = {}
+  for _, list in ipairs({ M.DEFAULT_ENV, extra or {} }) do
+    for _, n in ipairs(list) do
+      names[#names + 1] = n
+    end
+  end
+  for _, entry in ipairs(names) do
+    local prefix = entry:match("^(.*)%*$")
+    if not prefix then
+      env[entry] = host.getenv(entry)
+    else
+      all = all or host.environ() or {}
+      for name, value in pairs(all) do
+        if name:sub(1, #prefix) == prefix and not M.looks_like_credential(name) then
+          env[name] = value
+        end
+      end
+    end
+  end
+  return env
+end
+
 --- Resolves a configured policy for a buffer.
 ---@param policy flemma.sandbox.Policy
 ---@param bufnr integer|nil
@@ -91,6 +152,7 @@ function M.resolve(policy, bufnr)
     deny_paths = core.dedupe(deny),
     network = policy.network == true,
     allow_privileged = policy.allow_privileged == true,
+    env = M.environment(policy.env_allow),
   },
     skipped
 end
