@@ -174,6 +174,17 @@ describe("sandboxed execution (real bwrap)", function()
     assert.not_matches("GITHUB_TOKEN", r.stdout) -- a pattern never lets a credential through
   end)
 
+  it("calls bwrap available only when it really starts a sandbox", function()
+    local bwrap = require("flemma.sandbox.backends.bwrap")
+    assert.are.same({ true, nil }, { bwrap.available({}) })
+    local ok, err = bwrap.available({ path = "/bin/false" })
+    assert.is_false(ok)
+    assert.matches("cannot start a sandbox here", err)
+    ok, err = bwrap.available({ path = "/nonexistent/bwrap" })
+    assert.is_false(ok)
+    assert.matches("install the bubblewrap package", err)
+  end)
+
   it("keeps a missing rw path out instead of failing the command", function()
     use_policy({ rw_paths = { "$CWD", dir .. "/not-there" } })
     local r = run({ "sh", "-c", "echo ok > " .. h.shell_quote(proj .. "/f") })

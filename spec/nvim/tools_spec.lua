@@ -66,6 +66,13 @@ describe("tools", function()
     os.remove(r.output_file)
   end)
 
+  it("bash names the rule that blocked a write", function()
+    local r = run("bash", { command = "echo x > /etc/flemma-blocked" })
+    assert.are_not.equal(0, r.exit_code)
+    assert.are.same({ "[sandbox] write to /etc/flemma-blocked blocked: not in rw_paths" }, r.notes)
+    assert.is_nil(h.read("/etc/flemma-blocked"))
+  end)
+
   it("bash strips ANSI colours and honours a per-call timeout", function()
     local r = run("bash", { command = "printf '\\033[31mred\\033[0m   \\n'" })
     assert.are.equal("red", r.stdout)

@@ -56,6 +56,17 @@ describe("shell output helpers", function()
     assert.is_false(shell.looks_like_network_failure("No such file or directory"))
   end)
 
+  it("finds the paths of failed writes in the usual messages", function()
+    local stderr = table.concat({
+      "bash: line 1: /etc/hosts: Read-only file system",
+      "touch: cannot touch '/usr/x': Read-only file system",
+      "sh: 1: cannot create /home/u/.bashrc: Read-only file system",
+      "rm: cannot remove '/var/tmp/h/.ssh': Read-only file system",
+      "some other error",
+    }, "\n")
+    assert.are.same({ "/etc/hosts", "/usr/x", "/home/u/.bashrc", "/var/tmp/h/.ssh" }, shell.read_only_paths(stderr))
+  end)
+
   it("says how to get network only where it can be asked for", function()
     assert.matches("network = true; the user will be asked", shell.network_hint("ask"))
     assert.matches("policy.network = false", shell.network_hint(false))

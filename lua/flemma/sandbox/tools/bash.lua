@@ -77,6 +77,11 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if ctx.network_denied then
         notes[#notes + 1] = "[sandbox] network access was denied; the command ran without network"
       end
+      if r.exit_code ~= 0 and r.sandboxed then
+        for _, path in ipairs(shell.read_only_paths(r.stderr)) do
+          notes[#notes + 1] = "[sandbox] write to " .. path .. " blocked: not in rw_paths"
+        end
+      end
       if r.exit_code ~= 0 and not ctx.network and r.sandboxed then
         if shell.looks_like_network_failure(r.stdout .. r.stderr) then
           notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)

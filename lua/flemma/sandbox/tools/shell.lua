@@ -68,6 +68,25 @@ function M.looks_like_network_failure(text)
   return false
 end
 
+--- Paths that a failed write names with "Read-only file system", from the
+--- usual message shapes: "X: Read-only file system", "cannot create X: ...",
+--- "cannot touch 'X': ...".
+---@param text string
+---@return string[]
+function M.read_only_paths(text)
+  local paths, seen = {}, {}
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    if line:find("Read-only file system", 1, true) then
+      local path = line:match("'(/[^']+)'") or line:match("(/[^%s:']+):%s*Read%-only file system")
+      if path and not seen[path] then
+        seen[path] = true
+        paths[#paths + 1] = path
+      end
+    end
+  end
+  return paths
+end
+
 --- The line added to a result that failed for want of network.
 ---@param mode boolean|string the configured policy.network
 ---@return string
