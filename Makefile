@@ -19,7 +19,7 @@ CORE = lua/flemma/sandbox/core.so
 NVIM ?= nvim
 LUAJIT ?= luajit
 
-.PHONY: all test sanitize valgrind bench demo clean install format
+.PHONY: all test sanitize valgrind fuzz bench demo clean install format
 
 all: $(CORE)
 
@@ -43,6 +43,19 @@ sanitize:
 
 valgrind: $(CORE)
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 $(LUAJIT) spec/valgrind_core.lua
+
+# libFuzzer targets (clang): make fuzz FUZZ_RUNS=10000000
+FUZZ_RUNS ?= 1000000
+FUZZ_CORE = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c
+FUZZ_FLAGS = -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+fuzz:
+	mkdir -p fuzz/bin fuzz/corpus-work
+	for t in path expand bwrap; do \
+	  clang $(FUZZ_FLAGS) -o fuzz/bin/fuzz_$$t fuzz/fuzz_$$t.c $(FUZZ_CORE) || exit 1; \
+	  mkdir -p fuzz/corpus-work/$$t; \
+	  ./fuzz/bin/fuzz_$$t -runs=$(FUZZ_RUNS) -max_len=4200 -print_final_stats=1 \
+	    fuzz/corpus-work/$$t fuzz/corpus/$$t 2>&1 | grep -E "stat::number_of_executed_units|ERROR|Done" || exit 1; \
+	done
 
 bench: $(CORE)
 	$(LUAJIT) bench/policy_bench.lua
