@@ -144,18 +144,37 @@ describe(".chat tool calls (end to end)", function()
   end)
 
   it("runs calls in parallel and puts each result under its own id", function()
+    -- each call waits for the others' marker files: only overlapping calls all see them
     local calls = {}
     for i = 1, 3 do
-      calls[i] = { "bash", "p" .. i, { command = "sleep 0.3; echo result-" .. i } }
+      local script = string.format(
+        "touch m%d; for t in $(seq 100); do [ -e m1 ] && [ -e m2 ] && [ -e m3 ] && echo together-%d && exit; "
+          .. "sleep 0.05; done; echo alone-%d",
+        i,
+        i,
+        i
+      )
+      calls[i] = { "bash", "p" .. i, { command = script } }
     end
     local buf = n.open_chat(dir .. "/g.chat", chat_lines(calls))
-    local started = vim.loop.now()
     vim.cmd("Flemma tool:execute-all")
-    wait_idle(buf)
+    wait_idle(buf, 20000)
     for i = 1, 3 do
-      assert.are.equal("result-" .. i, (result_of(buf, "p" .. i)))
+      assert.are.equal("together-" .. i, (result_of(buf, "p" .. i)))
     end
-    assert.is_true(vim.loop.now() - started < 2500, "the calls did not overlap")
+  end)
+
+  it("runs no more calls at once than tools.max_parallel", function()
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" } }, tools = { max_parallel = 1 } })
+    local calls = {}
+    for i = 1, 2 do
+      local script = string.format("touch q%d; sleep 0.3; [ -e q%d ] && echo overlap || echo alone", i, 3 - i)
+      calls[i] = { "bash", "s" .. i, { command = script } }
+    end
+    local buf = n.open_chat(dir .. "/g2.chat", chat_lines(calls))
+    vim.cmd("Flemma tool:execute-all")
+    wait_idle(buf, 20000)
+    assert.are.equal("alone", (result_of(buf, "s1")))
   end)
 
   it("tool:cancel stops a running call and leaves no process", function()
