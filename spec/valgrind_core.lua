@@ -2,6 +2,7 @@
 --- valgrind's leak checker (LuaJIT's own allocator is not what it checks).
 package.cpath = "lua/?.so;" .. package.cpath
 local c = require("flemma.sandbox.core")
+os.execute("rm -rf /tmp/flemma-vg && mkdir -p /tmp/flemma-vg && ln -sf /etc /tmp/flemma-vg/link")
 for i = 1, 200 do
   c.normalize("/a/../b//c/./d/")
   c.resolve("/proc/self/cwd/../x/y")
@@ -30,8 +31,13 @@ for i = 1, 200 do
       end,
     })
   )
+  c.write_atomic("/tmp/flemma-vg", "a/b/f.txt", "content")
+  c.write_atomic("/tmp/flemma-vg", "link/passwd", "x")
+  c.write_atomic("/tmp/flemma-vg", "../x", "x")
+  c.make_dirs("/tmp/flemma-vg/d/e")
   c.which("sh", os.getenv("PATH"))
   c.getcwd()
 end
 collectgarbage()
 collectgarbage()
+os.execute("rm -rf /tmp/flemma-vg")
