@@ -30,7 +30,7 @@ $(CORE): $(SRC) $(HDR)
 install: $(CORE)
 	mkdir -p $(INST_LIBDIR)/flemma/sandbox $(INST_LUADIR)
 	cp $(CORE) $(INST_LIBDIR)/flemma/sandbox/core.so
-	cp -R lua/flemma $(INST_LUADIR)/
+	cp -R lua/flemma lua/flemma_sandbox $(INST_LUADIR)/
 	rm -f $(INST_LUADIR)/flemma/sandbox/core.so
 
 test: $(CORE)

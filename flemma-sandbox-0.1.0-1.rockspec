@@ -28,5 +28,5 @@ build = {
     INST_LIBDIR = "$(LIBDIR)",
     INST_LUADIR = "$(LUADIR)",
   },
-  copy_directories = { "doc" },
+  copy_directories = { "doc", "plugin" },
 }
