@@ -64,13 +64,7 @@ describe(":Flemma sandbox:*", function()
   end)
 
   it("status says when commands would run unsandboxed", function()
-    sandbox.clear()
-    sandbox.register("bwrap", {
-      available = function()
-        return false, "pretend it is missing"
-      end,
-      wrap = function() end,
-    })
+    h.only_unavailable_backend("bwrap", "pretend it is missing")
     local text = table.concat(status.lines(vim.api.nvim_get_current_buf()), "\n")
     assert.matches("unavailable: No sandbox backend available %(bwrap: pretend it is missing%)", text)
     assert.matches("commands run UNSANDBOXED", text)
@@ -78,13 +72,7 @@ describe(":Flemma sandbox:*", function()
   end)
 
   it("warns once per session when backend = required finds nothing", function()
-    sandbox.clear()
-    sandbox.register("bwrap", {
-      available = function()
-        return false, "pretend it is missing"
-      end,
-      wrap = function() end,
-    })
+    h.only_unavailable_backend("bwrap", "pretend it is missing")
     sandbox.setup({ backend = "required" })
     assert.matches("commands are refused", table.concat(status.lines(vim.api.nvim_get_current_buf()), "\n"))
     n.open_chat(dir .. "/one.chat", { "@You: hi" })

@@ -80,6 +80,22 @@ function M.run(argv, env, cwd)
   return { stdout = stdout or out, stderr = stderr, code = tonumber(rc) or -1 }
 end
 
+--- Leaves only one registered backend, which is never available.
+---@param name string
+---@param reason string what its available() says
+function M.only_unavailable_backend(name, reason)
+  local sandbox = require("flemma.sandbox")
+  sandbox.clear()
+  sandbox.register(name, {
+    available = function()
+      return false, reason
+    end,
+    wrap = function()
+      error("wrap() of an unavailable backend must not be called")
+    end,
+  })
+end
+
 --- Whether the suite runs as root (root behaves differently in namespaces).
 ---@return boolean
 function M.is_root()

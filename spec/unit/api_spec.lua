@@ -148,15 +148,7 @@ describe("flemma.sandbox API", function()
   end)
 
   it("auto mode without any available backend runs the command unsandboxed", function()
-    sandbox.clear()
-    sandbox.register("never", {
-      available = function()
-        return false, "not here"
-      end,
-      wrap = function()
-        error("must not be called")
-      end,
-    })
+    h.only_unavailable_backend("never", "not here")
     local cmd = { "true" }
     assert.are.equal(cmd, sandbox.wrap_command(cmd, 7))
     local ok, err = sandbox.validate_backend(7)
@@ -167,15 +159,7 @@ describe("flemma.sandbox API", function()
 
   it("backend = required fails closed when no backend works", function()
     sandbox.setup({ backend = "required" })
-    sandbox.clear()
-    sandbox.register("never", {
-      available = function()
-        return false, "not here"
-      end,
-      wrap = function()
-        error("must not be called")
-      end,
-    })
+    h.only_unavailable_backend("never", "not here")
     local argv, err = sandbox.wrap_command({ "true" }, 7)
     assert.is_nil(argv)
     assert.matches('refused: backend = "required" and No sandbox backend available %(never: not here%)', err)
