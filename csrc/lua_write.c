@@ -43,8 +43,11 @@ int core_make_dirs(lua_State *L)
     size_t len, i;
     const char *path = arg_string(L, 1, "path", &len);
     lua_Integer mode = lua_isnoneornil(L, 2) ? 0700 : luaL_checkinteger(L, 2);
-    scratch *s = new_scratch(L);
+    scratch *s;
 
+    if (mode < 0 || mode > 07777)
+        return luaL_argerror(L, 2, "mode: expected 0 to 07777");
+    s = new_scratch(L);
     if (len == 0 || path[0] != '/' || memchr(path, '\0', len)) {
         lua_pushnil(L);
         lua_pushstring(L, "make_dirs: path must be absolute");
