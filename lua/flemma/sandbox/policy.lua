@@ -199,10 +199,9 @@ function M.is_writable(path, resolved)
   if not real then
     return false, err
   end
-  for _, root in ipairs(resolved.rw_paths) do
-    if core.is_within(real, root) then
-      return true, real .. " is inside " .. root
-    end
+  local root = M.root_of(real, resolved)
+  if root then
+    return true, real .. " is inside " .. root
   end
   return false, real .. " is not in rw_paths"
 end
