@@ -15,31 +15,37 @@ LIBFLAG ?= -shared
 SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c
 HDR = $(wildcard csrc/*.h)
 CORE = lua/flemma/sandbox/core.so
+# runs inside every sandbox: limits, no_new_privs, seccomp, then exec
+HELPER = lua/flemma/sandbox/flemma-sandbox-exec
+HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c
 
 NVIM ?= nvim
 LUAJIT ?= luajit
 
 .PHONY: all test sanitize valgrind fuzz bench demo clean install format
 
-all: $(CORE)
+all: $(CORE) $(HELPER)
 
 $(CORE): $(SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(INCDIR) $(LIBFLAG) -o $@ $(SRC)
 
-# luarocks make (build.type = "make") installs the module and the Lua files.
-install: $(CORE)
-	mkdir -p $(INST_LIBDIR)/flemma/sandbox $(INST_LUADIR)
-	cp $(CORE) $(INST_LIBDIR)/flemma/sandbox/core.so
-	cp -R lua/flemma lua/flemma_sandbox $(INST_LUADIR)/
-	rm -f $(INST_LUADIR)/flemma/sandbox/core.so
+$(HELPER): $(HELPER_SRC) $(HDR)
+	$(CC) $(WARN) $(CFLAGS) -o $@ $(HELPER_SRC)
 
-test: $(CORE)
+# luarocks make (build.type = "make") installs the module and the Lua files.
+install: $(CORE) $(HELPER)
+	mkdir -p $(INST_LIBDIR)/flemma/sandbox $(INST_LUADIR)
+	cp $(CORE) $(HELPER) $(INST_LIBDIR)/flemma/sandbox/
+	cp -R lua/flemma lua/flemma_sandbox $(INST_LUADIR)/
+	rm -f $(INST_LUADIR)/flemma/sandbox/core.so $(INST_LUADIR)/flemma/sandbox/flemma-sandbox-exec
+
+test: $(CORE) $(HELPER)
 	bash spec/run.sh
 
 sanitize:
-	$(MAKE) -B $(CORE) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	$(MAKE) -B $(CORE) $(HELPER) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 	SANITIZE=1 bash spec/run.sh unit
-	$(MAKE) -B $(CORE)
+	$(MAKE) -B $(CORE) $(HELPER)
 
 valgrind: $(CORE)
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 $(LUAJIT) spec/valgrind_core.lua
@@ -57,11 +63,11 @@ fuzz:
 	    fuzz/corpus-work/$$t fuzz/corpus/$$t 2>&1 | grep -E "stat::number_of_executed_units|ERROR|Done" || exit 1; \
 	done
 
-bench: $(CORE)
+bench: $(CORE) $(HELPER)
 	$(LUAJIT) bench/policy_bench.lua
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
 
-demo: $(CORE)
+demo: $(CORE) $(HELPER)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua"
 
 # stylua reads stylua.toml
@@ -69,4 +75,4 @@ format:
 	stylua lua spec bench demo
 
 clean:
-	rm -f $(CORE)
+	rm -f $(CORE) $(HELPER)

@@ -1,0 +1,175 @@
+/* flemma-sandbox-exec: the last step before a sandboxed command. bwrap runs
+ * it inside the sandbox; it lowers resource limits, sets no_new_privs,
+ * installs the seccomp filter and execs the command, so the filter binds the
+ * command and everything it starts, but not bwrap's own setup.
+ *
+ * With --args-file it runs on the host instead, in front of bwrap: it opens
+ * the file of NUL-separated bwrap options, unlinks it, and execs bwrap with
+ * "--args FD", for policies longer than one argument list may be. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <linux/seccomp.h>
+
+#include "seccomp.h"
+#include "status.h"
+
+#define EXIT_SETUP 126
+
+typedef struct {
+    const char *name;
+    int resource;
+    rlim_t scale; /* the value is given in these units */
+} limit_name;
+
+static const limit_name LIMITS[] = {
+    {"processes", RLIMIT_NPROC, 1},         {"memory_mb", RLIMIT_DATA, 1024 * 1024},
+    {"cpu_seconds", RLIMIT_CPU, 1},         {"file_size_mb", RLIMIT_FSIZE, 1024 * 1024},
+    {"open_files", RLIMIT_NOFILE, 1},
+};
+
+static int die(const char *what, const char *detail)
+{
+    fprintf(stderr, "flemma-sandbox-exec: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    return EXIT_SETUP;
+}
+
+/* NAME=VALUE: lowers soft and hard limit to VALUE (never raises the hard
+ * one), so the command cannot raise it back. */
+static int apply_limit(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    size_t i;
+    char *end;
+    unsigned long long value;
+    struct rlimit rl;
+
+    if (!eq)
+        return die("--limit expects NAME=VALUE, got", spec);
+    errno = 0;
+    value = strtoull(eq + 1, &end, 10);
+    if (errno || end == eq + 1 || *end || eq[1] == '-')
+        return die("--limit value is not a whole number", spec);
+    for (i = 0; i < sizeof(LIMITS) / sizeof(LIMITS[0]); i++) {
+        rlim_t want;
+
+        if (strlen(LIMITS[i].name) != (size_t)(eq - spec) || strncmp(LIMITS[i].name, spec, (size_t)(eq - spec)))
+            continue;
+        if (value > (unsigned long long)RLIM_INFINITY / LIMITS[i].scale)
+            return die("--limit value too large", spec);
+        want = (rlim_t)value * LIMITS[i].scale;
+        if (getrlimit(LIMITS[i].resource, &rl) != 0)
+            return die("getrlimit", strerror(errno));
+        if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
+            want = rl.rlim_max;
+        rl.rlim_cur = rl.rlim_max = want;
+        if (setrlimit(LIMITS[i].resource, &rl) != 0)
+            return die("setrlimit", strerror(errno));
+        return 0;
+    }
+    return die("--limit: unknown limit", spec);
+}
+
+static int install_seccomp(void)
+{
+    struct sock_filter prog[FS_SECCOMP_MAX];
+    struct sock_fprog fprog;
+    size_t len;
+
+    if (fs_seccomp_program(prog, &len) != FS_OK)
+        return die("no seccomp filter for this architecture", NULL);
+    fprog.len = (unsigned short)len;
+    fprog.filter = prog;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return die("PR_SET_NO_NEW_PRIVS", strerror(errno));
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0)
+        return die("installing the seccomp filter", strerror(errno));
+    return 0;
+}
+
+/* Execs bwrap (argv[0] of cmd) with "--args FD" first, FD being the file. */
+static int exec_with_args_file(const char *path, char **cmd, int n)
+{
+    char fdtext[16];
+    char **argv;
+    int fd, i;
+
+    fd = open(path, O_RDONLY | O_NOFOLLOW);
+    if (fd < 0)
+        return die("--args-file", strerror(errno));
+    unlink(path); /* the open descriptor is all bwrap needs */
+    if (fd < 3) {
+        int moved = fcntl(fd, F_DUPFD, 3);
+
+        if (moved < 0)
+            return die("--args-file", strerror(errno));
+        close(fd);
+        fd = moved;
+    }
+    snprintf(fdtext, sizeof(fdtext), "%d", fd);
+    argv = calloc((size_t)n + 3, sizeof(char *));
+    if (!argv)
+        return die("out of memory", NULL);
+    argv[0] = cmd[0];
+    argv[1] = (char *)"--args";
+    argv[2] = fdtext;
+    for (i = 1; i < n; i++)
+        argv[i + 2] = cmd[i];
+    argv[n + 2] = NULL;
+    execvp(argv[0], argv);
+    i = errno;
+    free(argv);
+    return die(cmd[0], strerror(i));
+}
+
+static int usage(void)
+{
+    fputs("usage: flemma-sandbox-exec [--seccomp] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
+          "       flemma-sandbox-exec --args-file FILE -- BWRAP [ARG]...\n"
+          "       flemma-sandbox-exec --info\n",
+          stderr);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *args_file = NULL;
+    int i, seccomp = 0, rc;
+
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--seccomp") == 0) {
+            seccomp = 1;
+        } else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
+            rc = apply_limit(argv[++i]);
+            if (rc)
+                return rc;
+        } else if (strcmp(argv[i], "--args-file") == 0 && i + 1 < argc) {
+            args_file = argv[++i];
+        } else if (strcmp(argv[i], "--info") == 0) {
+            const char *arch = fs_seccomp_arch();
+
+            printf("seccomp %s\n", arch ? arch : "unsupported");
+            return 0;
+        } else {
+            return usage();
+        }
+    }
+    if (i + 1 >= argc)
+        return usage();
+    if (args_file)
+        return exec_with_args_file(args_file, argv + i + 1, argc - i - 1);
+    if (seccomp && (rc = install_seccomp()) != 0)
+        return rc;
+    execvp(argv[i + 1], argv + i + 1);
+    rc = errno;
+    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], strerror(rc));
+    return rc == ENOENT ? 127 : EXIT_SETUP;
+}
