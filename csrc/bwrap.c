@@ -2,6 +2,7 @@
 #include "bwrap.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -64,21 +65,67 @@ static int mountable(const char *path, const char *what, fs_vec *skipped, struct
     return 1;
 }
 
+typedef struct {
+    const char *path;
+    size_t depth; /* number of '/' in the path */
+    int read_only;
+    size_t order; /* position as given, to keep the sort stable */
+} bind_op;
+
+static int compare_binds(const void *pa, const void *pb)
+{
+    const bind_op *a = pa, *b = pb;
+
+    if (a->depth != b->depth)
+        return a->depth < b->depth ? -1 : 1;
+    if (a->read_only != b->read_only)
+        return a->read_only - b->read_only;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static size_t depth_of(const char *path)
+{
+    size_t n = 0;
+
+    for (; *path; path++)
+        n += *path == '/';
+    return n;
+}
+
 static int add_binds(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
 {
-    size_t i;
+    size_t i, n = 0, total = p->rw_paths.len + p->ro_paths.len;
+    bind_op *ops;
     struct stat st;
+    int rc = FS_OK;
 
-    for (i = 0; i < p->rw_paths.len; i++) {
-        const char *path = p->rw_paths.items[i];
-        int ok = mountable(path, "rw_paths", skipped, &st, err);
+    if (total == 0)
+        return FS_OK;
+    ops = calloc(total, sizeof(*ops));
+    if (!ops)
+        return FS_ENOMEM;
+    for (i = 0; i < total && rc == FS_OK; i++) {
+        int read_only = i >= p->rw_paths.len;
+        const char *path = read_only ? p->ro_paths.items[i - p->rw_paths.len] : p->rw_paths.items[i];
+        int ok = mountable(path, read_only ? "ro_paths" : "rw_paths", skipped, &st, err);
 
         if (ok < 0)
-            return ok;
-        if (ok && push_args(argv, "--bind", path, path) != FS_OK)
-            return FS_ENOMEM;
+            rc = ok;
+        else if (ok) {
+            ops[n].path = path;
+            ops[n].depth = depth_of(path);
+            ops[n].read_only = read_only;
+            ops[n].order = i;
+            n++;
+        }
     }
-    return FS_OK;
+    if (rc == FS_OK && n > 1)
+        qsort(ops, n, sizeof(*ops), compare_binds);
+    for (i = 0; i < n && rc == FS_OK; i++)
+        if (push_args(argv, ops[i].read_only ? "--ro-bind" : "--bind", ops[i].path, ops[i].path) != FS_OK)
+            rc = FS_ENOMEM;
+    free(ops);
+    return rc;
 }
 
 static int add_masks(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)

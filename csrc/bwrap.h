@@ -14,6 +14,7 @@ typedef struct {
 typedef struct {
     const char *bwrap;   /* program, e.g. "bwrap" or "/usr/bin/bwrap" */
     fs_strs rw_paths;    /* absolute, resolved; bound read-write */
+    fs_strs ro_paths;    /* absolute; bound read-only again inside a rw path */
     fs_strs deny_paths;  /* absolute; hidden behind a tmpfs or /dev/null */
     int network;         /* 0: own network namespace with loopback only */
     int allow_privileged;
@@ -24,7 +25,10 @@ typedef struct {
     fs_strs inner;       /* the command; never parsed as bwrap options */
 } fs_bwrap_policy;
 
-/* Builds argv. A rw or deny path that cannot be mounted (missing, or under
+/* Builds argv. rw and ro binds go shallowest first (a rw path at equal
+ * depth before a ro one), so a protected path inside a writable folder and a
+ * writable folder inside a protected one both come out as meant. A rw, ro or
+ * deny path that cannot be mounted (missing, or under
  * /dev or /proc, which the sandbox replaces) is left out and recorded in
  * skipped as two entries: the path, then the reason. */
 int fs_bwrap_argv(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err);

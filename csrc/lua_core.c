@@ -357,6 +357,10 @@ static const luaL_Reg FUNCTIONS[] = {
     {"exists", l_exists},
     {"write_atomic", core_write_atomic},
     {"make_dirs", core_make_dirs},
+    {"scan_secrets", core_scan_secrets},
+    {"placeholder_make", core_placeholder_make},
+    {"placeholder_remove", core_placeholder_remove},
+    {"file_type", core_file_type},
     {NULL, NULL},
 };
 

@@ -13,7 +13,7 @@
 /* C allocations of one call, freed by __gc even when a Lua error unwinds. */
 typedef struct {
     fs_buf buf[3];
-    fs_vec vec[8];
+    fs_vec vec[9];
 } scratch;
 
 /* Pushes a fresh scratch on the stack. */
@@ -36,5 +36,11 @@ int core_bwrap_argv(lua_State *L);
 int core_write_atomic(lua_State *L);
 /* make_dirs(path [, mode]) -> true | nil, err */
 int core_make_dirs(lua_State *L);
+
+/* lua_fs.c */
+int core_scan_secrets(lua_State *L);
+int core_placeholder_make(lua_State *L);
+int core_placeholder_remove(lua_State *L);
+int core_file_type(lua_State *L);
 
 #endif

@@ -34,8 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n_inner = words.len / 2;
     p.rw_paths.items = (const char *const *)words.items;
     p.rw_paths.len = (words.len - n_inner) / 2;
-    p.deny_paths.items = (const char *const *)words.items + p.rw_paths.len;
-    p.deny_paths.len = words.len - n_inner - p.rw_paths.len;
+    /* the rest: first half bound read-only again, second half hidden */
+    p.ro_paths.items = (const char *const *)words.items + p.rw_paths.len;
+    p.ro_paths.len = (words.len - n_inner - p.rw_paths.len) / 2;
+    p.deny_paths.items = p.ro_paths.items + p.ro_paths.len;
+    p.deny_paths.len = words.len - n_inner - p.rw_paths.len - p.ro_paths.len;
     p.inner.items = (const char *const *)words.items + (words.len - n_inner);
     p.inner.len = n_inner;
     fs_vec_init(&argv);

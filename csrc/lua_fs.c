@@ -1,0 +1,127 @@
+/* The Lua binding of scan.c: scan_secrets, placeholder_make,
+ * placeholder_remove, and file_type. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lua_core.h"
+#include "scan.h"
+#include "status.h"
+
+static int arg_int(lua_State *L, int idx, const char *name, int min)
+{
+    lua_Number n;
+
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_argerror(L, idx, lua_pushfstring(L, "%s: number expected, got %s", name, luaL_typename(L, idx)));
+    n = lua_tonumber(L, idx);
+    if (n != (lua_Number)(int)n || (int)n < min)
+        luaL_argerror(L, idx, lua_pushfstring(L, "%s: whole number >= %d expected", name, min));
+    return (int)n;
+}
+
+/* An absolute path without NUL bytes, or a Lua error naming the argument. */
+static const char *arg_path(lua_State *L, int idx, const char *name)
+{
+    size_t len;
+    const char *path = arg_string(L, idx, name, &len);
+
+    if (len == 0 || path[0] != '/' || memchr(path, '\0', len))
+        luaL_argerror(L, idx, lua_pushfstring(L, "%s: absolute path without NUL bytes expected", name));
+    return path;
+}
+
+/* scan_secrets(root, patterns, skip_dirs, depth, limit) -> paths, truncated | nil, err */
+int core_scan_secrets(lua_State *L)
+{
+    const char *root = arg_path(L, 1, "root");
+    int depth, limit, truncated, rc;
+    scratch *s;
+    fs_err err;
+
+    arg_table(L, 2, "patterns");
+    arg_table(L, 3, "skip_dirs");
+    depth = arg_int(L, 4, "depth", 0);
+    limit = arg_int(L, 5, "limit", 0);
+    s = new_scratch(L);
+    if (read_strings(L, 2, "patterns", &s->vec[0], 0) || read_strings(L, 3, "skip_dirs", &s->vec[1], 0))
+        return lua_pushnil(L), lua_insert(L, -2), 2;
+    rc = fs_scan_secrets(root, &s->vec[0], &s->vec[1], depth, (size_t)limit, &s->vec[2], &truncated, &err);
+    if (rc != FS_OK)
+        return fail(L, rc, &err);
+    push_strings(L, &s->vec[2], 0, 1);
+    lua_pushboolean(L, truncated);
+    return 2;
+}
+
+/* placeholder_make(path, is_dir) -> id | nil, err, exists */
+int core_placeholder_make(lua_State *L)
+{
+    const char *path = arg_path(L, 1, "path");
+    int is_dir = lua_toboolean(L, 2), rc;
+    dev_t dev;
+    ino_t ino;
+    fs_err err;
+    char id[64];
+
+    rc = fs_placeholder_make(path, is_dir, &dev, &ino, &err);
+    if (rc != FS_OK) {
+        int exists = errno == EEXIST;
+
+        lua_pushnil(L);
+        lua_pushstring(L, err.msg);
+        lua_pushboolean(L, exists);
+        return 3;
+    }
+    snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)dev, (unsigned long long)ino);
+    lua_pushstring(L, id);
+    return 1;
+}
+
+/* placeholder_remove(path, id) -> removed | nil, err */
+int core_placeholder_remove(lua_State *L)
+{
+    const char *path = arg_path(L, 1, "path");
+    const char *id = arg_string(L, 2, "id", NULL);
+    unsigned long long dev, ino;
+    int removed, rc;
+    fs_err err;
+    char tail;
+
+    if (sscanf(id, "%llu:%llu%c", &dev, &ino, &tail) != 2)
+        return luaL_argerror(L, 2, "id: \"DEV:INO\" expected");
+    rc = fs_placeholder_remove(path, (dev_t)dev, (ino_t)ino, &removed, &err);
+    if (rc != FS_OK)
+        return fail(L, rc, &err);
+    lua_pushboolean(L, removed);
+    return 1;
+}
+
+/* file_type(path) -> "file"|"directory"|"link"|"socket"|"fifo"|"device" | nil, err
+ * (symlinks are not followed) */
+int core_file_type(lua_State *L)
+{
+    size_t len;
+    const char *path = arg_string(L, 1, "path", &len);
+    struct stat st;
+    const char *type;
+
+    if (memchr(path, '\0', len) || lstat(path, &st) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, memchr(path, '\0', len) ? "path contains a NUL byte" : strerror(errno));
+        return 2;
+    }
+    type = S_ISREG(st.st_mode)    ? "file"
+           : S_ISDIR(st.st_mode)  ? "directory"
+           : S_ISLNK(st.st_mode)  ? "link"
+           : S_ISSOCK(st.st_mode) ? "socket"
+           : S_ISFIFO(st.st_mode) ? "fifo"
+                                  : "device";
+    lua_pushstring(L, type);
+    return 1;
+}
