@@ -3,9 +3,9 @@
  * installs the seccomp filter and execs the command, so the filter binds the
  * command and everything it starts, but not bwrap's own setup.
  *
- * With --args-file it runs on the host instead, in front of bwrap: it opens
- * the file of NUL-separated bwrap options, unlinks it, and execs bwrap with
- * "--args FD", for policies longer than one argument list may be. */
+ * With --placeholder-* or --args-file it runs on the host instead, in front
+ * of bwrap (host_mode.c): it holds the placeholders of missing protected
+ * paths while bwrap runs, and passes long option lists as "--args FD". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 
 #include <linux/seccomp.h>
 
+#include "host_mode.h"
 #include "seccomp.h"
 #include "status.h"
 
@@ -95,45 +96,11 @@ static int install_seccomp(void)
     return 0;
 }
 
-/* Execs bwrap (argv[0] of cmd) with "--args FD" first, FD being the file. */
-static int exec_with_args_file(const char *path, char **cmd, int n)
-{
-    char fdtext[16];
-    char **argv;
-    int fd, i;
-
-    fd = open(path, O_RDONLY | O_NOFOLLOW);
-    if (fd < 0)
-        return die("--args-file", strerror(errno));
-    unlink(path); /* the open descriptor is all bwrap needs */
-    if (fd < 3) {
-        int moved = fcntl(fd, F_DUPFD, 3);
-
-        if (moved < 0)
-            return die("--args-file", strerror(errno));
-        close(fd);
-        fd = moved;
-    }
-    snprintf(fdtext, sizeof(fdtext), "%d", fd);
-    argv = calloc((size_t)n + 3, sizeof(char *));
-    if (!argv)
-        return die("out of memory", NULL);
-    argv[0] = cmd[0];
-    argv[1] = (char *)"--args";
-    argv[2] = fdtext;
-    for (i = 1; i < n; i++)
-        argv[i + 2] = cmd[i];
-    argv[n + 2] = NULL;
-    execvp(argv[0], argv);
-    i = errno;
-    free(argv);
-    return die(cmd[0], strerror(i));
-}
-
 static int usage(void)
 {
     fputs("usage: flemma-sandbox-exec [--seccomp] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
-          "       flemma-sandbox-exec --args-file FILE -- BWRAP [ARG]...\n"
+          "       flemma-sandbox-exec [--ledger DIR] [--placeholder-file PATH]... [--placeholder-dir PATH]...\n"
+          "                           [--args-file FILE] -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --info\n",
           stderr);
     return 2;
@@ -141,31 +108,52 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    const char *args_file = NULL;
-    int i, seccomp = 0, rc;
+    fs_host_opts host;
+    fs_placeholder_req *reqs;
+    int i, seccomp = 0, host_mode = 0, rc;
 
+    memset(&host, 0, sizeof(host));
+    /* at most one placeholder per two arguments */
+    reqs = calloc((size_t)argc / 2 + 1, sizeof(*reqs));
+    if (!reqs)
+        return die("out of memory", NULL);
+    host.reqs = reqs;
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        int has_value = i + 1 < argc;
+
         if (strcmp(argv[i], "--seccomp") == 0) {
             seccomp = 1;
-        } else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--limit") == 0 && has_value) {
             rc = apply_limit(argv[++i]);
             if (rc)
-                return rc;
-        } else if (strcmp(argv[i], "--args-file") == 0 && i + 1 < argc) {
-            args_file = argv[++i];
+                return free(reqs), rc;
+        } else if ((strcmp(argv[i], "--placeholder-file") == 0 || strcmp(argv[i], "--placeholder-dir") == 0) &&
+                   has_value) {
+            reqs[host.n_reqs].is_dir = argv[i][14] == 'd';
+            reqs[host.n_reqs++].path = argv[++i];
+            host_mode = 1;
+        } else if (strcmp(argv[i], "--ledger") == 0 && has_value) {
+            host.ledger = argv[++i];
+        } else if (strcmp(argv[i], "--args-file") == 0 && has_value) {
+            host.args_file = argv[++i];
+            host_mode = 1;
         } else if (strcmp(argv[i], "--info") == 0) {
             const char *arch = fs_seccomp_arch();
 
             printf("seccomp %s\n", arch ? arch : "unsupported");
-            return 0;
+            return free(reqs), 0;
         } else {
-            return usage();
+            return free(reqs), usage();
         }
     }
-    if (i + 1 >= argc)
-        return usage();
-    if (args_file)
-        return exec_with_args_file(args_file, argv + i + 1, argc - i - 1);
+    if (i + 1 >= argc || (host_mode && seccomp))
+        return free(reqs), usage();
+    if (host_mode) {
+        rc = fs_host_run(&host, argv + i + 1, argc - i - 1);
+        free(reqs);
+        return rc;
+    }
+    free(reqs);
     if (seccomp && (rc = install_seccomp()) != 0)
         return rc;
     execvp(argv[i + 1], argv + i + 1);
