@@ -361,6 +361,8 @@ static const luaL_Reg FUNCTIONS[] = {
     {"placeholder_make", core_placeholder_make},
     {"placeholder_remove", core_placeholder_remove},
     {"file_type", core_file_type},
+    {"getuid", core_getuid},
+    {"getpid", core_getpid},
     {NULL, NULL},
 };
 

@@ -42,5 +42,7 @@ int core_scan_secrets(lua_State *L);
 int core_placeholder_make(lua_State *L);
 int core_placeholder_remove(lua_State *L);
 int core_file_type(lua_State *L);
+int core_getuid(lua_State *L);
+int core_getpid(lua_State *L);
 
 #endif

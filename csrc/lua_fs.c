@@ -1,10 +1,11 @@
 /* The Lua binding of scan.c: scan_secrets, placeholder_make,
- * placeholder_remove, and file_type. */
+ * placeholder_remove; and file_type, getuid, getpid. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -123,5 +124,19 @@ int core_file_type(lua_State *L)
            : S_ISFIFO(st.st_mode) ? "fifo"
                                   : "device";
     lua_pushstring(L, type);
+    return 1;
+}
+
+/* getuid() -> the real user id */
+int core_getuid(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)getuid());
+    return 1;
+}
+
+/* getpid() -> this process's id */
+int core_getpid(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)getpid());
     return 1;
 }

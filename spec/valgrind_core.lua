@@ -14,7 +14,7 @@ for i = 1, 200 do
   c.dedupe({ "/tmp", "/tmp/x" })
   c.bwrap_argv({
     rw_paths = { "/tmp", "/nope" },
-    deny_paths = { "/etc/hostname" },
+    deny_read = { "/etc/hostname" },
     network = false,
     allow_privileged = false,
     env = {

@@ -11,7 +11,7 @@ describe("config.validate", function()
     { { policy = { rw_paths = "/tmp" } }, "sandbox.policy.rw_paths: expected a list of strings, got string" },
     { { policy = { rw_paths = { "/tmp", 4 } } }, "sandbox.policy.rw_paths[2]: expected string, got number" },
     { { policy = { rw_paths = { "" } } }, "sandbox.policy.rw_paths[1]: must not be empty" },
-    { { policy = { deny_paths = { x = 1 } } }, "sandbox.policy.deny_paths: expected a list of strings" },
+    { { policy = { deny_read = { x = 1 } } }, "sandbox.policy.deny_read: expected a list of strings" },
     { { policy = { rw = {} } }, "sandbox.policy.rw: unknown key" },
     { { backends = { bwrap = { path = 5 } } }, "sandbox.backends.bwrap.path" },
     { { backends = { bwrap = { extra_args = { 1 } } } }, "sandbox.backends.bwrap.extra_args[1]" },

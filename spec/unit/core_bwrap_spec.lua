@@ -19,6 +19,33 @@ describe("core.bwrap_argv", function()
     return p
   end
 
+  it("binds shallowest first, a writable path before a protected one at equal depth", function()
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj/.git/hooks/keep"))
+    local argv = assert(core.bwrap_argv(
+      policy({
+        rw_paths = { dir .. "/proj", dir .. "/proj/.git/hooks/keep", "/tmp" },
+        ro_paths = { dir .. "/proj/.git/hooks", dir .. "/proj/missing-yet", "/tmp" },
+      }),
+      nil,
+      { "true" }
+    ))
+    local binds = {}
+    for i = 1, #argv do
+      if argv[i] == "--bind" or argv[i] == "--ro-bind" then
+        binds[#binds + 1] = argv[i] .. " " .. argv[i + 1]
+      end
+    end
+    assert.are.same({
+      "--ro-bind /",
+      "--bind /tmp",
+      "--ro-bind /tmp",
+      "--bind " .. dir .. "/proj",
+      "--ro-bind " .. dir .. "/proj/missing-yet",
+      "--ro-bind " .. dir .. "/proj/.git/hooks",
+      "--bind " .. dir .. "/proj/.git/hooks/keep",
+    }, binds)
+  end)
+
   it("builds the exact argv for a default policy", function()
     local argv, skipped = core.bwrap_argv(policy(), { path = "/usr/bin/bwrap" }, { "bash", "-c", "echo hi" })
     assert.are.same({
@@ -27,11 +54,11 @@ describe("core.bwrap_argv", function()
       "/",
       "/",
       "--bind",
-      dir .. "/proj",
-      dir .. "/proj",
+      "/tmp",
+      "/tmp",
       "--bind",
-      "/tmp",
-      "/tmp",
+      dir .. "/proj",
+      dir .. "/proj",
       "--dev",
       "/dev",
       "--proc",

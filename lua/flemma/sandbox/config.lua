@@ -1,15 +1,29 @@
 --- Sandbox configuration: defaults, validation with errors that name the
 --- key, and the three layers (runtime override > buffer > setup()).
+local protect = require("flemma.sandbox.protect")
 local util = require("flemma.sandbox.util")
 
 local M = {}
 
 ---@class flemma.sandbox.Policy
 ---@field rw_paths string[] writable paths, may hold variables
----@field deny_paths string[] paths hidden inside the sandbox
+---@field deny_read string[] paths hidden inside the sandbox ("!entry" removes one)
+---@field deny_write string[] paths kept read-only inside writable folders ("!entry" removes one)
+---@field secret_files string[] name patterns hidden when found near the top of a writable folder
+---@field secret_scan_depth integer how many levels the secret scan looks down (0: off)
+---@field allow_sockets string[] host unix sockets (or folders of them) the sandbox may connect to
+---@field seccomp boolean deny dangerous syscalls (ptrace, mount, bpf, ...) with EPERM
+---@field limits flemma.sandbox.Limits
 ---@field network boolean|"ask" "ask": off unless a tool call asks and the user agrees
 ---@field allow_privileged boolean
 ---@field env_allow string[] environment variables passed in besides the default list ("NAME" or "PREFIX*")
+
+---@class flemma.sandbox.Limits per command; false: no limit
+---@field processes integer|false
+---@field memory_mb integer|false data segment and private writable memory (RLIMIT_DATA)
+---@field cpu_seconds integer|false
+---@field file_size_mb integer|false
+---@field open_files integer|false
 
 ---@class flemma.sandbox.BwrapConfig
 ---@field path string
@@ -37,10 +51,16 @@ M.defaults = {
   backend = "auto",
   policy = {
     rw_paths = { "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp", "$FLEMMA_PLAYGROUND" },
-    deny_paths = {},
+    deny_read = util.deepcopy(protect.DEFAULT_DENY_READ),
+    deny_write = util.deepcopy(protect.DEFAULT_DENY_WRITE),
+    secret_files = util.deepcopy(protect.DEFAULT_SECRET_FILES),
+    secret_scan_depth = 2,
     network = true,
     allow_privileged = false,
     env_allow = {},
+    allow_sockets = {},
+    seccomp = true,
+    limits = { processes = 4096, memory_mb = 8192, cpu_seconds = 600, file_size_mb = 8192, open_files = 8192 },
   },
   backends = {
     bwrap = { path = "bwrap", extra_args = {} },
@@ -82,6 +102,21 @@ local function check_keys(key, value, known)
   end
 end
 
+local function check_limits(key, limits)
+  if type(limits) ~= "table" then
+    return type_error(key, "table", limits)
+  end
+  local err = check_keys(key, limits, M.defaults.policy.limits)
+  if err then
+    return err
+  end
+  for name, v in pairs(limits) do
+    if v ~= false and (type(v) ~= "number" or v < 1 or v % 1 ~= 0 or v > 2 ^ 40) then
+      return string.format("%s.%s: expected a positive whole number or false, got %s", key, name, tostring(v))
+    end
+  end
+end
+
 local function check_policy(key, policy)
   if type(policy) ~= "table" then
     return type_error(key, "table", policy)
@@ -90,7 +125,7 @@ local function check_policy(key, policy)
   if err then
     return err
   end
-  for _, name in ipairs({ "rw_paths", "deny_paths", "env_allow" }) do
+  for _, name in ipairs({ "rw_paths", "deny_read", "deny_write", "secret_files", "env_allow", "allow_sockets" }) do
     if policy[name] ~= nil then
       err = check_string_list(key .. "." .. name, policy[name])
       if err then
@@ -101,8 +136,17 @@ local function check_policy(key, policy)
   if policy.network ~= nil and type(policy.network) ~= "boolean" and policy.network ~= "ask" then
     return type_error(key .. ".network", 'true, false or "ask"', policy.network)
   end
-  if policy.allow_privileged ~= nil and type(policy.allow_privileged) ~= "boolean" then
-    return type_error(key .. ".allow_privileged", "boolean", policy.allow_privileged)
+  for _, name in ipairs({ "allow_privileged", "seccomp" }) do
+    if policy[name] ~= nil and type(policy[name]) ~= "boolean" then
+      return type_error(key .. "." .. name, "boolean", policy[name])
+    end
+  end
+  local depth = policy.secret_scan_depth
+  if depth ~= nil and (type(depth) ~= "number" or depth < 0 or depth > 8 or depth % 1 ~= 0) then
+    return string.format("%s.secret_scan_depth: expected a whole number from 0 to 8, got %s", key, tostring(depth))
+  end
+  if policy.limits ~= nil then
+    return check_limits(key .. ".limits", policy.limits)
   end
 end
 
@@ -204,6 +248,32 @@ function M.expand_shorthand(value)
   return value
 end
 
+--- Policy lists a layer adds to instead of replacing ("!entry" removes).
+M.ADDITIVE = { "deny_read", "deny_write", "secret_files" }
+
+--- util.merge, except that the ADDITIVE lists of `over` extend those of `base`.
+---@param base table
+---@param over table|nil
+---@return table
+function M.merge_layer(base, over)
+  if type(over) ~= "table" or type(over.policy) ~= "table" then
+    return util.merge(base, over)
+  end
+  local policy = util.deepcopy(over.policy)
+  for _, name in ipairs(M.ADDITIVE) do
+    if policy[name] ~= nil then
+      local joined = util.deepcopy(base.policy and base.policy[name] or {})
+      for _, entry in ipairs(policy[name]) do
+        joined[#joined + 1] = entry
+      end
+      policy[name] = joined
+    end
+  end
+  local copy = util.deepcopy(over)
+  copy.policy = policy
+  return util.merge(base, copy)
+end
+
 -- The layers. Module-level state is the Lua side's job (the C core has none).
 local setup_layer = util.deepcopy(M.defaults)
 ---@type table<integer, table>
@@ -219,7 +289,7 @@ function M.set_setup(opts)
   if not ok then
     error("flemma-sandbox: " .. err, 3)
   end
-  setup_layer = util.merge(M.defaults, opts)
+  setup_layer = M.merge_layer(M.defaults, opts)
 end
 
 --- Sets (or with nil clears) the per-buffer layer, e.g. from frontmatter.
@@ -277,7 +347,7 @@ end
 ---@return flemma.sandbox.Config cfg, string source "runtime" | "buffer" | "setup"
 function M.resolve(opts)
   local _, layer = M.parse_opts(opts)
-  local cfg = util.merge(setup_layer, layer)
+  local cfg = M.merge_layer(setup_layer, layer)
   local source = (layer and layer.enabled ~= nil) and "buffer" or "setup"
   if runtime_enabled ~= nil then
     cfg.enabled = runtime_enabled

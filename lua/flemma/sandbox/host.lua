@@ -13,6 +13,7 @@ local M = {}
 ---@field is_linux fun(): boolean
 ---@field warn fun(message: string)
 ---@field environ fun(): table<string, string>|nil the whole environment, where it can be listed
+---@field stdpath? fun(name: string): string|nil
 
 local in_nvim = type(vim) == "table" and type(vim.api) == "table"
 
@@ -100,11 +101,10 @@ function M.is_linux()
   return current.is_linux()
 end
 
---- The playground: a writable folder outside every project, made 0700 on
---- first use. $XDG_DATA_HOME/flemma-sandbox/playground, or under
---- ~/.local/share when XDG_DATA_HOME is unset.
+--- Where the playground is: $XDG_DATA_HOME/flemma-sandbox/playground, or
+--- under ~/.local/share when XDG_DATA_HOME is unset.
 ---@return string|nil path, string|nil err
-function M.playground()
+function M.playground_path()
   local data = M.getenv("XDG_DATA_HOME")
   if not data or data == "" then
     local home = M.getenv("HOME")
@@ -113,7 +113,68 @@ function M.playground()
     end
     data = home .. "/.local/share"
   end
-  local path = data .. "/flemma-sandbox/playground"
+  return data .. "/flemma-sandbox/playground"
+end
+
+--- The playground: a writable folder outside every project, made 0700 on
+--- first use.
+---@return string|nil path, string|nil err
+function M.playground()
+  local path, err = M.playground_path()
+  if not path then
+    return nil, err
+  end
+  if not core.exists(path) then
+    local ok, err = core.make_dirs(path, tonumber("700", 8))
+    if not ok then
+      return nil, err
+    end
+  end
+  return path
+end
+
+--- A folder of Neovim's (stdpath "config", "data" or "state"). Under plain
+--- LuaJIT, and for "state" before Neovim 0.8, the XDG default.
+---@param name "config"|"data"|"state"
+---@return string|nil
+function M.stdpath(name)
+  if current.stdpath then
+    return current.stdpath(name)
+  end
+  if in_nvim then
+    local ok, path = pcall(vim.fn.stdpath, name)
+    if ok and type(path) == "string" then
+      return path
+    end
+  end
+  local xdg = { config = { "XDG_CONFIG_HOME", "/.config" }, data = { "XDG_DATA_HOME", "/.local/share" } }
+  xdg.state = { "XDG_STATE_HOME", "/.local/state" }
+  local var, fallback = xdg[name][1], xdg[name][2]
+  local base = M.getenv(var)
+  if not base or base == "" then
+    local home = M.getenv("HOME")
+    if not home or home == "" then
+      return nil
+    end
+    base = home .. fallback
+  end
+  return base .. "/" .. (M.getenv("NVIM_APPNAME") or "nvim")
+end
+
+--- Our own folder for state that must survive a crash (placeholder
+--- markers, long argument files), made 0700.
+---@param sub string
+---@return string|nil path, string|nil err
+function M.state_dir(sub)
+  local base = M.getenv("XDG_STATE_HOME")
+  if not base or base == "" then
+    local home = M.getenv("HOME")
+    if not home or home == "" then
+      return nil, "neither XDG_STATE_HOME nor HOME is set"
+    end
+    base = home .. "/.local/state"
+  end
+  local path = base .. "/flemma-sandbox/" .. sub
   if not core.exists(path) then
     local ok, err = core.make_dirs(path, tonumber("700", 8))
     if not ok then

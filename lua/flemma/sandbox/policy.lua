@@ -3,13 +3,19 @@
 --- skipped with a reason, the rest deduplicated.
 local core = require("flemma.sandbox.core")
 local host = require("flemma.sandbox.host")
+local protect = require("flemma.sandbox.protect")
 
 local M = {}
 
 ---@class flemma.sandbox.ResolvedPolicy
 ---@field rw_paths string[]
----@field deny_paths string[]
+---@field deny_paths string[] hidden: deny_read, secret files, host sockets
+---@field ro_paths string[] protected inside writable folders (deny_write)
+---@field placeholders flemma.sandbox.Rule[] the protected paths, with `dir`; missing ones get placeholders
+---@field hidden flemma.sandbox.Rule[] why each hidden path is hidden
 ---@field network boolean (a configured "ask" resolves to false)
+---@field seccomp boolean
+---@field limits flemma.sandbox.Limits
 ---@field allow_privileged boolean
 ---@field env table<string, string> the sandboxed process's whole environment
 
@@ -29,6 +35,10 @@ function M.variables(bufnr)
     __index = function(_, name)
       if name == "FLEMMA_PLAYGROUND" then
         return (host.playground()) -- made only when a policy names it
+      end
+      local nvim_dir = name:match("^NVIM_(%u+)$")
+      if nvim_dir == "CONFIG" or nvim_dir == "DATA" or nvim_dir == "STATE" then
+        return host.stdpath(nvim_dir:lower())
       end
       return host.getenv(name)
     end,
@@ -145,16 +155,63 @@ end
 function M.resolve(policy, bufnr)
   local vars, cwd = M.variables(bufnr)
   local skipped = {}
-  local rw = resolve_list(policy.rw_paths or {}, vars, cwd, skipped)
-  local deny = resolve_list(policy.deny_paths or {}, vars, cwd, skipped)
+  local rw = core.dedupe(resolve_list(policy.rw_paths or {}, vars, cwd, skipped))
+  local function expand(entry)
+    local expanded, err = core.expand(entry, vars)
+    if not expanded then
+      return nil, err
+    end
+    return core.resolve(expanded, cwd)
+  end
+  local hidden = protect.hidden(policy, expand, rw, skipped)
+  for _, socket in ipairs(protect.sockets(policy, expand, rw, hidden)) do
+    hidden[#hidden + 1] = socket
+  end
+  local protected = protect.protected(policy, expand, rw)
+  local deny, ro = {}, {}
+  for _, h in ipairs(hidden) do
+    deny[#deny + 1] = h.path
+  end
+  for _, p in ipairs(protected) do
+    ro[#ro + 1] = p.path
+  end
   return {
-    rw_paths = core.dedupe(rw),
+    rw_paths = rw,
     deny_paths = core.dedupe(deny),
+    ro_paths = ro,
+    placeholders = protected,
+    hidden = hidden,
     network = policy.network == true,
     allow_privileged = policy.allow_privileged == true,
+    seccomp = policy.seccomp ~= false,
+    limits = policy.limits or {},
     env = M.environment(policy.env_allow),
   },
     skipped
+end
+
+--- The hidden path (and its rule) that holds a real path, if any.
+---@param real string
+---@param resolved flemma.sandbox.ResolvedPolicy
+---@return flemma.sandbox.Rule|nil
+function M.hidden_rule(real, resolved)
+  for _, h in ipairs(resolved.hidden or {}) do
+    if core.is_within(real, h.path) then
+      return h
+    end
+  end
+end
+
+--- The protected path (and its rule) that holds a real path, if any.
+---@param real string
+---@param resolved flemma.sandbox.ResolvedPolicy
+---@return flemma.sandbox.Rule|nil
+function M.protected_rule(real, resolved)
+  for _, p in ipairs(resolved.placeholders or {}) do
+    if core.is_within(real, p.path) then
+      return p
+    end
+  end
 end
 
 --- The path the kernel would reach for `path`: relative to the working
@@ -200,10 +257,14 @@ function M.is_writable(path, resolved)
     return false, err
   end
   local root = M.root_of(real, resolved)
-  if root then
-    return true, real .. " is inside " .. root
+  if not root then
+    return false, real .. " is not in rw_paths"
   end
-  return false, real .. " is not in rw_paths"
+  local rule = M.protected_rule(real, resolved) or M.hidden_rule(real, resolved)
+  if rule then
+    return false, real .. " is protected (" .. rule.rule .. ")"
+  end
+  return true, real .. " is inside " .. root
 end
 
 return M

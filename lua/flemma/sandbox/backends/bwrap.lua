@@ -105,11 +105,117 @@ function M.features(backend_config)
   return features[path]
 end
 
+--- bwrap stops at this many arguments (its MAX_ARGS), --args included.
+M.MAX_ARGS = 9000
+--- Above this many options they go through a file and "--args FD":
+--- one argument list is limited by the kernel (ARG_MAX, 128 KiB per word).
+M.ARGS_FILE_AT = 2000
+M.ARGS_FILE_BYTES = 100000
+
+-- Found now, while the working directory is the one core.so was loaded
+-- from (package.cpath may hold relative entries).
+local core_so = package.searchpath("flemma.sandbox.core", package.cpath)
+core_so = core_so and core.absolute(core_so, core.getcwd())
+
+--- flemma-sandbox-exec, built next to core.so.
+---@return string|nil path, string|nil err
+function M.helper()
+  local path = core_so and core_so:gsub("core%.so$", "flemma-sandbox-exec")
+  if not path or not core.exists(path) then
+    return nil, "flemma-sandbox-exec is missing next to " .. tostring(core_so) .. "; run make (or luarocks make)"
+  end
+  return path
+end
+
+---@type table<string, string|false>
+local seccomp_arch = {}
+
+--- The architecture the helper's seccomp filter covers, or nil.
+---@return string|nil
+function M.seccomp_arch()
+  local helper = M.helper()
+  if not helper then
+    return nil
+  end
+  if seccomp_arch[helper] == nil then
+    local f = io.popen(quote(helper) .. " --info 2>/dev/null")
+    local line = f and f:read("*l") or ""
+    if f then
+      f:close()
+    end
+    local arch = line:match("^seccomp (%S+)$")
+    seccomp_arch[helper] = (arch and arch ~= "unsupported") and arch or false
+  end
+  return seccomp_arch[helper] or nil
+end
+
+local LIMIT_ORDER = { "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }
+
+--- The helper's part of the inner command: limits, seccomp, then "--".
+---@param policy flemma.sandbox.ResolvedPolicy
+---@param helper string
+---@param inner_cmd string[]
+---@return string[]
+local function helper_inner(policy, helper, inner_cmd)
+  local cmd = { helper }
+  if policy.seccomp and M.seccomp_arch() then
+    cmd[#cmd + 1] = "--seccomp"
+  end
+  for _, name in ipairs(LIMIT_ORDER) do
+    local value = (policy.limits or {})[name]
+    if value then
+      cmd[#cmd + 1] = "--limit"
+      cmd[#cmd + 1] = string.format("%s=%d", name, value)
+    end
+  end
+  cmd[#cmd + 1] = "--"
+  for _, word in ipairs(inner_cmd) do
+    cmd[#cmd + 1] = word
+  end
+  return cmd
+end
+
+local args_files = 0
+
+--- Moves bwrap's options (between the program and "--") into a file for
+--- "--args FD"; returns the file and the shortened argv.
+---@return string|nil file, string[]|nil argv, string|nil err
+local function to_args_file(argv)
+  local dir, err = host.state_dir("args")
+  if not dir then
+    return nil, nil, "cannot keep the long bwrap argument list: " .. err
+  end
+  local dash
+  for i = 2, #argv do
+    if argv[i] == "--" then
+      dash = i
+      break
+    end
+  end
+  args_files = args_files + 1
+  local file = string.format("%s/%d-%d", dir, core.getpid(), args_files)
+  local f, open_err = io.open(file, "wb")
+  if not f then
+    return nil, nil, "cannot write " .. file .. ": " .. tostring(open_err)
+  end
+  f:write(table.concat(argv, "\0", 2, dash - 1), "\0")
+  f:close()
+  local short = { argv[1] }
+  for i = dash, #argv do
+    short[#short + 1] = argv[i]
+  end
+  return file, short
+end
+
 ---@param policy flemma.sandbox.ResolvedPolicy
 ---@param backend_config flemma.sandbox.BwrapConfig|table
 ---@param inner_cmd string[]
 ---@return string[]|nil argv, string|nil err
 function M.wrap(policy, backend_config, inner_cmd)
+  local helper, herr = M.helper()
+  if not helper then
+    return nil, herr
+  end
   if not policy.allow_privileged and M.features(backend_config)["disable-userns"] then
     -- no nested user namespaces: they reopen kernel attack surface
     local extra = { "--disable-userns" }
@@ -118,11 +224,61 @@ function M.wrap(policy, backend_config, inner_cmd)
     end
     backend_config = setmetatable({ extra_args = extra }, { __index = backend_config })
   end
-  local argv, err = core.bwrap_argv(policy, backend_config, inner_cmd)
+  local argv, err = core.bwrap_argv(policy, backend_config, helper_inner(policy, helper, inner_cmd))
   if not argv then
     return nil, err
   end
-  return argv, nil
+  local options, bytes = 0, 0
+  for i = 2, #argv do
+    if argv[i] == "--" then
+      break
+    end
+    options, bytes = options + 1, bytes + #argv[i] + 1
+  end
+  if options >= M.MAX_ARGS then
+    return nil,
+      string.format(
+        "policy too large: %d bwrap options (bwrap accepts at most %d); hidden paths: %d, protected: %d",
+        options,
+        M.MAX_ARGS,
+        #(policy.deny_paths or {}),
+        #(policy.ro_paths or {})
+      )
+  end
+  local front = {}
+  if options > M.ARGS_FILE_AT or bytes > M.ARGS_FILE_BYTES then
+    local file, short, ferr = to_args_file(argv)
+    if not file then
+      return nil, ferr
+    end
+    argv = short
+    front = { "--args-file", file }
+  end
+  local placeholders = policy.placeholders or {}
+  if #placeholders > 0 then
+    local ledger, lerr = host.state_dir("placeholders")
+    if not ledger then
+      return nil, "cannot keep placeholder records: " .. lerr
+    end
+    front[#front + 1] = "--ledger"
+    front[#front + 1] = ledger
+    for _, p in ipairs(placeholders) do
+      front[#front + 1] = p.dir and "--placeholder-dir" or "--placeholder-file"
+      front[#front + 1] = p.path
+    end
+  end
+  if #front == 0 then
+    return argv, nil
+  end
+  local out = { helper }
+  for _, word in ipairs(front) do
+    out[#out + 1] = word
+  end
+  out[#out + 1] = "--"
+  for _, word in ipairs(argv) do
+    out[#out + 1] = word
+  end
+  return out, nil
 end
 
 return M

@@ -1,0 +1,335 @@
+--- What the sandbox hides and what it keeps read-only inside writable
+--- folders: deny_read (with the secret-file scan), deny_write (with a
+--- worktree's real gitdir), and host unix sockets.
+local core = require("flemma.sandbox.core")
+local host = require("flemma.sandbox.host")
+
+local M = {}
+
+--- Hidden by default: credentials of common tools and browser profiles.
+M.DEFAULT_DENY_READ = {
+  "~/.ssh",
+  "~/.gnupg",
+  "~/.aws",
+  "~/.azure",
+  "~/.config/gcloud",
+  "~/.kube",
+  "~/.docker/config.json",
+  "~/.netrc",
+  "~/.git-credentials",
+  "~/.password-store",
+  "~/.local/share/keyrings",
+  "~/.mozilla",
+  "~/.librewolf",
+  "~/.config/google-chrome",
+  "~/.config/chromium",
+  "~/.config/BraveSoftware",
+  "~/.config/microsoft-edge",
+  "~/.config/vivaldi",
+  "~/.config/opera",
+  "~/snap/firefox",
+  "~/.var/app/org.mozilla.firefox",
+}
+
+--- Read-only inside writable folders. A relative entry applies inside every
+--- writable folder (except shared temp folders); the others where they lie
+--- inside one. A trailing "/" marks a folder.
+M.DEFAULT_DENY_WRITE = {
+  ".git/hooks/",
+  ".git/config",
+  ".gitmodules",
+  ".gitconfig",
+  ".envrc",
+  ".vscode/",
+  ".idea/",
+  ".mcp.json",
+  ".nvim.lua",
+  ".nvimrc",
+  ".exrc",
+  ".lazy.lua",
+  ".bashrc",
+  ".bash_profile",
+  ".zshrc",
+  ".zprofile",
+  ".profile",
+  "$NVIM_CONFIG/",
+  "$NVIM_DATA/",
+  "$NVIM_STATE/",
+  "~/.config/autostart/",
+  "~/.config/systemd/user/",
+  "~/.local/bin/",
+  "~/.ssh/",
+  "~/.bashrc",
+  "~/.bash_profile",
+  "~/.bash_login",
+  "~/.bash_logout",
+  "~/.profile",
+  "~/.zshrc",
+  "~/.zprofile",
+  "~/.zshenv",
+  "~/.zlogin",
+}
+
+M.DEFAULT_SECRET_FILES = { ".env", ".env.*", "*.pem", "*.key" }
+
+--- Folders the scan does not enter.
+M.SCAN_SKIP = { ".git", "node_modules", ".venv", "venv", "__pycache__" }
+
+--- At most this many secret files per writable folder; more are reported.
+M.SCAN_LIMIT = 1000
+
+--- Shared by every program on the host: no project entries here, and host
+--- sockets inside them are hidden although the folder is writable.
+M.SHARED_TEMP = { "/tmp", "/var/tmp", "/dev/shm" }
+
+--- The list a layered config value means: entries in order, where "!entry"
+--- removes an earlier equal entry.
+---@param list string[]|nil
+---@return string[]
+function M.effective(list)
+  local out = {}
+  for _, entry in ipairs(list or {}) do
+    local removed = entry:match("^!(.+)$")
+    if removed then
+      for i = #out, 1, -1 do
+        if out[i] == removed then
+          table.remove(out, i)
+        end
+      end
+    else
+      out[#out + 1] = entry
+    end
+  end
+  return out
+end
+
+---@param path string
+---@param list string[]
+---@return string|nil the entry of list that holds path
+local function within_any(path, list)
+  for _, root in ipairs(list) do
+    if core.is_within(path, root) then
+      return root
+    end
+  end
+end
+
+--- Writable folders that may be projects: not shared temp folders, not
+--- the playground (nothing on the host runs from either by itself).
+---@param rw string[]
+---@return string[]
+local function project_roots(rw)
+  local out = {}
+  local playground = host.playground_path()
+  playground = playground and core.resolve(playground, "/")
+  for _, root in ipairs(rw) do
+    if not within_any(root, M.SHARED_TEMP) and root ~= playground then
+      out[#out + 1] = root
+    end
+  end
+  return out
+end
+
+--- A path may be hidden unless that would also hide a writable folder.
+---@return string|nil reason
+local function covers_rw(path, rw)
+  for _, root in ipairs(rw) do
+    if core.is_within(root, path) then
+      return "holds the writable folder " .. root
+    end
+  end
+end
+
+---@class flemma.sandbox.Rule
+---@field path string real path
+---@field rule string the config entry (or scan) that caused it
+---@field dir boolean|nil deny_write: a folder
+
+--- deny_read entries and the secret files found in writable folders.
+---@param policy flemma.sandbox.Policy
+---@param expand fun(entry: string): string|nil, string|nil
+---@param rw string[] resolved writable folders
+---@param skipped flemma.sandbox.Skipped[]
+---@return flemma.sandbox.Rule[]
+function M.hidden(policy, expand, rw, skipped)
+  local out = {}
+  for _, entry in ipairs(M.effective(policy.deny_read)) do
+    local real, err = expand(entry)
+    if real and core.exists(real) then
+      local reason = covers_rw(real, rw)
+      if reason then
+        skipped[#skipped + 1] = { path = entry, reason = "not hidden: " .. reason }
+      else
+        out[#out + 1] = { path = real, rule = "deny_read " .. entry }
+      end
+    elseif err then
+      skipped[#skipped + 1] = { path = entry, reason = err }
+    end
+  end
+  local patterns = M.effective(policy.secret_files)
+  local depth = policy.secret_scan_depth or 2
+  if depth > 0 and #patterns > 0 then
+    for _, root in ipairs(rw) do
+      local found, truncated = core.scan_secrets(root, patterns, M.SCAN_SKIP, depth, M.SCAN_LIMIT)
+      for _, path in ipairs(found or {}) do
+        local real = core.resolve(path, "/")
+        if real and core.exists(real) and not covers_rw(real, rw) then
+          out[#out + 1] = { path = real, rule = "secret_files" }
+        end
+      end
+      if truncated then
+        skipped[#skipped + 1] = { path = root, reason = "secret scan stopped after " .. M.SCAN_LIMIT .. " files" }
+      end
+    end
+  end
+  return out
+end
+
+--- The gitdir (and common dir) a ".git" file points to.
+---@param root string
+---@return string[] folders
+local function linked_gitdirs(root)
+  if core.file_type(root .. "/.git") ~= "file" then
+    return {}
+  end
+  local f = io.open(root .. "/.git", "r")
+  local line = f and f:read("*l") or ""
+  if f then
+    f:close()
+  end
+  local gitdir = line:match("^gitdir:%s*(.-)%s*$")
+  local real = gitdir and core.resolve(gitdir, root)
+  if not real or core.file_type(real) ~= "directory" then
+    return {}
+  end
+  local dirs = { real }
+  f = io.open(real .. "/commondir", "r")
+  local common = f and f:read("*l")
+  if f then
+    f:close()
+  end
+  common = common and core.resolve(common, real)
+  if common and core.file_type(common) == "directory" then
+    dirs[#dirs + 1] = common
+  end
+  return dirs
+end
+
+--- Where each deny_write entry lands: every candidate that lies strictly
+--- inside a writable folder and whose parent folder exists.
+---@param policy flemma.sandbox.Policy
+---@param expand fun(entry: string): string|nil, string|nil
+---@param rw string[]
+---@return flemma.sandbox.Rule[]
+function M.protected(policy, expand, rw)
+  local candidates = {}
+  local projects = project_roots(rw)
+  for _, entry in ipairs(M.effective(policy.deny_write)) do
+    local dir = entry:sub(-1) == "/"
+    local bare = dir and entry:sub(1, -2) or entry
+    if bare:match("^[/~$]") then
+      candidates[#candidates + 1] = { entry = entry, path = expand(bare), dir = dir }
+    else
+      for _, root in ipairs(projects) do
+        candidates[#candidates + 1] = { entry = entry, path = root .. "/" .. bare, dir = dir }
+      end
+    end
+  end
+  for _, root in ipairs(projects) do
+    for _, gitdir in ipairs(linked_gitdirs(root)) do
+      for _, name in ipairs({ "config", "config.worktree", "hooks/" }) do
+        local dir = name:sub(-1) == "/"
+        candidates[#candidates + 1] =
+          { entry = "gitdir of " .. root, path = gitdir .. "/" .. (dir and name:sub(1, -2) or name), dir = dir }
+      end
+    end
+  end
+  local out, seen = {}, {}
+  for _, c in ipairs(candidates) do
+    local real = c.path and core.resolve(c.path, "/")
+    local parent = real and real:match("^(.*)/[^/]+$")
+    if real and not seen[real] and parent and core.file_type(parent == "" and "/" or parent) == "directory" then
+      local inside, equal = false, false
+      for _, root in ipairs(rw) do
+        equal = equal or real == root
+        inside = inside or (real ~= root and core.is_within(real, root))
+      end
+      if inside and not equal then
+        seen[real] = true
+        local kind = core.file_type(real)
+        out[#out + 1] = { path = real, rule = "deny_write " .. c.entry, dir = kind == "directory" or (not kind and c.dir) }
+      end
+    end
+  end
+  return out
+end
+
+--- Pathname sockets bound on the host, from /proc/net/unix.
+---@return string[]
+local function bound_sockets()
+  local out = {}
+  local f = io.open("/proc/net/unix", "r")
+  if not f then
+    return out
+  end
+  f:read("*l") -- header
+  for line in f:lines() do
+    local path = line:match("^%S+%s+%S+%s+%S+%s+%S+%s+%S+%s+%S+%s+%S+%s+(/.*)$")
+    if path then
+      out[#out + 1] = path
+    end
+  end
+  f:close()
+  return out
+end
+
+--- Host unix sockets the sandbox must not reach: every socket bound on the
+--- host outside the writable project folders, plus the folders that hold
+--- session sockets. allow_sockets lets chosen ones through.
+---@param policy flemma.sandbox.Policy
+---@param expand fun(entry: string): string|nil, string|nil
+---@param rw string[]
+---@param hidden flemma.sandbox.Rule[] already hidden (sockets inside are skipped)
+---@return flemma.sandbox.Rule[]
+function M.sockets(policy, expand, rw, hidden)
+  local allow = {}
+  for _, entry in ipairs(policy.allow_sockets or {}) do
+    allow[#allow + 1] = expand(entry)
+  end
+  local hidden_paths = {}
+  for _, h in ipairs(hidden) do
+    hidden_paths[#hidden_paths + 1] = h.path
+  end
+  local projects = project_roots(rw)
+  local out, seen = {}, {}
+  local function consider(path, want_dir, rule)
+    local real = path and core.resolve(path, "/")
+    if not real or seen[real] or within_any(real, allow) or within_any(real, projects) then
+      return
+    end
+    if within_any(real, hidden_paths) or covers_rw(real, rw) then
+      return
+    end
+    local kind = core.file_type(real)
+    if kind == "socket" or (want_dir and kind == "directory") then
+      seen[real] = true
+      out[#out + 1] = { path = real, rule = rule }
+      if kind == "directory" then
+        hidden_paths[#hidden_paths + 1] = real
+      end
+    end
+  end
+  local runtime = "/run/user/" .. core.getuid()
+  for _, dir in ipairs({ runtime, host.getenv("XDG_RUNTIME_DIR"), "/tmp/.X11-unix", "/tmp/.ICE-unix" }) do
+    consider(dir, true, "host sockets: session folder")
+  end
+  for _, path in ipairs({ host.getenv("SSH_AUTH_SOCK"), "/run/docker.sock", "/var/run/docker.sock" }) do
+    consider(path, false, "host sockets")
+  end
+  for _, path in ipairs(bound_sockets()) do
+    consider(path, false, "host sockets")
+  end
+  return out
+end
+
+return M
