@@ -56,15 +56,26 @@ describe("shell output helpers", function()
     assert.is_false(shell.looks_like_network_failure("No such file or directory"))
   end)
 
-  it("finds the paths of failed writes in the usual messages", function()
+  it("finds the paths of denied reads and writes in the usual messages", function()
     local stderr = table.concat({
       "bash: line 1: /etc/hosts: Read-only file system",
       "touch: cannot touch '/usr/x': Read-only file system",
       "sh: 1: cannot create /home/u/.bashrc: Read-only file system",
       "rm: cannot remove '/var/tmp/h/.ssh': Read-only file system",
+      "cat: /home/u/.aws/credentials: Permission denied",
+      "bash: line 1: sub/.envrc: Read-only file system",
+      "mount: /mnt: Operation not permitted",
       "some other error",
     }, "\n")
-    assert.are.same({ "/etc/hosts", "/usr/x", "/home/u/.bashrc", "/var/tmp/h/.ssh" }, shell.read_only_paths(stderr))
+    assert.are.same({
+      { path = "/etc/hosts", errno = "EROFS" },
+      { path = "/usr/x", errno = "EROFS" },
+      { path = "/home/u/.bashrc", errno = "EROFS" },
+      { path = "/var/tmp/h/.ssh", errno = "EROFS" },
+      { path = "/home/u/.aws/credentials", errno = "EACCES" },
+      { path = "sub/.envrc", errno = "EROFS" },
+      { path = "/mnt", errno = "EPERM" },
+    }, shell.denied_paths(stderr))
   end)
 
   it("says how to get network only where it can be asked for", function()

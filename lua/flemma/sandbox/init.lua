@@ -216,6 +216,23 @@ function M.is_path_writable(path, bufnr, opts)
   return policy.is_writable(path, (policy.resolve(cfg.policy, bufnr)))
 end
 
+--- Whether a sandboxed command could read `path` (false for paths hidden
+--- by deny_read, the secret scan or the socket rule), and why.
+---@param path string
+---@param bufnr integer|nil
+---@param opts table|nil
+---@return boolean readable, string reason
+function M.is_path_readable(path, bufnr, opts)
+  if type(path) ~= "string" or path == "" then
+    return false, "path: expected a non-empty string"
+  end
+  local cfg = config.resolve(config_opts(bufnr, opts))
+  if not cfg.enabled then
+    return true, "sandbox disabled"
+  end
+  return policy.is_readable(path, (policy.resolve(cfg.policy, bufnr)))
+end
+
 --- Session-wide override for all buffers (:Flemma sandbox:enable/disable).
 ---@param enabled boolean
 function M.set_enabled(enabled)

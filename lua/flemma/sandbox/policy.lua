@@ -245,6 +245,23 @@ function M.root_of(real, resolved)
   return best
 end
 
+--- Whether `path` (relative to the cwd, `~` is $HOME) is visible in the
+--- sandbox once every symlink on it is followed.
+---@param path string
+---@param resolved flemma.sandbox.ResolvedPolicy
+---@return boolean readable, string reason
+function M.is_readable(path, resolved)
+  local real, err = M.real_path(path)
+  if not real then
+    return false, err
+  end
+  local rule = M.hidden_rule(real, resolved)
+  if rule then
+    return false, real .. " is hidden (" .. rule.rule .. ")"
+  end
+  return true, real .. " is visible"
+end
+
 --- Whether `path` (relative to the cwd; a leading `~` is $HOME, nothing
 --- else is expanded) lies in a writable root once every symlink on it is
 --- followed.

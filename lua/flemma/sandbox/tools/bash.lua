@@ -3,6 +3,8 @@
 local core = require("flemma.sandbox.core")
 local job = require("flemma.sandbox.job")
 local outputs = require("flemma.sandbox.tools.outputs")
+local policy = require("flemma.sandbox.policy")
+local sandbox = require("flemma.sandbox")
 local shell = require("flemma.sandbox.tools.shell")
 
 local M = {
@@ -54,6 +56,30 @@ function M.prepare(input, ctx)
   }
 end
 
+--- The line naming the rule that blocked a path a failed command names.
+---@param d { path: string, errno: string }
+---@param ctx table
+---@return string|nil
+function M.denial_note(d, ctx)
+  local real = policy.real_path(d.path, ctx.cwd)
+  if not real then
+    return nil
+  end
+  local function tail(why)
+    return why:match("^.* is (.-)$") or why
+  end
+  if d.errno ~= "EROFS" then
+    local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
+    if not visible then
+      return "[sandbox] read of " .. real .. " blocked: " .. tail(why)
+    end
+  end
+  local writable, why = sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts)
+  if not writable then
+    return "[sandbox] write to " .. real .. " blocked: " .. tail(why)
+  end
+end
+
 --- Runs argv as a tool command (bash's and git's shared path). adjust may
 --- add to the result and its notes before done receives it.
 ---@param argv string[]
@@ -78,8 +104,8 @@ function M.run_argv(argv, ctx, extra, adjust, done)
         notes[#notes + 1] = "[sandbox] network access was denied; the command ran without network"
       end
       if r.exit_code ~= 0 and r.sandboxed then
-        for _, path in ipairs(shell.read_only_paths(r.stderr)) do
-          notes[#notes + 1] = "[sandbox] write to " .. path .. " blocked: not in rw_paths"
+        for _, d in ipairs(shell.denied_paths(r.stderr)) do
+          notes[#notes + 1] = M.denial_note(d, ctx)
         end
       end
       if r.exit_code ~= 0 and not ctx.network and r.sandboxed then

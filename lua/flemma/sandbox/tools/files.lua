@@ -26,8 +26,10 @@ local function write_target(path, ctx)
   if not real then
     return nil, err
   end
-  if not sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts) then
-    return nil, "write to " .. real .. " blocked: not in rw_paths"
+  local ok, why = sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts)
+  if not ok then
+    -- "REAL is not in rw_paths" / "REAL is protected (deny_write .envrc)"
+    return nil, "write to " .. real .. " blocked: " .. (why:match("^.* is (.-)$") or why)
   end
   return real
 end
@@ -84,6 +86,12 @@ M.read_file = {
   end,
   run = function(input, ctx, done)
     local real, err = locate(input.path, ctx)
+    if real then
+      local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
+      if not visible then
+        return done({ error = "read of " .. real .. " blocked: " .. (why:match("^.* is (.-)$") or why) })
+      end
+    end
     local size = real and vim.loop.fs_stat(real)
     if not size then
       return done({ error = "cannot read " .. input.path .. ": " .. (err or "no such file") })

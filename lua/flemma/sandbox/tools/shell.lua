@@ -68,23 +68,33 @@ function M.looks_like_network_failure(text)
   return false
 end
 
---- Paths that a failed write names with "Read-only file system", from the
---- usual message shapes: "X: Read-only file system", "cannot create X: ...",
---- "cannot touch 'X': ...".
+local DENIALS = {
+  { text = "Read-only file system", errno = "EROFS" },
+  { text = "Permission denied", errno = "EACCES" },
+  { text = "Operation not permitted", errno = "EPERM" },
+}
+
+--- Paths that error messages name with EROFS, EACCES or EPERM, from the
+--- usual shapes: "X: Read-only file system", "cannot create X: ...",
+--- "cannot touch 'X': ...". Paths may be relative.
 ---@param text string
----@return string[]
-function M.read_only_paths(text)
-  local paths, seen = {}, {}
+---@return { path: string, errno: string }[]
+function M.denied_paths(text)
+  local out, seen = {}, {}
   for line in (text .. "\n"):gmatch("(.-)\n") do
-    if line:find("Read-only file system", 1, true) then
-      local path = line:match("'(/[^']+)'") or line:match("(/[^%s:']+):%s*Read%-only file system")
-      if path and not seen[path] then
-        seen[path] = true
-        paths[#paths + 1] = path
+    for _, d in ipairs(DENIALS) do
+      if line:find(d.text, 1, true) then
+        local path = line:match("'([^']+)'")
+          or line:match("cannot create ([^:]+):")
+          or line:match("([^%s:']+):%s*" .. d.text:gsub("%-", "%%-"))
+        if path and path:find("/", 1, true) and not seen[path] then
+          seen[path] = true
+          out[#out + 1] = { path = path, errno = d.errno }
+        end
       end
     end
   end
-  return paths
+  return out
 end
 
 --- The line added to a result that failed for want of network.
