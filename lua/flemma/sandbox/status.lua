@@ -47,12 +47,17 @@ function M.lines(bufnr)
   for _, path in ipairs(policy.rw_paths) do
     lines[#lines + 1] = "    " .. path
   end
-  if #policy.deny_paths > 0 then
-    lines[#lines + 1] = "  hidden:"
-    for _, path in ipairs(policy.deny_paths) do
-      lines[#lines + 1] = "    " .. path
-    end
+  M.rules(lines, "hidden", policy.hidden)
+  M.rules(lines, "protected (read-only inside writable folders)", policy.placeholders)
+  local bwrap = require("flemma.sandbox.backends.bwrap")
+  local arch = bwrap.seccomp_arch()
+  lines[#lines + 1] = "  seccomp:    "
+    .. (not policy.seccomp and "off (policy.seccomp = false)" or arch and ("on (" .. arch .. ")") or "unavailable on this architecture")
+  local limits = {}
+  for _, name in ipairs({ "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }) do
+    limits[#limits + 1] = name .. "=" .. tostring(policy.limits[name] or "none")
   end
+  lines[#lines + 1] = "  limits:     " .. table.concat(limits, " ")
   if #skipped > 0 then
     lines[#lines + 1] = "  skipped:"
     for _, s in ipairs(skipped) do
@@ -60,6 +65,20 @@ function M.lines(bufnr)
     end
   end
   return lines
+end
+
+--- Appends a titled list of paths with the rule behind each.
+---@param lines string[]
+---@param title string
+---@param rules flemma.sandbox.Rule[]|nil
+function M.rules(lines, title, rules)
+  if not rules or #rules == 0 then
+    return
+  end
+  lines[#lines + 1] = "  " .. title .. ":"
+  for _, r in ipairs(rules) do
+    lines[#lines + 1] = string.format("    %s%s  (%s)", r.path, r.dir and "/" or "", r.rule)
+  end
 end
 
 --- Shows lines in a floating window (q or <Esc> closes it), or in the
