@@ -12,6 +12,7 @@ local M = {}
 ---@field deny_paths string[] hidden: deny_read, secret files, host sockets
 ---@field ro_paths string[] protected inside writable folders (deny_write)
 ---@field placeholders flemma.sandbox.Rule[] the protected paths, with `dir`; missing ones get placeholders
+---@field pins string[] folders above protected paths, bound onto themselves so they cannot be renamed
 ---@field hidden flemma.sandbox.Rule[] why each hidden path is hidden
 ---@field network boolean (a configured "ask" resolves to false)
 ---@field seccomp boolean
@@ -180,6 +181,7 @@ function M.resolve(policy, bufnr)
     deny_paths = core.dedupe(deny),
     ro_paths = ro,
     placeholders = protected,
+    pins = protect.pins(protected, rw),
     hidden = hidden,
     network = policy.network == true,
     allow_privileged = policy.allow_privileged == true,

@@ -215,6 +215,32 @@ local function linked_gitdirs(root)
   return dirs
 end
 
+--- The folders between a writable root and each protected path. Binding
+--- each onto itself makes it a mount point, which cannot be renamed or
+--- removed: else `mv .git .git-old` and a fresh .git/hooks would get round
+--- the protection of the old one.
+---@param protected flemma.sandbox.Rule[]
+---@param rw string[]
+---@return string[]
+function M.pins(protected, rw)
+  local out, seen = {}, {}
+  for _, p in ipairs(protected) do
+    local root
+    for _, r in ipairs(rw) do
+      if core.is_within(p.path, r) and (not root or #r > #root) then
+        root = r
+      end
+    end
+    local dir = p.path:match("^(.*)/[^/]+$")
+    while root and dir and #dir > #root and not seen[dir] do
+      seen[dir] = true
+      out[#out + 1] = dir
+      dir = dir:match("^(.*)/[^/]+$")
+    end
+  end
+  return out
+end
+
 --- Where each deny_write entry lands: every candidate that lies strictly
 --- inside a writable folder and whose parent folder exists.
 ---@param policy flemma.sandbox.Policy

@@ -224,7 +224,16 @@ function M.wrap(policy, backend_config, inner_cmd)
     end
     backend_config = setmetatable({ extra_args = extra }, { __index = backend_config })
   end
-  local argv, err = core.bwrap_argv(policy, backend_config, helper_inner(policy, helper, inner_cmd))
+  local mounts = policy
+  if policy.pins and #policy.pins > 0 then
+    mounts = setmetatable({ rw_paths = {} }, { __index = policy })
+    for _, list in ipairs({ policy.rw_paths, policy.pins }) do
+      for _, path in ipairs(list) do
+        mounts.rw_paths[#mounts.rw_paths + 1] = path
+      end
+    end
+  end
+  local argv, err = core.bwrap_argv(mounts, backend_config, helper_inner(policy, helper, inner_cmd))
   if not argv then
     return nil, err
   end
