@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/.."
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit exec nvim)
+[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape nvim)
 
 busted_bin=$(command -v busted || true)
 if [ -z "$busted_bin" ]; then

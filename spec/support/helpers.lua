@@ -9,6 +9,7 @@ function M.shell_quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
 end
 
+--- The output of a shell command.
 ---@param cmd string
 ---@return string
 local function capture(cmd)
@@ -17,6 +18,7 @@ local function capture(cmd)
   f:close()
   return out
 end
+M.capture = capture
 
 --- A fresh folder under /var/tmp, outside the default rw_paths (resolved, so comparisons with resolved paths hold).
 ---@return string

@@ -1,6 +1,6 @@
---- A TCP listener on the host's loopback through LuaJIT's FFI, so specs can
---- tell whether a sandboxed process reached the host network. Only ever
---- binds 127.0.0.1.
+--- Listeners on the host through LuaJIT's FFI, so specs can tell whether a
+--- sandboxed process reached them: TCP and UDP on loopback only (127.0.0.1
+--- and ::1), and unix sockets (a path, or an abstract name).
 local ffi = require("ffi")
 
 ffi.cdef([[
@@ -16,6 +16,9 @@ int close(int fd);
 uint16_t htons(uint16_t v);
 uint16_t ntohs(uint16_t v);
 uint32_t htonl(uint32_t v);
+struct flemma_sockaddr_in6 { sa_family_t sin6_family; uint16_t sin6_port; uint32_t flow; uint8_t addr[16]; uint32_t scope; };
+struct flemma_sockaddr_un_l { sa_family_t sun_family; char sun_path[108]; };
+long recv(int fd, void *buf, unsigned long n, int flags);
 ]])
 
 local AF_INET, SOCK_STREAM, SOCK_NONBLOCK = 2, 1, 2048
@@ -47,6 +50,68 @@ function M.listen()
           break
         end
         ffi.C.close(c)
+        count = count + 1
+      end
+      return count > 0
+    end,
+    close = function()
+      ffi.C.close(fd)
+    end,
+  }
+end
+
+local AF_UNIX, AF_INET6, SOCK_DGRAM = 1, 10, 2
+
+--- A non-blocking listener of another kind: "tcp6" (::1), "udp4"
+--- (127.0.0.1), "unix" (at path `name`) or "abstract" (abstract `name`).
+---@param kind "tcp6"|"udp4"|"unix"|"abstract"
+---@param name? string
+---@return { port: integer|nil, accepted: fun(): boolean, close: fun() }
+function M.listen_kind(kind, name)
+  local family = ({ tcp6 = AF_INET6, udp4 = AF_INET, unix = AF_UNIX, abstract = AF_UNIX })[kind]
+  local stype = kind == "udp4" and SOCK_DGRAM or SOCK_STREAM
+  local fd = ffi.C.socket(family, stype + SOCK_NONBLOCK, 0)
+  assert(fd >= 0, "socket failed")
+  local addr
+  if kind == "tcp6" then
+    addr = ffi.new("struct flemma_sockaddr_in6")
+    addr.sin6_family = AF_INET6
+    addr.addr[15] = 1
+  elseif kind == "udp4" then
+    addr = ffi.new("struct flemma_sockaddr_in")
+    addr.sin_family = AF_INET
+    addr.sin_addr = ffi.C.htonl(INADDR_LOOPBACK)
+  else
+    addr = ffi.new("struct flemma_sockaddr_un_l")
+    addr.sun_family = AF_UNIX
+    ffi.copy(addr.sun_path + (kind == "abstract" and 1 or 0), name, #name)
+  end
+  local size = (kind == "unix" or kind == "abstract") and (2 + #name + (kind == "abstract" and 1 or 0))
+    or ffi.sizeof(addr)
+  assert(ffi.C.bind(fd, addr, size) == 0, "bind failed: " .. kind)
+  assert(stype == SOCK_DGRAM or ffi.C.listen(fd, 16) == 0, "listen failed")
+  local port
+  if kind == "tcp6" or kind == "udp4" then
+    local len = ffi.new("socklen_t[1]", ffi.sizeof(addr))
+    assert(ffi.C.getsockname(fd, addr, len) == 0, "getsockname failed")
+    port = ffi.C.ntohs(kind == "tcp6" and addr.sin6_port or addr.sin_port)
+  end
+  local count, buf = 0, ffi.new("char[512]")
+  return {
+    port = port,
+    accepted = function()
+      while true do
+        if stype == SOCK_DGRAM then
+          if ffi.C.recv(fd, buf, 512, 0) < 0 then
+            break
+          end
+        else
+          local c = ffi.C.accept(fd, nil, nil)
+          if c < 0 then
+            break
+          end
+          ffi.C.close(c)
+        end
         count = count + 1
       end
       return count > 0

@@ -274,6 +274,11 @@ function M.protected(policy, expand, rw)
   for _, c in ipairs(candidates) do
     local real = c.path and core.resolve(c.path, "/")
     local parent = real and real:match("^(.*)/[^/]+$")
+    -- with missing parents, the first missing folder is protected instead,
+    -- else `mkdir -p` inside the sandbox would make the whole chain
+    while parent and parent ~= "" and not core.file_type(parent) do
+      real, parent, c = parent, parent:match("^(.*)/[^/]+$"), { entry = c.entry .. " (missing parent)", dir = true }
+    end
     if real and not seen[real] and parent and core.file_type(parent == "" and "/" or parent) == "directory" then
       local inside, equal = false, false
       for _, root in ipairs(rw) do

