@@ -3,9 +3,10 @@
  * installs the seccomp filter and execs the command, so the filter binds the
  * command and everything it starts, but not bwrap's own setup.
  *
- * With --placeholder-* or --args-file it runs on the host instead, in front
- * of bwrap (host_mode.c): it holds the placeholders of missing protected
- * paths while bwrap runs, and passes long option lists as "--args FD". */
+ * With --clearenv, --placeholder-* or --args-file it runs on the host
+ * instead, in front of bwrap (host_mode.c): it starts bwrap with an empty
+ * environment, holds the placeholders of missing protected paths while bwrap
+ * runs, and passes long option lists as "--args FD". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -99,8 +100,8 @@ static int install_seccomp(void)
 static int usage(void)
 {
     fputs("usage: flemma-sandbox-exec [--seccomp] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
-          "       flemma-sandbox-exec [--ledger DIR] [--placeholder-file PATH]... [--placeholder-dir PATH]...\n"
-          "                           [--args-file FILE] -- BWRAP [ARG]...\n"
+          "       flemma-sandbox-exec [--clearenv] [--ledger DIR] [--placeholder-file PATH]...\n"
+          "                           [--placeholder-dir PATH]... [--args-file FILE] -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --info\n",
           stderr);
     return 2;
@@ -134,6 +135,9 @@ int main(int argc, char **argv)
             host_mode = 1;
         } else if (strcmp(argv[i], "--ledger") == 0 && has_value) {
             host.ledger = argv[++i];
+        } else if (strcmp(argv[i], "--clearenv") == 0) {
+            host.clear_env = 1;
+            host_mode = 1;
         } else if (strcmp(argv[i], "--args-file") == 0 && has_value) {
             host.args_file = argv[++i];
             host_mode = 1;

@@ -169,6 +169,19 @@ static char **command_argv(const fs_host_opts *o, char **cmd, int n, char *fdtex
     return argv;
 }
 
+/* bwrap's first process inside the sandbox is a copy of bwrap, and the
+ * sandbox can read its /proc/1/environ: so bwrap itself gets no environment
+ * (the command's comes from --setenv), else Neovim's API keys would show. */
+static void exec_command(const fs_host_opts *o, char **argv)
+{
+    static char *const empty[] = {NULL};
+
+    if (o->clear_env)
+        execvpe(argv[0], argv, empty);
+    else
+        execvp(argv[0], argv);
+}
+
 static int wait_forwarding(pid_t child, const sigset_t *set)
 {
     for (;;) {
@@ -199,7 +212,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     if (!argv)
         return EXIT_SETUP;
     if (o->n_reqs == 0) {
-        execvp(argv[0], argv);
+        exec_command(o, argv);
         rc = setup_error("cannot run", argv[0], errno);
         free(argv);
         return rc;
@@ -227,7 +240,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         child = fork();
         if (child == 0) {
             sigprocmask(SIG_SETMASK, &old, NULL);
-            execvp(argv[0], argv);
+            exec_command(o, argv);
             _exit(setup_error("cannot run", argv[0], errno));
         }
         if (args_fd >= 0)

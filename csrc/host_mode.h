@@ -16,6 +16,7 @@ typedef struct {
     const fs_placeholder_req *reqs;
     size_t n_reqs;
     const char *args_file; /* NUL-separated bwrap options, or NULL */
+    int clear_env;         /* start bwrap with an empty environment */
 } fs_host_opts;
 
 /* Runs cmd (bwrap and its arguments, NULL-terminated, n items) and returns

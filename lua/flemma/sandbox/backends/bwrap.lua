@@ -254,7 +254,9 @@ function M.wrap(policy, backend_config, inner_cmd)
         #(policy.ro_paths or {})
       )
   end
-  local front = {}
+  -- bwrap's own process is visible inside the sandbox (/proc/1/environ):
+  -- it must not carry Neovim's environment
+  local front = policy.env and { "--clearenv" } or {}
   if options > M.ARGS_FILE_AT or bytes > M.ARGS_FILE_BYTES then
     local file, short, ferr = to_args_file(argv)
     if not file then

@@ -1,0 +1,60 @@
+--- Escape suite: reading secrets, from files and from the environment.
+local f = require("escape.fixture")
+local h = require("support.helpers")
+
+describe("escape: reading secrets", function()
+  local w
+  setup(function()
+    w = f.create()
+    f.use_host(w)
+  end)
+  teardown(function()
+    f.destroy(w)
+  end)
+  before_each(function()
+    f.policy()
+  end)
+
+  local names = {}
+  for name in pairs(f.SECRET_FILES) do
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    it("cannot read the default secret " .. f.SECRET_FILES[name], function()
+      local path = w.home .. "/" .. f.SECRET_FILES[name]
+      local r = f.attack(w, "cat " .. h.shell_quote(path) .. "; cat ~/" .. f.SECRET_FILES[name] .. "; ls -A ~/.ssh")
+      assert.is_nil(r.stdout:find(f.SECRET, 1, true))
+      assert.is_nil(r.stdout:find("id_rsa", 1, true))
+    end)
+  end
+
+  it("cannot read .env, .env.* and *.pem files found in the project", function()
+    local r = f.attack(w, "cat .env config/.env.local server.pem; grep -r " .. f.SECRET .. " . ; cat src/main.c")
+    assert.is_nil(r.stdout:find(f.SECRET, 1, true))
+    assert.matches("int main", r.stdout) -- the rest of the project is readable
+  end)
+
+  it("the control: the same command sees a secret file once it is allowed", function()
+    f.policy({ deny_read = { "!~/.aws" } })
+    local r = f.attack(w, "cat ~/.aws/credentials")
+    assert.truthy(r.stdout:find(f.SECRET, 1, true))
+  end)
+
+  it("cannot read API keys from its environment", function()
+    local r = f.attack(w, "env; printf '%s\\n' \"$OPENAI_API_KEY\" \"$GITHUB_TOKEN\" \"$LC_SECRET_TOKEN\"")
+    assert.is_nil(r.stdout:find(f.SECRET, 1, true))
+    assert.matches("HOME=", r.stdout)
+  end)
+
+  it("cannot read API keys from another process's environment", function()
+    local r = f.attack(w, "cat /proc/*/environ /proc/1/environ 2>/dev/null | tr '\\0' '\\n'")
+    assert.is_nil(r.stdout:find(f.SECRET, 1, true))
+  end)
+
+  it("a credential passes only when named exactly in env_allow", function()
+    f.policy({ env_allow = { "GITHUB_TOKEN" } })
+    local r = f.attack(w, "printf '%s\\n' \"$GITHUB_TOKEN\" \"$OPENAI_API_KEY\"")
+    assert.are.equal(f.SECRET .. "\n\n", r.stdout)
+  end)
+end)
