@@ -237,8 +237,15 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         if ((rc = acquire(o, &o->reqs[i], &fds[i])) == 0)
             held++;
     if (rc == 0) {
+        pid_t self = getpid();
+
         child = fork();
         if (child == 0) {
+            /* bwrap's --die-with-parent covers the sandbox, not bwrap: if
+             * this process is killed outright, bwrap must go too */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != self)
+                _exit(EXIT_SETUP);
             sigprocmask(SIG_SETMASK, &old, NULL);
             exec_command(o, argv);
             _exit(setup_error("cannot run", argv[0], errno));

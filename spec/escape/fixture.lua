@@ -159,15 +159,20 @@ end
 --- secret environment on the host side, and asserts the host is unchanged.
 ---@param w table
 ---@param cmd string
----@param opts? { keep_host?: boolean, env?: table, timeout?: integer }
+---@param opts? { keep_host?: boolean, env?: table, timeout?: integer|string } timeout: timeout(1)'s arguments
 ---@return { stdout: string, stderr: string, code: integer }
 function M.attack(w, cmd, opts)
   opts = opts or {}
   local before = M.snapshot(w)
   local argv = assert(sandbox.wrap_command({ "bash", "-c", cmd }, nil))
   if opts.timeout then
-    table.insert(argv, 1, tostring(opts.timeout))
-    table.insert(argv, 1, "timeout")
+    local words = { "timeout" }
+    for word in tostring(opts.timeout):gmatch("%S+") do
+      words[#words + 1] = word
+    end
+    for i = #words, 1, -1 do
+      table.insert(argv, 1, words[i])
+    end
   end
   local env = {}
   for k, v in pairs(M.ENV) do

@@ -1,0 +1,98 @@
+--- Escape suite: resource exhaustion against limits the test sets low (so
+--- a failure cannot fill the disk or the memory of the machine), and
+--- processes that try to outlive their command.
+local f = require("escape.fixture")
+local h = require("support.helpers")
+local sandbox = require("flemma.sandbox")
+
+--- Host processes whose command line contains `marker`.
+local function host_pids(marker)
+  -- "[s]leep" so the shell running pgrep does not match itself
+  local pattern = "[" .. marker:sub(1, 1) .. "]" .. marker:sub(2)
+  return (h.capture("pgrep -f -- " .. h.shell_quote(pattern) .. " || true"):gsub("%s+$", ""))
+end
+
+--- Polls until no host process matches; returns what is left.
+local function wait_gone(marker)
+  local left = host_pids(marker)
+  for _ = 1, 50 do
+    if left == "" then
+      break
+    end
+    os.execute("sleep 0.1")
+    left = host_pids(marker)
+  end
+  return left
+end
+
+describe("escape: resource limits and stray processes", function()
+  local w
+  setup(function()
+    w = f.create()
+    f.use_host(w)
+  end)
+  teardown(function()
+    f.destroy(w)
+  end)
+
+  local function limits(l)
+    f.policy({ limits = l })
+  end
+
+  it("a fork bomb stops at the process limit and leaves nothing running", function()
+    if h.is_root() then
+      return pending("the kernel does not enforce RLIMIT_NPROC for root")
+    end
+    limits({ processes = 40 })
+    -- bounded on purpose: at most 200 sleepers even without a limit
+    local marker = "sleep 1979"
+    local r = f.attack(w, "n=0; for i in $(seq 200); do " .. marker .. " & n=$((n+1)); done 2>/dev/null; jobs -r | wc -l")
+    assert.is_true(tonumber(r.stdout:match("%d+")) < 200, r.stdout)
+    assert.are.equal("", wait_gone(marker))
+  end)
+
+  it("a file cannot grow past the file-size limit", function()
+    limits({ file_size_mb = 1 })
+    local before = f.snapshot(w)
+    local argv = assert(sandbox.wrap_command({ "bash", "-c", "head -c 3000000 /dev/zero > work/big" }, nil))
+    local r = h.run(argv, nil, w.proj)
+    assert.are_not.equal(0, r.code)
+    local size = tonumber(h.capture("stat -c %s " .. h.shell_quote(w.work .. "/big")))
+    assert.is_true(size <= 1048576, tostring(size))
+    assert.are.equal(before, f.snapshot(w))
+    h.sh("rm -f " .. h.shell_quote(w.work .. "/big"))
+  end)
+
+  it("a memory bomb fails at the memory limit", function()
+    limits({ memory_mb = 64 })
+    local r = f.attack(w, "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo ${#x}")
+    assert.is_nil(r.stdout:find("300000000", 1, true))
+  end)
+
+  it("a busy loop is stopped at the CPU-time limit", function()
+    limits({ cpu_seconds = 1 })
+    -- timeout(1) on the host is only the safety net; 124 would mean it fired
+    local r = f.attack(w, "while :; do :; done", { timeout = 30 })
+    assert.are_not.equal(0, r.code)
+    assert.are_not.equal(124, r.code)
+  end)
+
+  it("cannot open more files than the open-files limit", function()
+    limits({ open_files = 16 })
+    local r = f.attack(w, "for i in $(seq 40); do exec {fd}</dev/null || { echo stopped-at $i; exit 0; }; done")
+    assert.matches("stopped%-at %d+", r.stdout)
+  end)
+
+  it("no process survives its sandbox being killed (setsid, nohup, double fork)", function()
+    f.policy()
+    local marker = "sleep 1987"
+    local cmd = "setsid " .. marker .. " & nohup " .. marker .. " >/dev/null 2>&1 & ( (" .. marker .. " &) & ); sleep 30"
+    -- the host kills the outermost process with SIGKILL, as an OOM killer would
+    local r = f.attack(w, cmd, { timeout = "-s KILL 1", keep_host = true })
+    assert.are.equal(137, r.code)
+    assert.are.equal("", wait_gone(marker))
+    -- a killed holder leaves its placeholders; the next command clears them
+    f.attack(w, "true", { keep_host = true })
+    assert.is_nil(h.read(w.proj .. "/.envrc"))
+  end)
+end)
