@@ -363,6 +363,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"file_type", core_file_type},
     {"getuid", core_getuid},
     {"getpid", core_getpid},
+    {"can_write", core_can_write},
     {NULL, NULL},
 };
 

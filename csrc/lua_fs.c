@@ -140,3 +140,14 @@ int core_getpid(lua_State *L)
     lua_pushnumber(L, (lua_Number)getpid());
     return 1;
 }
+
+/* can_write(path) -> whether this process may create entries in the folder
+ * (or write the file) at path, as access(W_OK) says */
+int core_can_write(lua_State *L)
+{
+    size_t len;
+    const char *path = arg_string(L, 1, "path", &len);
+
+    lua_pushboolean(L, !memchr(path, '\0', len) && access(path, W_OK) == 0);
+    return 1;
+}

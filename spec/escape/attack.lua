@@ -8,6 +8,9 @@ ffi.cdef([[
 long syscall(long number, ...);
 int ioctl(int fd, unsigned long request, ...);
 int getppid(void);
+int fork(void);
+int pause(void);
+void _exit(int status);
 int socket(int domain, int type, int protocol);
 int connect(int fd, const void *addr, unsigned int len);
 long write(int fd, const void *buf, unsigned long n);
@@ -160,6 +163,24 @@ local attacks = {
     return rc
   end,
 }
+
+-- forks up to arg[2] sleeping children (bounded, so a missing limit cannot
+-- take the machine down); prints how many it got
+if name == "fork-bomb" then
+  local n = 0
+  for _ = 1, tonumber(arg[2]) do
+    local pid = ffi.C.fork()
+    if pid == 0 then
+      ffi.C.pause()
+      ffi.C._exit(0)
+    elseif pid < 0 then
+      break
+    end
+    n = n + 1
+  end
+  print("forked " .. n)
+  os.exit(0)
+end
 
 local attack = attacks[name]
 if not attack or not nr then

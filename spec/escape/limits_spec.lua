@@ -44,11 +44,21 @@ describe("escape: resource limits and stray processes", function()
       return pending("the kernel does not enforce RLIMIT_NPROC for root")
     end
     limits({ processes = 40 })
-    -- bounded on purpose: at most 200 sleepers even without a limit
-    local marker = "sleep 1979"
-    local r = f.attack(w, "n=0; for i in $(seq 200); do " .. marker .. " & n=$((n+1)); done 2>/dev/null; jobs -r | wc -l")
-    assert.is_true(tonumber(r.stdout:match("%d+")) < 200, r.stdout)
-    assert.are.equal("", wait_gone(marker))
+    local r = f.attack(w, f.script("fork-bomb", 300))
+    local forked = tonumber(r.stdout:match("^forked (%d+)"))
+    assert.is_truthy(forked, r.stdout .. r.stderr)
+    assert.is_true(forked < 40, r.stdout)
+    assert.are.equal("", wait_gone("attack.lua fork-bomb"))
+  end)
+
+  it("the control: without the limit the same bomb gets all its processes", function()
+    if h.is_root() then
+      return pending("the kernel does not enforce RLIMIT_NPROC for root")
+    end
+    limits({ processes = false })
+    local r = f.attack(w, f.script("fork-bomb", 60))
+    assert.are.equal("forked 60\n", r.stdout)
+    assert.are.equal("", wait_gone("attack.lua fork-bomb"))
   end)
 
   it("a file cannot grow past the file-size limit", function()

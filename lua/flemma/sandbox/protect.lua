@@ -285,9 +285,11 @@ function M.protected(policy, expand, rw)
         equal = equal or real == root
         inside = inside or (real ~= root and core.is_within(real, root))
       end
-      if inside and not equal then
+      local kind = core.file_type(real)
+      -- a missing path in a folder we cannot write to cannot appear from
+      -- inside the sandbox either (and gets no placeholder)
+      if inside and not equal and (kind or core.can_write(parent == "" and "/" or parent)) then
         seen[real] = true
-        local kind = core.file_type(real)
         out[#out + 1] = { path = real, rule = "deny_write " .. c.entry, dir = kind == "directory" or (not kind and c.dir) }
       end
     end
