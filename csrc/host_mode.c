@@ -45,14 +45,15 @@ static int same_inode(int fd, const char *path)
     return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static void write_marker(const char *ledger, const char *path, dev_t dev, ino_t ino)
+static void write_marker(const char *ledger, const char *path, const fs_node_id *id)
 {
-    char name[4096];
+    char name[4096], text[80];
     int fd;
 
     if (!ledger)
         return;
-    snprintf(name, sizeof(name), "%s/%llu:%llu", ledger, (unsigned long long)dev, (unsigned long long)ino);
+    fs_node_id_format(id, text, sizeof(text));
+    snprintf(name, sizeof(name), "%s/%s", ledger, text);
     fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return; /* without a marker only a crash can leave the placeholder */
@@ -67,13 +68,12 @@ static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, int *fd_o
     int tries;
 
     for (tries = 0; tries < ACQUIRE_TRIES; tries++) {
-        dev_t dev;
-        ino_t ino;
+        fs_node_id id;
         fs_err err;
         int fd;
 
-        if (fs_placeholder_make(r->path, r->is_dir, &dev, &ino, &err) == FS_OK)
-            write_marker(o->ledger, r->path, dev, ino);
+        if (fs_placeholder_make(r->path, r->is_dir, &id, &err) == FS_OK)
+            write_marker(o->ledger, r->path, &id);
         else if (errno != EEXIST)
             return setup_error("cannot make placeholder", r->path, errno);
         fd = open_node(r->path);
@@ -94,13 +94,13 @@ static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, int *fd_o
 /* Removes the placeholder named by one marker if nobody holds it. */
 static void sweep_one(const char *ledger, const char *marker)
 {
-    unsigned long long dev, ino;
-    char file[4096], path[4096], tail;
+    fs_node_id id, now;
+    char file[4096], path[4096];
     ssize_t len;
     int fd, removed = 0, keep = 0;
     fs_err err;
 
-    if (sscanf(marker, "%llu:%llu%c", &dev, &ino, &tail) != 2)
+    if (fs_node_id_parse(marker, &id) != 0)
         return;
     snprintf(file, sizeof(file), "%s/%s", ledger, marker);
     fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -115,11 +115,11 @@ static void sweep_one(const char *ledger, const char *marker)
     if (fd >= 0) {
         struct stat st;
 
-        if (fstat(fd, &st) == 0 && st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino) {
+        if (fstat(fd, &st) == 0 && (fs_node_id_of(&st, &now), fs_node_id_equal(&now, &id))) {
             if (flock(fd, LOCK_EX | LOCK_NB) != 0)
                 keep = 1; /* a running sandbox holds it */
             else
-                fs_placeholder_remove(path, (dev_t)dev, (ino_t)ino, &removed, &err);
+                fs_placeholder_remove(path, &id, &removed, &err);
         }
         close(fd);
     }

@@ -12,7 +12,7 @@ typedef struct {
 } fs_placeholder_req;
 
 typedef struct {
-    const char *ledger; /* folder of markers "DEV:INO" holding the path */
+    const char *ledger; /* folder of markers "DEV:INO:CTIME_NS" holding the path */
     const fs_placeholder_req *reqs;
     size_t n_reqs;
     const char *args_file; /* NUL-separated bwrap options, or NULL */

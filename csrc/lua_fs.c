@@ -65,12 +65,11 @@ int core_placeholder_make(lua_State *L)
 {
     const char *path = arg_path(L, 1, "path");
     int is_dir = lua_toboolean(L, 2), rc;
-    dev_t dev;
-    ino_t ino;
+    fs_node_id node;
     fs_err err;
-    char id[64];
+    char id[80];
 
-    rc = fs_placeholder_make(path, is_dir, &dev, &ino, &err);
+    rc = fs_placeholder_make(path, is_dir, &node, &err);
     if (rc != FS_OK) {
         int exists = errno == EEXIST;
 
@@ -79,7 +78,7 @@ int core_placeholder_make(lua_State *L)
         lua_pushboolean(L, exists);
         return 3;
     }
-    snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)dev, (unsigned long long)ino);
+    fs_node_id_format(&node, id, sizeof(id));
     lua_pushstring(L, id);
     return 1;
 }
@@ -89,14 +88,13 @@ int core_placeholder_remove(lua_State *L)
 {
     const char *path = arg_path(L, 1, "path");
     const char *id = arg_string(L, 2, "id", NULL);
-    unsigned long long dev, ino;
+    fs_node_id node;
     int removed, rc;
     fs_err err;
-    char tail;
 
-    if (sscanf(id, "%llu:%llu%c", &dev, &ino, &tail) != 2)
-        return luaL_argerror(L, 2, "id: \"DEV:INO\" expected");
-    rc = fs_placeholder_remove(path, (dev_t)dev, (ino_t)ino, &removed, &err);
+    if (fs_node_id_parse(id, &node) != 0)
+        return luaL_argerror(L, 2, "id: \"DEV:INO:CTIME\" expected");
+    rc = fs_placeholder_remove(path, &node, &removed, &err);
     if (rc != FS_OK)
         return fail(L, rc, &err);
     lua_pushboolean(L, removed);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -108,6 +109,30 @@ int fs_scan_secrets(const char *root, const fs_vec *patterns, const fs_vec *skip
     return rc;
 }
 
+void fs_node_id_format(const fs_node_id *id, char *out, size_t n)
+{
+    snprintf(out, n, "%llu:%llu:%llu", id->dev, id->ino, id->ctime_ns);
+}
+
+int fs_node_id_parse(const char *s, fs_node_id *id)
+{
+    char tail;
+
+    return sscanf(s, "%llu:%llu:%llu%c", &id->dev, &id->ino, &id->ctime_ns, &tail) == 3 ? 0 : -1;
+}
+
+void fs_node_id_of(const struct stat *st, fs_node_id *id)
+{
+    id->dev = (unsigned long long)st->st_dev;
+    id->ino = (unsigned long long)st->st_ino;
+    id->ctime_ns = (unsigned long long)st->st_ctim.tv_sec * 1000000000ULL + (unsigned long long)st->st_ctim.tv_nsec;
+}
+
+int fs_node_id_equal(const fs_node_id *a, const fs_node_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->ctime_ns == b->ctime_ns;
+}
+
 /* Opens the parent folder of an absolute path and points *name at the last
  * component. */
 static int open_parent(const char *path, const char **name, fs_err *err)
@@ -136,7 +161,7 @@ static int open_parent(const char *path, const char **name, fs_err *err)
     return fd;
 }
 
-int fs_placeholder_make(const char *path, int is_dir, dev_t *dev, ino_t *ino, fs_err *err)
+int fs_placeholder_make(const char *path, int is_dir, fs_node_id *id, fs_err *err)
 {
     const char *name;
     struct stat st;
@@ -165,22 +190,22 @@ int fs_placeholder_make(const char *path, int is_dir, dev_t *dev, ino_t *ino, fs
         errno = saved;
         return rc;
     }
-    *dev = st.st_dev;
-    *ino = st.st_ino;
+    fs_node_id_of(&st, id);
     close(dirfd);
     return FS_OK;
 }
 
-int fs_placeholder_remove(const char *path, dev_t dev, ino_t ino, int *removed, fs_err *err)
+int fs_placeholder_remove(const char *path, const fs_node_id *id, int *removed, fs_err *err)
 {
     const char *name;
     struct stat st;
+    fs_node_id now;
     int dirfd = open_parent(path, &name, err);
 
     *removed = 0;
     if (dirfd < 0)
         return errno == ENOENT ? FS_OK : FS_ESYS;
-    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == dev && st.st_ino == ino) {
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (fs_node_id_of(&st, &now), fs_node_id_equal(&now, id))) {
         /* rmdir refuses a folder that got content; a file must still be empty */
         if (S_ISDIR(st.st_mode))
             *removed = unlinkat(dirfd, name, AT_REMOVEDIR) == 0;

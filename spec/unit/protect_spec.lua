@@ -1,0 +1,159 @@
+--- deny_read, deny_write and socket rules as the policy resolves them.
+local core = require("flemma.sandbox.core")
+local config = require("flemma.sandbox.config")
+local h = require("support.helpers")
+local host = require("flemma.sandbox.host")
+local policy = require("flemma.sandbox.policy")
+local protect = require("flemma.sandbox.protect")
+
+describe("protect", function()
+  it("effective() applies '!entry' removals in order", function()
+    assert.are.same({ "b", "c" }, protect.effective({ "a", "b", "!a", "c" }))
+    assert.are.same({ "a" }, protect.effective({ "!a", "a" }))
+    assert.are.same({}, protect.effective(nil))
+  end)
+
+  it("a layer adds to deny_read instead of replacing it, and can remove defaults", function()
+    local merged = config.merge_layer(config.defaults, { policy = { deny_read = { "~/.mine", "!~/.kube" } } })
+    local list = protect.effective(merged.policy.deny_read)
+    local has = {}
+    for _, e in ipairs(list) do
+      has[e] = true
+    end
+    assert.is_true(has["~/.ssh"] and has["~/.mine"])
+    assert.is_nil(has["~/.kube"])
+    -- rw_paths still replaces
+    merged = config.merge_layer(config.defaults, { policy = { rw_paths = { "/x" } } })
+    assert.are.same({ "/x" }, merged.policy.rw_paths)
+  end)
+
+  it("validation names the new keys", function()
+    local cases = {
+      { { policy = { deny_write = "x" } }, "sandbox.policy.deny_write: expected a list of strings" },
+      { { policy = { secret_scan_depth = 9 } }, "sandbox.policy.secret_scan_depth: expected a whole number from 0 to 8" },
+      { { policy = { seccomp = "yes" } }, "sandbox.policy.seccomp: expected boolean, got string" },
+      { { policy = { limits = { processes = 0 } } }, "sandbox.policy.limits.processes: expected a positive" },
+      { { policy = { limits = { stack = 1 } } }, "sandbox.policy.limits.stack: unknown key" },
+      { { policy = { allow_sockets = { 1 } } }, "sandbox.policy.allow_sockets%[1%]: expected string" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = config.validate(c[1])
+      assert.is_false(ok)
+      assert.matches("^" .. c[2]:gsub("%-", "%%-"), err)
+    end
+    assert.is_true((config.validate({ policy = { limits = { memory_mb = false } } })))
+  end)
+
+  describe("in a project", function()
+    local dir, home, proj
+    before_each(function()
+      -- under HOME: /var/tmp is a shared temp folder, which gets no project entries
+      h.sh("mkdir -p " .. h.shell_quote(os.getenv("HOME") .. "/.cache"))
+      local made = h.capture("mktemp -d " .. h.shell_quote(os.getenv("HOME") .. "/.cache/flemma-unit.XXXXXX"))
+      dir = core.resolve((made:gsub("%s+$", "")), "/")
+      home, proj = dir .. "/home", dir .. "/home/proj"
+      h.sh("mkdir -p " .. proj .. "/.git/hooks " .. proj .. "/deep/er " .. home .. "/.ssh " .. home .. "/.config")
+      h.write(home .. "/.ssh/id", "k")
+      h.write(proj .. "/.env", "k")
+      h.write(proj .. "/deep/er/.env", "k")
+      h.sh("mkdir -p " .. proj .. "/node_modules/x && touch " .. proj .. "/node_modules/x.key " .. proj .. "/a.pem")
+      host.use({
+        cwd = function()
+          return proj
+        end,
+        getenv = function(name)
+          if name == "HOME" then
+            return home
+          end
+          return not name:match("^XDG_") and os.getenv(name) or nil
+        end,
+      })
+    end)
+    after_each(function()
+      host.use(nil)
+      os.execute("rm -rf " .. h.shell_quote(dir))
+    end)
+
+    local function resolve(over)
+      local p = config.merge_layer(config.defaults, { policy = over or {} }).policy
+      p.rw_paths = p.rw_paths == config.defaults.policy.rw_paths and { "$CWD" } or p.rw_paths
+      return policy.resolve(p, nil)
+    end
+
+    it("hides default secrets and the secret files near the top of the project", function()
+      local r = resolve({ rw_paths = { "$CWD" } })
+      local rules = {}
+      for _, x in ipairs(r.hidden) do
+        rules[x.path] = x.rule
+      end
+      assert.are.equal("deny_read ~/.ssh", rules[home .. "/.ssh"])
+      assert.are.equal("secret_files", rules[proj .. "/.env"])
+      assert.are.equal("secret_files", rules[proj .. "/a.pem"])
+      assert.is_nil(rules[proj .. "/deep/er/.env"]) -- three levels down: beyond the default depth
+      assert.is_nil(rules[proj .. "/node_modules/x.key"]) -- node_modules is not entered
+      assert.is_false(policy.is_readable(home .. "/.ssh/id", r))
+      assert.is_true(policy.is_readable(proj .. "/README", r))
+      r = resolve({ rw_paths = { "$CWD" }, secret_scan_depth = 3 })
+      assert.is_false(policy.is_readable(proj .. "/deep/er/.env", r))
+    end)
+
+    it("protects project files, existing or not, and pins the folders above them", function()
+      local r = resolve({ rw_paths = { "$CWD" } })
+      local by = {}
+      for _, p in ipairs(r.placeholders) do
+        by[p.path] = p
+      end
+      assert.is_true(by[proj .. "/.git/hooks"].dir)
+      assert.is_false(by[proj .. "/.envrc"].dir)
+      assert.is_true(by[proj .. "/.vscode"].dir)
+      assert.are.same({ proj .. "/.git" }, r.pins)
+      local ok, why = policy.is_writable(proj .. "/.git/hooks/pre-commit", r)
+      assert.is_false(ok)
+      assert.matches("protected %(deny_write %.git/hooks/%)", why)
+      assert.is_true((policy.is_writable(proj .. "/src/x.c", r)))
+    end)
+
+    it("protects home files only when a folder above them is writable, not when chosen itself", function()
+      local r = resolve({ rw_paths = { "$CWD" } })
+      assert.is_true((policy.is_writable(proj .. "/x", r)))
+      r = resolve({ rw_paths = { "~" } })
+      assert.is_false((policy.is_writable(home .. "/.bashrc", r)))
+      assert.is_false((policy.is_writable(home .. "/.config/systemd/user/x.service", r)))
+      local first_missing
+      for _, p in ipairs(r.placeholders) do
+        if p.path == home .. "/.config/systemd" then
+          first_missing = p
+        end
+      end
+      assert.is_truthy(first_missing, "the first missing folder is protected")
+      h.sh("mkdir -p " .. home .. "/.config/nvim")
+      r = resolve({ rw_paths = { "~/.config/nvim" } })
+      assert.is_true((policy.is_writable(home .. "/.config/nvim/init.lua", r)))
+      r = resolve({ rw_paths = { "~" } })
+      assert.is_false((policy.is_writable(home .. "/.config/nvim/init.lua", r)))
+    end)
+
+    it("follows a worktree's .git file to its gitdir and common dir", function()
+      local main = dir .. "/main/.git"
+      h.sh("mkdir -p " .. main .. "/worktrees/wt/ " .. main .. "/hooks && rm -rf " .. proj .. "/.git")
+      h.write(main .. "/worktrees/wt/commondir", "../..\n")
+      h.write(proj .. "/.git", "gitdir: " .. main .. "/worktrees/wt\n")
+      local r = resolve({ rw_paths = { "$CWD", dir .. "/main" } })
+      assert.is_false((policy.is_writable(main .. "/hooks/post-checkout", r)))
+      assert.is_false((policy.is_writable(main .. "/config", r)))
+      assert.is_true((policy.is_writable(main .. "/objects/x", r)))
+    end)
+
+    it("never hides a folder that holds a writable path", function()
+      local r, skipped = resolve({ rw_paths = { "~/.ssh" } })
+      for _, x in ipairs(r.hidden) do
+        assert.are_not.equal(home .. "/.ssh", x.path)
+      end
+      local found
+      for _, s in ipairs(skipped) do
+        found = found or (s.path == "~/.ssh" and s.reason:match("holds the writable folder"))
+      end
+      assert.is_truthy(found)
+    end)
+  end)
+end)

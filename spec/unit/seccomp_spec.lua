@@ -1,0 +1,78 @@
+--- The seccomp filter's hand-written i386 numbers against the kernel
+--- headers, and the helper's command line.
+local h = require("support.helpers")
+
+local I386_NAMES = {
+  "ptrace",
+  "process_vm_readv",
+  "process_vm_writev",
+  "kexec_load",
+  "init_module",
+  "finit_module",
+  "delete_module",
+  "bpf",
+  "perf_event_open",
+  "userfaultfd",
+  "keyctl",
+  "add_key",
+  "request_key",
+  "mount",
+  "umount",
+  "umount2",
+  "pivot_root",
+  "swapon",
+  "swapoff",
+  "io_uring_setup",
+  "io_uring_enter",
+  "io_uring_register",
+  "open_tree",
+  "move_mount",
+  "fsopen",
+  "fsconfig",
+  "fsmount",
+  "fspick",
+  "mount_setattr",
+}
+
+local HELPER = "lua/flemma/sandbox/flemma-sandbox-exec"
+
+describe("seccomp", function()
+  it("the i386 deny list matches asm/unistd_32.h", function()
+    local header = h.read("/usr/include/x86_64-linux-gnu/asm/unistd_32.h") or h.read("/usr/include/asm/unistd_32.h")
+    if not header then
+      return pending("no i386 syscall header here")
+    end
+    local src = assert(h.read("csrc/seccomp.c"))
+    local body = assert(src:match("I386_DENIED%[%] = {(.-)}"))
+    local numbers = {}
+    for n in body:gmatch("%d+") do
+      numbers[#numbers + 1] = tonumber(n)
+    end
+    local expected = {}
+    for i, name in ipairs(I386_NAMES) do
+      expected[i] = tonumber((assert(header:match("#define __NR_" .. name .. " (%d+)"), name)))
+    end
+    assert.are.same(expected, numbers)
+    assert.are.equal(54, tonumber(header:match("#define __NR_ioctl (%d+)")))
+  end)
+
+  it("the helper reports its filter and refuses a bad command line", function()
+    local r = h.run({ HELPER, "--info" })
+    assert.matches("^seccomp %S+\n$", r.stdout)
+    r = h.run({ HELPER, "--limit", "processes=-1", "--", "true" })
+    assert.are.equal(126, r.code)
+    assert.matches("not a whole number", r.stderr)
+    r = h.run({ HELPER, "--limit", "stack=1", "--", "true" })
+    assert.matches("unknown limit", r.stderr)
+    r = h.run({ HELPER, "--seccomp" })
+    assert.are.equal(2, r.code)
+    r = h.run({ HELPER, "--seccomp", "--", "no-such-program-here" })
+    assert.are.equal(127, r.code)
+  end)
+
+  it("limits are lowered for the command and cannot be raised back", function()
+    local r = h.run({ HELPER, "--limit", "open_files=64", "--limit", "cpu_seconds=7", "--", "sh", "-c", "ulimit -n; ulimit -t; ulimit -n 128" })
+    assert.matches("^64\n7\n", r.stdout)
+    assert.are_not.equal(0, r.code)
+  end)
+end)
