@@ -244,11 +244,12 @@ function M.wrap(policy, backend_config, inner_cmd)
     end
     options, bytes = options + 1, bytes + #argv[i] + 1
   end
-  if options >= M.MAX_ARGS then
+  -- bwrap counts every argument after its name, --args ones included
+  if #argv - 1 > M.MAX_ARGS then
     return nil,
       string.format(
-        "policy too large: %d bwrap options (bwrap accepts at most %d); hidden paths: %d, protected: %d",
-        options,
+        "policy too large: %d bwrap arguments (bwrap accepts at most %d); hidden paths: %d, protected: %d",
+        #argv - 1,
         M.MAX_ARGS,
         #(policy.deny_paths or {}),
         #(policy.ro_paths or {})

@@ -1,0 +1,68 @@
+--- Policies longer than one argument list may be: bwrap's options go
+--- through "--args FD"; past bwrap's own cap the error says so.
+local h = require("support.helpers")
+local host = require("flemma.sandbox.host")
+local sandbox = require("flemma.sandbox")
+local bwrap = require("flemma.sandbox.backends.bwrap")
+
+describe("a very long policy (real bwrap)", function()
+  local dir
+  before_each(function()
+    dir = h.tmpdir()
+    h.sh("mkdir " .. dir .. "/hide " .. dir .. "/proj && cd " .. dir .. "/hide && touch $(seq -f 'f%g' 1 3000)")
+    h.write(dir .. "/hide/f1", "SECRET\n")
+    host.use({
+      cwd = function()
+        return dir .. "/proj"
+      end,
+    })
+  end)
+  after_each(function()
+    host.use(nil)
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  local function hide(n)
+    local list = {}
+    for i = 1, n do
+      list[i] = dir .. "/hide/f" .. i
+    end
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" }, deny_read = list } })
+  end
+
+  it("passes 2,500 hidden files through --args FD, and every one is hidden", function()
+    hide(2500)
+    local argv = assert(sandbox.wrap_command({ "sh", "-c", "cat " .. dir .. "/hide/f1 " .. dir .. "/hide/f2500" }))
+    assert.is_true(#argv < 100, "the options went into a file")
+    local file
+    for i, word in ipairs(argv) do
+      if word == "--args-file" then
+        file = argv[i + 1]
+      end
+    end
+    assert.truthy(file and h.read(file):find(dir .. "/hide/f2499\0", 1, true))
+    local r = h.run(argv)
+    assert.are_not.equal(0, r.code)
+    assert.is_nil(r.stdout:find("SECRET", 1, true))
+    assert.matches("f2500: Permission denied", r.stderr)
+    assert.is_nil(h.read(file), "the helper removed the file once bwrap had it")
+  end)
+
+  it("keeps a short policy on the command line", function()
+    hide(10)
+    local argv = assert(sandbox.wrap_command({ "true" }))
+    for _, word in ipairs(argv) do
+      assert.are_not.equal("--args-file", word)
+    end
+    assert.are.equal(0, h.run(argv).code)
+  end)
+
+  it("refuses a policy past bwrap's argument cap with a clear error", function()
+    hide(3000)
+    local argv, err = sandbox.wrap_command({ "true" })
+    assert.is_nil(argv)
+    assert.matches("policy too large: %d+ bwrap arguments %(bwrap accepts at most 9000%); hidden paths: 3000", err)
+    assert.are.equal(9000, bwrap.MAX_ARGS)
+  end)
+end)
