@@ -65,6 +65,7 @@ fuzz:
 
 bench: $(CORE) $(HELPER)
 	$(LUAJIT) bench/policy_bench.lua
+	$(LUAJIT) bench/scan_bench.lua
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
 
 demo: $(CORE) $(HELPER)

@@ -1,4 +1,4 @@
---- make bench: figures, not assertions.
+--- make bench (1 of 3): figures, not assertions.
 ---  1. get_policy + wrap_command per call, 10-path policy with variables
 ---  2. wall time of `true` through the wrapped argv, next to the same bwrap
 ---     call built by hand and to `true` alone
