@@ -14,7 +14,8 @@ for i = 1, 200 do
   c.dedupe({ "/tmp", "/tmp/x" })
   c.bwrap_argv({
     rw_paths = { "/tmp", "/nope" },
-    deny_read = { "/etc/hostname" },
+    deny_paths = { "/etc/hostname" },
+    ro_paths = { "/tmp/flemma-vg/ro", "/tmp" },
     network = false,
     allow_privileged = false,
     env = {
@@ -35,6 +36,14 @@ for i = 1, 200 do
   c.write_atomic("/tmp/flemma-vg", "link/passwd", "x")
   c.write_atomic("/tmp/flemma-vg", "../x", "x")
   c.make_dirs("/tmp/flemma-vg/d/e")
+  c.scan_secrets("/tmp/flemma-vg", { "*.txt", "f*" }, { "d" }, 3, 2)
+  c.scan_secrets("/nope", { "*" }, {}, 1, 1)
+  local id = c.placeholder_make("/tmp/flemma-vg/ph", i % 2 == 0)
+  c.placeholder_make("/tmp/flemma-vg/ph", false)
+  c.placeholder_remove("/tmp/flemma-vg/ph", id)
+  pcall(c.placeholder_remove, "/tmp/flemma-vg/ph", "x:y")
+  c.file_type("/tmp/flemma-vg/link")
+  c.can_write("/tmp/flemma-vg")
   c.which("sh", os.getenv("PATH"))
   c.getcwd()
 end
