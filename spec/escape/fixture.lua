@@ -43,8 +43,7 @@ local function mkfile(path, content)
   h.write(path, content)
 end
 
---- Builds the world under the real home folder (not /tmp or /var/tmp, which
---- are shared temp folders the policy treats differently).
+--- Builds the world under the real home folder, as a user's projects are.
 ---@return table world
 function M.create()
   local real_home = os.getenv("HOME")

@@ -73,6 +73,33 @@ describe("tools", function()
     assert.is_nil(h.read("/etc/flemma-blocked"))
   end)
 
+  it("bash names the rule behind a protected write and a hidden read", function()
+    h.write(dir .. "/proj/.env", "TOKEN=s3cret\n")
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj/.git/hooks"))
+    local r = run("bash", { command = "echo x > .envrc; echo x > .git/hooks/post-merge; cat .env" })
+    assert.is_nil(r.stdout:find("s3cret", 1, true))
+    assert.are.same({
+      "[sandbox] write to " .. dir .. "/proj/.envrc blocked: protected (deny_write .envrc)",
+      "[sandbox] write to " .. dir .. "/proj/.git/hooks/post-merge blocked: protected (deny_write .git/hooks/)",
+      "[sandbox] read of " .. dir .. "/proj/.env blocked: hidden (secret_files)",
+    }, r.notes)
+    assert.is_nil(h.read(dir .. "/proj/.envrc"))
+    assert.is_nil(h.read(dir .. "/proj/.git/hooks/post-merge"))
+  end)
+
+  it("read_file refuses hidden paths; write_file and edit refuse protected ones", function()
+    h.write(dir .. "/proj/.env", "TOKEN=s3cret\n")
+    h.write(dir .. "/proj/.gitmodules", "[submodule]\n")
+    local r = run("read_file", { path = ".env" })
+    assert.are.equal("read of " .. dir .. "/proj/.env blocked: hidden (secret_files)", r.error)
+    r = run("write_file", { path = ".envrc", content = "evil" })
+    assert.are.equal("write to " .. dir .. "/proj/.envrc blocked: protected (deny_write .envrc)", r.error)
+    r = run("edit", { path = ".gitmodules", old_string = "[submodule]", new_string = "evil" })
+    assert.matches("blocked: protected %(deny_write %.gitmodules%)", r.error)
+    assert.are.equal("[submodule]\n", h.read(dir .. "/proj/.gitmodules"))
+    assert.is_nil(h.read(dir .. "/proj/.envrc"))
+  end)
+
   it("bash strips ANSI colours and honours a per-call timeout", function()
     local r = run("bash", { command = "printf '\\033[31mred\\033[0m   \\n'" })
     assert.are.equal("red", r.stdout)

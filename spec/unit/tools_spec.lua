@@ -65,6 +65,8 @@ describe("shell output helpers", function()
       "cat: /home/u/.aws/credentials: Permission denied",
       "bash: line 1: sub/.envrc: Read-only file system",
       "mount: /mnt: Operation not permitted",
+      "cat: .env: Permission denied",
+      "cat: /h/.ssh/id: No such file or directory",
       "some other error",
     }, "\n")
     assert.are.same({
@@ -75,6 +77,8 @@ describe("shell output helpers", function()
       { path = "/home/u/.aws/credentials", errno = "EACCES" },
       { path = "sub/.envrc", errno = "EROFS" },
       { path = "/mnt", errno = "EPERM" },
+      { path = ".env", errno = "EACCES" },
+      { path = "/h/.ssh/id", errno = "ENOENT" },
     }, shell.denied_paths(stderr))
   end)
 

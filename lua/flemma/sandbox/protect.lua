@@ -78,8 +78,9 @@ M.SCAN_SKIP = { ".git", "node_modules", ".venv", "venv", "__pycache__" }
 --- At most this many secret files per writable folder; more are reported.
 M.SCAN_LIMIT = 1000
 
---- Shared by every program on the host: no project entries here, and host
---- sockets inside them are hidden although the folder is writable.
+--- Shared by every program on the host: as a writable path (not a project
+--- folder inside one) they get no project entries, and host sockets in them
+--- are hidden although they are writable.
 M.SHARED_TEMP = { "/tmp", "/var/tmp", "/dev/shm" }
 
 --- The list a layered config value means: entries in order, where "!entry"
@@ -123,7 +124,11 @@ local function project_roots(rw)
   local playground = host.playground_path()
   playground = playground and core.resolve(playground, "/")
   for _, root in ipairs(rw) do
-    if not within_any(root, M.SHARED_TEMP) and root ~= playground then
+    local shared = false
+    for _, temp in ipairs(M.SHARED_TEMP) do
+      shared = shared or root == temp
+    end
+    if not shared and root ~= playground then
       out[#out + 1] = root
     end
   end

@@ -112,17 +112,30 @@ M.MAX_ARGS = 9000
 M.ARGS_FILE_AT = 2000
 M.ARGS_FILE_BYTES = 100000
 
--- Found now, while the working directory is the one core.so was loaded
--- from (package.cpath may hold relative entries).
-local core_so = package.searchpath("flemma.sandbox.core", package.cpath)
-core_so = core_so and core.absolute(core_so, core.getcwd())
+--- Where core.so was loaded from: package.cpath (LuaRocks, specs), else
+--- Neovim's runtimepath loader, else next to this file (a plugin manager's
+--- checkout). Found once, while the working directory is the one it was
+--- loaded from (package.cpath may hold relative entries).
+---@return string|nil
+local function find_core_so()
+  local so = package.searchpath("flemma.sandbox.core", package.cpath)
+  if not so and type(vim) == "table" and vim.api then
+    so = vim.api.nvim_get_runtime_file("lua/flemma/sandbox/core.so", false)[1]
+  end
+  if not so then
+    local source = debug.getinfo(1, "S").source:match("^@(.*)/backends/[^/]+$")
+    so = source and (source .. "/core.so")
+  end
+  return so and core.absolute(so, core.getcwd())
+end
+local core_so = find_core_so()
 
 --- flemma-sandbox-exec, built next to core.so.
 ---@return string|nil path, string|nil err
 function M.helper()
   local path = core_so and core_so:gsub("core%.so$", "flemma-sandbox-exec")
   if not path or not core.exists(path) then
-    return nil, "flemma-sandbox-exec is missing next to " .. tostring(core_so) .. "; run make (or luarocks make)"
+    return nil, "flemma-sandbox-exec was not found next to core.so (" .. tostring(core_so) .. "); run make"
   end
   return path
 end

@@ -74,6 +74,9 @@ function M.denial_note(d, ctx)
       return "[sandbox] read of " .. real .. " blocked: " .. tail(why)
     end
   end
+  if d.errno == "ENOENT" then
+    return nil -- only a hidden path explains a missing file
+  end
   local writable, why = sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts)
   if not writable then
     return "[sandbox] write to " .. real .. " blocked: " .. tail(why)

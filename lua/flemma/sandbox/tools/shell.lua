@@ -72,9 +72,10 @@ local DENIALS = {
   { text = "Read-only file system", errno = "EROFS" },
   { text = "Permission denied", errno = "EACCES" },
   { text = "Operation not permitted", errno = "EPERM" },
+  { text = "No such file or directory", errno = "ENOENT" }, -- inside a hidden folder
 }
 
---- Paths that error messages name with EROFS, EACCES or EPERM, from the
+--- Paths that error messages name with EROFS, EACCES, EPERM or ENOENT, from the
 --- usual shapes: "X: Read-only file system", "cannot create X: ...",
 --- "cannot touch 'X': ...". Paths may be relative.
 ---@param text string
@@ -87,7 +88,7 @@ function M.denied_paths(text)
         local path = line:match("'([^']+)'")
           or line:match("cannot create ([^:]+):")
           or line:match("([^%s:']+):%s*" .. d.text:gsub("%-", "%%-"))
-        if path and path:find("/", 1, true) and not seen[path] then
+        if path and path ~= "" and not seen[path] then
           seen[path] = true
           out[#out + 1] = { path = path, errno = d.errno }
         end
