@@ -63,12 +63,20 @@ function M.check()
   else
     local version = backend.name == "bwrap" and require("flemma.sandbox.backends.bwrap").version(cfg.backends.bwrap)
     report.ok(string.format("backend %s (%s)%s", backend.name, cfg.backend, version and (", " .. version) or ""))
-    local argv = sandbox.wrap_command({ "true" }, nil, { sandbox = { enabled = true } })
-    local out = vim.fn.system(argv)
-    if vim.v.shell_error == 0 then
+    local bwrap = require("flemma.sandbox.backends.bwrap")
+    local helper, herr = bwrap.helper()
+    if helper then
+      local arch = bwrap.seccomp_arch()
+      report.ok("flemma-sandbox-exec found; seccomp filter: " .. (arch or "none for this architecture"))
+    else
+      report.error(herr, { 'run `make` in the plugin folder (build = "make")' })
+    end
+    local argv, err = sandbox.wrap_command({ "true" }, nil, { sandbox = { enabled = true } })
+    local out = argv and vim.fn.system(argv) or err
+    if argv and vim.v.shell_error == 0 then
       report.ok("a test sandbox started and exited cleanly")
     else
-      report.error("a test sandbox failed to start: " .. vim.trim(out), M.advice(out))
+      report.error("a test sandbox failed to start: " .. vim.trim(tostring(out)), M.advice(tostring(out)))
     end
   end
   report.info("enabled: " .. tostring(cfg.enabled) .. ", network: " .. tostring(cfg.policy.network))
