@@ -62,18 +62,24 @@ static void write_marker(const char *ledger, const char *path, const fs_node_id 
     close(fd);
 }
 
+typedef struct {
+    int fd;
+    int created; /* made by this run: id says which inode */
+    fs_node_id id;
+} held_node;
+
 /* The placeholder, or what is already at its path, opened and share-locked. */
-static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, int *fd_out)
+static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, held_node *out)
 {
     int tries;
 
     for (tries = 0; tries < ACQUIRE_TRIES; tries++) {
-        fs_node_id id;
         fs_err err;
         int fd;
 
-        if (fs_placeholder_make(r->path, r->is_dir, &id, &err) == FS_OK)
-            write_marker(o->ledger, r->path, &id);
+        out->created = fs_placeholder_make(r->path, r->is_dir, &out->id, &err) == FS_OK;
+        if (out->created)
+            write_marker(o->ledger, r->path, &out->id);
         else if (errno != EEXIST)
             return setup_error("cannot make placeholder", r->path, errno);
         fd = open_node(r->path);
@@ -83,7 +89,7 @@ static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, int *fd_o
             return setup_error("cannot open protected path", r->path, errno);
         }
         if (flock(fd, LOCK_SH) == 0 && same_inode(fd, r->path)) {
-            *fd_out = fd;
+            out->fd = fd;
             return 0;
         }
         close(fd);
@@ -91,8 +97,33 @@ static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, int *fd_o
     return setup_error("protected path keeps changing", r->path, EAGAIN);
 }
 
-/* Removes the placeholder named by one marker if nobody holds it. */
-static void sweep_one(const char *ledger, const char *marker)
+/* Removes a placeholder this run made unless another sandbox holds it
+ * (works without a ledger too). */
+static void release_own(const fs_host_opts *o, const char *path, const fs_node_id *id)
+{
+    struct stat st;
+    fs_node_id now;
+    fs_err err;
+    int fd = open_node(path), removed = 0;
+
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && (fs_node_id_of(&st, &now), fs_node_id_equal(&now, id)) &&
+        flock(fd, LOCK_EX | LOCK_NB) == 0)
+        fs_placeholder_remove(path, id, &removed, &err);
+    close(fd);
+    if (removed && o->ledger) {
+        char name[4096], text[80];
+
+        fs_node_id_format(id, text, sizeof(text));
+        snprintf(name, sizeof(name), "%s/%s", o->ledger, text);
+        unlink(name);
+    }
+}
+
+/* Removes the placeholder named by one marker if nobody holds it; 1 when
+ * it removed one. */
+static int sweep_one(const char *ledger, const char *marker)
 {
     fs_node_id id, now;
     char file[4096], path[4096];
@@ -101,15 +132,15 @@ static void sweep_one(const char *ledger, const char *marker)
     fs_err err;
 
     if (fs_node_id_parse(marker, &id) != 0)
-        return;
+        return 0;
     snprintf(file, sizeof(file), "%s/%s", ledger, marker);
     fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return;
+        return 0;
     len = read(fd, path, sizeof(path) - 1);
     close(fd);
     if (len <= 0)
-        return;
+        return 0;
     path[len] = '\0';
     fd = open_node(path);
     if (fd >= 0) {
@@ -118,26 +149,35 @@ static void sweep_one(const char *ledger, const char *marker)
         if (fstat(fd, &st) == 0 && (fs_node_id_of(&st, &now), fs_node_id_equal(&now, &id))) {
             if (flock(fd, LOCK_EX | LOCK_NB) != 0)
                 keep = 1; /* a running sandbox holds it */
-            else
-                fs_placeholder_remove(path, &id, &removed, &err);
+            else if (fs_placeholder_remove(path, &id, &removed, &err) == FS_OK && !removed &&
+                     S_ISDIR(st.st_mode))
+                keep = 1; /* a placeholder inside it may still go first */
         }
         close(fd);
     }
-    /* gone, replaced, removed, or grown content on the host: no longer ours */
+    /* gone, replaced, removed, or a file that got content: no longer ours */
     if (!keep)
         unlink(file);
+    return removed;
 }
 
+/* Passes until nothing more goes: a placeholder folder can only go once
+ * the placeholders inside it (from concurrent sandboxes) are gone. */
 static void sweep(const char *ledger)
 {
     DIR *dir;
     struct dirent *e;
+    int removed, passes = 0;
 
     if (!ledger || !(dir = opendir(ledger)))
         return;
-    while ((e = readdir(dir)) != NULL)
-        if (e->d_name[0] != '.')
-            sweep_one(ledger, e->d_name);
+    do {
+        removed = 0;
+        rewinddir(dir);
+        while ((e = readdir(dir)) != NULL)
+            if (e->d_name[0] != '.')
+                removed += sweep_one(ledger, e->d_name);
+    } while (removed > 0 && ++passes < 8);
     closedir(dir);
 }
 
@@ -204,7 +244,8 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     sigset_t set, old;
     char fdtext[16];
     char **argv;
-    int *fds, args_fd, rc = 0;
+    held_node *nodes;
+    int args_fd, rc = 0;
     size_t i, held = 0;
     pid_t child;
 
@@ -217,8 +258,8 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         free(argv);
         return rc;
     }
-    fds = calloc(o->n_reqs, sizeof(int));
-    if (!fds) {
+    nodes = calloc(o->n_reqs, sizeof(*nodes));
+    if (!nodes) {
         free(argv);
         return setup_error("out of memory", NULL, ENOMEM);
     }
@@ -234,7 +275,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         kill(getpid(), SIGTERM);
     sweep(o->ledger);
     for (i = 0; i < o->n_reqs && rc == 0; i++)
-        if ((rc = acquire(o, &o->reqs[i], &fds[i])) == 0)
+        if ((rc = acquire(o, &o->reqs[i], &nodes[i])) == 0)
             held++;
     if (rc == 0) {
         pid_t self = getpid();
@@ -255,9 +296,12 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set);
     }
     for (i = 0; i < held; i++)
-        close(fds[i]);
+        close(nodes[i].fd);
+    for (i = held; i-- > 0;) /* inner placeholders before the folders around them */
+        if (nodes[i].created)
+            release_own(o, o->reqs[i].path, &nodes[i].id);
     sweep(o->ledger);
-    free(fds);
+    free(nodes);
     free(argv);
     return rc;
 }

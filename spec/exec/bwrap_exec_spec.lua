@@ -143,7 +143,7 @@ describe("sandboxed execution (real bwrap)", function()
   it("gives the command a clean environment: no API keys unless named", function()
     local env = {
       PATH = os.getenv("PATH"),
-      HOME = "/home/demo",
+      HOME = dir .. "/home-demo",
       LANG = "C.UTF-8",
       OPENAI_API_KEY = "sk-test-secret",
       GITHUB_TOKEN = "ghp-secret",
@@ -163,7 +163,7 @@ describe("sandboxed execution (real bwrap)", function()
     local r = h.run(assert(sandbox.wrap_command({ "env" }, nil)), { OPENAI_API_KEY = "sk-test-secret" })
     assert.are.equal(0, r.code, r.stderr)
     assert.matches("\nLANG=C.UTF%-8\n", "\n" .. r.stdout)
-    assert.matches("\nHOME=/home/demo\n", "\n" .. r.stdout)
+    assert.matches("\nHOME=" .. (dir .. "/home-demo"):gsub("%p", "%%%0") .. "\n", "\n" .. r.stdout)
     assert.not_matches("secret", r.stdout)
     assert.not_matches("NOT_LISTED", r.stdout)
 
@@ -191,5 +191,22 @@ describe("sandboxed execution (real bwrap)", function()
     assert.are.equal(0, r.code, r.stderr)
     assert.are.equal("ok\n", h.read(proj .. "/f"))
     assert.is_nil(h.read(dir .. "/not-there"))
+  end)
+
+  it("protects a missing .envrc without a state folder, and leaves nothing behind", function()
+    host.use({
+      cwd = function()
+        return proj
+      end,
+      getenv = function(name)
+        return name == "PATH" and os.getenv("PATH") or nil -- no HOME, no XDG_STATE_HOME
+      end,
+    })
+    local argv = assert(sandbox.wrap_command({ "sh", "-c", "echo evil > .envrc" }, nil))
+    assert.is_nil(table.concat(argv, " "):find("--ledger", 1, true))
+    local r = h.run(argv, nil, proj)
+    assert.are_not.equal(0, r.code)
+    assert.is_nil(h.read(proj .. "/.envrc"))
+    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(proj)))
   end)
 end)

@@ -14,6 +14,7 @@ local M = {}
 ---@field warn fun(message: string)
 ---@field environ fun(): table<string, string>|nil the whole environment, where it can be listed
 ---@field stdpath? fun(name: string): string|nil
+---@field buffer_file? fun(bufnr: integer|nil): string|nil
 
 local in_nvim = type(vim) == "table" and type(vim.api) == "table"
 
@@ -88,6 +89,25 @@ end
 ---@return string|nil
 function M.buffer_dir(bufnr)
   return current.buffer_dir(bufnr)
+end
+
+--- The file of a buffer (absolute), if it has one.
+---@param bufnr integer|nil
+---@return string|nil
+function M.buffer_file(bufnr)
+  if current.buffer_file then
+    return current.buffer_file(bufnr)
+  end
+  if not in_nvim or bufnr == nil then
+    return nil
+  end
+  if bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  if not vim.api.nvim_buf_is_valid(bufnr) or vim.api.nvim_buf_get_name(bufnr) == "" then
+    return nil
+  end
+  return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":p")
 end
 
 ---@param name string

@@ -168,7 +168,8 @@ function M.resolve(policy, bufnr)
   for _, socket in ipairs(protect.sockets(policy, expand, rw, hidden)) do
     hidden[#hidden + 1] = socket
   end
-  local protected = protect.protected(policy, expand, rw)
+  local chat_file = host.buffer_file(bufnr)
+  local protected = protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"))
   local deny, ro = {}, {}
   for _, h in ipairs(hidden) do
     deny[#deny + 1] = h.path

@@ -246,23 +246,49 @@ function M.pins(protected, rw)
   return out
 end
 
+--- Paths that are placeholders of a running sandbox right now (markers in
+--- the ledger): they count as missing, so a concurrent policy does not build
+--- on a folder that vanishes when that sandbox ends.
+---@return table<string, boolean>
+function M.placeholder_paths()
+  local out = {}
+  local ledger = host.state_dir("placeholders")
+  local list = ledger and io.popen("ls -A " .. "'" .. ledger:gsub("'", "'\\''") .. "' 2>/dev/null")
+  if not list then
+    return out
+  end
+  for name in list:lines() do
+    local f = io.open(ledger .. "/" .. name, "r")
+    if f then
+      out[f:read("*a")] = true
+      f:close()
+    end
+  end
+  list:close()
+  return out
+end
+
 --- Where each deny_write entry lands: every candidate that lies strictly
 --- inside a writable folder and whose parent folder exists.
 ---@param policy flemma.sandbox.Policy
 ---@param expand fun(entry: string): string|nil, string|nil
 ---@param rw string[]
+---@param chat_file? string the buffer's own file: its frontmatter sets the policy
 ---@return flemma.sandbox.Rule[]
-function M.protected(policy, expand, rw)
+function M.protected(policy, expand, rw, chat_file)
   local candidates = {}
+  if chat_file and core.exists(chat_file) then
+    candidates[1] = { rule = "the chat file (its frontmatter sets this policy)", path = chat_file, dir = false }
+  end
   local projects = project_roots(rw)
   for _, entry in ipairs(M.effective(policy.deny_write)) do
     local dir = entry:sub(-1) == "/"
     local bare = dir and entry:sub(1, -2) or entry
     if bare:match("^[/~$]") then
-      candidates[#candidates + 1] = { entry = entry, path = expand(bare), dir = dir }
+      candidates[#candidates + 1] = { rule = "deny_write " .. entry, path = expand(bare), dir = dir }
     else
       for _, root in ipairs(projects) do
-        candidates[#candidates + 1] = { entry = entry, path = root .. "/" .. bare, dir = dir }
+        candidates[#candidates + 1] = { rule = "deny_write " .. entry, path = root .. "/" .. bare, dir = dir }
       end
     end
   end
@@ -271,18 +297,19 @@ function M.protected(policy, expand, rw)
       for _, name in ipairs({ "config", "config.worktree", "hooks/" }) do
         local dir = name:sub(-1) == "/"
         candidates[#candidates + 1] =
-          { entry = "gitdir of " .. root, path = gitdir .. "/" .. (dir and name:sub(1, -2) or name), dir = dir }
+          { rule = "deny_write, gitdir of " .. root, path = gitdir .. "/" .. (dir and name:sub(1, -2) or name), dir = dir }
       end
     end
   end
   local out, seen = {}, {}
+  local transient = #candidates > 0 and M.placeholder_paths() or {}
   for _, c in ipairs(candidates) do
     local real = c.path and core.resolve(c.path, "/")
     local parent = real and real:match("^(.*)/[^/]+$")
     -- with missing parents, the first missing folder is protected instead,
     -- else `mkdir -p` inside the sandbox would make the whole chain
-    while parent and parent ~= "" and not core.file_type(parent) do
-      real, parent, c = parent, parent:match("^(.*)/[^/]+$"), { entry = c.entry .. " (missing parent)", dir = true }
+    while parent and parent ~= "" and (not core.file_type(parent) or transient[parent]) do
+      real, parent, c = parent, parent:match("^(.*)/[^/]+$"), { rule = c.rule .. " (missing parent)", dir = true }
     end
     if real and not seen[real] and parent and core.file_type(parent == "" and "/" or parent) == "directory" then
       local inside, equal = false, false
@@ -295,7 +322,7 @@ function M.protected(policy, expand, rw)
       -- inside the sandbox either (and gets no placeholder)
       if inside and not equal and (kind or core.can_write(parent == "" and "/" or parent)) then
         seen[real] = true
-        out[#out + 1] = { path = real, rule = "deny_write " .. c.entry, dir = kind == "directory" or (not kind and c.dir) }
+        out[#out + 1] = { path = real, rule = c.rule, dir = kind == "directory" or (not kind and c.dir) }
       end
     end
   end

@@ -194,10 +194,7 @@ local args_files = 0
 --- "--args FD"; returns the file and the shortened argv.
 ---@return string|nil file, string[]|nil argv, string|nil err
 local function to_args_file(argv)
-  local dir, err = host.state_dir("args")
-  if not dir then
-    return nil, nil, "cannot keep the long bwrap argument list: " .. err
-  end
+  local dir = host.state_dir("args")
   local dash
   for i = 2, #argv do
     if argv[i] == "--" then
@@ -206,7 +203,8 @@ local function to_args_file(argv)
     end
   end
   args_files = args_files + 1
-  local file = string.format("%s/%d-%d", dir, core.getpid(), args_files)
+  -- without a state folder, a private temp file (mkstemp) does as well
+  local file = dir and string.format("%s/%d-%d", dir, core.getpid(), args_files) or os.tmpname()
   local f, open_err = io.open(file, "wb")
   if not f then
     return nil, nil, "cannot write " .. file .. ": " .. tostring(open_err)
@@ -281,12 +279,13 @@ function M.wrap(policy, backend_config, inner_cmd)
   end
   local placeholders = policy.placeholders or {}
   if #placeholders > 0 then
-    local ledger, lerr = host.state_dir("placeholders")
-    if not ledger then
-      return nil, "cannot keep placeholder records: " .. lerr
+    -- without a state folder the helper still removes its placeholders;
+    -- only the clean-up after a killed helper needs the records
+    local ledger = host.state_dir("placeholders")
+    if ledger then
+      front[#front + 1] = "--ledger"
+      front[#front + 1] = ledger
     end
-    front[#front + 1] = "--ledger"
-    front[#front + 1] = ledger
     for _, p in ipairs(placeholders) do
       front[#front + 1] = p.dir and "--placeholder-dir" or "--placeholder-file"
       front[#front + 1] = p.path
