@@ -147,6 +147,47 @@ describe("job.run", function()
     assert.are.same({}, n.survivors(pids))
   end)
 
+  it("leaves no placeholder behind after a timeout or a cancel, even one during set-up", function()
+    -- dir is a project: its missing .envrc, .vscode, ... get placeholders while a command runs
+    local job = require("flemma.sandbox.job")
+    for i = 1, 10 do
+      local result
+      local handle = job.run({ "sh", "-c", "ls -a; sleep 5" }, {
+        cwd = dir,
+        timeout_ms = i % 2 == 0 and 300 or nil,
+        grace_ms = 200,
+        on_exit = function(r)
+          result = r
+        end,
+      })
+      if i % 2 == 1 then
+        vim.wait(i * 7)
+        handle.cancel()
+      end
+      assert.truthy(vim.wait(5000, function()
+        return result ~= nil
+      end, 5))
+    end
+    local r = n.run_job({ "ls", "-a" }, { cwd = dir })
+    assert.truthy(r.stdout:find(".envrc", 1, true), "placeholders exist while a command runs")
+    vim.wait(200)
+    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(dir)))
+  end)
+
+  it("knows a start that lost a race with the host from a failed command", function()
+    local job = require("flemma.sandbox.job")
+    -- what bwrap says when a path to mount over vanished after the policy was read
+    local gone = dir .. "/gone/sock"
+    local r = h.run({ "bwrap", "--ro-bind", "/", "/", "--ro-bind", "/dev/null", gone, "--", "true" })
+    assert.are.equal(1, r.code)
+    local result = { sandboxed = true, exit_code = 1, stdout = "", stderr = r.stderr }
+    assert.is_true(job.setup_raced(result), r.stderr)
+    result.stderr = "bwrap: Can't mkdir parents for " .. gone .. ": Read-only file system\nmore\n"
+    assert.is_false(job.setup_raced(result))
+    assert.is_false(job.setup_raced({ sandboxed = true, exit_code = 1, stdout = "", stderr = "cat: x: No such file\n" }))
+    assert.is_false(job.setup_raced({ sandboxed = true, exit_code = 1, stdout = "out", stderr = r.stderr }))
+  end)
+
   it("does not wait forever for a background process that keeps the output open", function()
     sandbox.set_enabled(false)
     local m = n.marker()

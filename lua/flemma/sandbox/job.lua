@@ -3,6 +3,7 @@
 --- on timeout or cancel leaves no process behind (SIGTERM, then SIGKILL
 --- after a grace period).
 local capture = require("flemma.sandbox.capture")
+local proc = require("flemma.sandbox.proc")
 local frontmatter = require("flemma.sandbox.frontmatter")
 local sandbox = require("flemma.sandbox")
 
@@ -46,130 +47,6 @@ local SIGTERM, SIGKILL = 15, 9
 ---@type table<integer, fun(sig: integer)>
 local running = {}
 
---- Start time of a process (field 22 of /proc/PID/stat), to tell it from a
---- later process that reuses its PID.
-local function start_time(pid)
-  local f = io.open("/proc/" .. pid .. "/stat", "r")
-  if not f then
-    return nil
-  end
-  local stat = f:read("*l") or ""
-  f:close()
-  local fields = stat:match("^%d+ %b() (.*)$")
-  if not fields then
-    return nil
-  end
-  local i = 2 -- fields after the name start at field 3
-  for word in fields:gmatch("%S+") do
-    i = i + 1
-    if i == 22 then
-      return word
-    end
-  end
-end
-
---- Every descendant of pid as { pid, start }, read from /proc.
-local function descendants(pid, out)
-  out = out or {}
-  local f = io.open("/proc/" .. pid .. "/task/" .. pid .. "/children", "r")
-  if f then
-    local text = f:read("*a") or ""
-    f:close()
-    for child in text:gmatch("%d+") do
-      out[#out + 1] = { pid = tonumber(child), start = start_time(child) }
-      descendants(child, out)
-    end
-  end
-  return out
-end
-
---- Signals every process in `tree` that is still the one recorded (setsid strays, and a sandbox's namespace init,
---- which only SIGKILL reaches from outside).
-local function signal_list(tree, sig)
-  for _, p in ipairs(tree) do
-    if p.start and start_time(p.pid) == p.start then
-      pcall(vim.loop.kill, p.pid, sig)
-    end
-  end
-end
-
---- The job's process group (its own session, see `detach`), then the tree.
-local function signal_tree(pid, tree, sig)
-  pcall(vim.loop.kill, -pid, sig)
-  signal_list(tree, sig)
-end
-
---- The pipe inode ("pipe:[123]") behind one of our pipe handles.
-local function pipe_id(handle)
-  local ok, fd = pcall(handle.fileno, handle)
-  return ok and fd and vim.loop.fs_readlink("/proc/self/fd/" .. fd) or nil
-end
-
---- Processes other than Neovim that hold one of the given pipes open: what
---- is left of a command that keeps writing to its output (a background
---- process, or a sandbox whose bwrap died during its setup).
----@param ids table<string, boolean>
----@return integer[]
-local function pipe_holders(ids)
-  local uv, me, pids = vim.loop, vim.loop.os_getpid(), {}
-  local procs = uv.fs_scandir("/proc")
-  while procs do
-    local name = uv.fs_scandir_next(procs)
-    if not name then
-      break
-    end
-    local pid = tonumber(name)
-    if pid and pid ~= me then
-      local fds = uv.fs_scandir("/proc/" .. name .. "/fd")
-      while fds do
-        local fd = uv.fs_scandir_next(fds)
-        if not fd then
-          break
-        end
-        local target = uv.fs_readlink("/proc/" .. name .. "/fd/" .. fd)
-        if target and ids[target] then
-          pids[#pids + 1] = pid
-          break
-        end
-      end
-    end
-  end
-  return pids
-end
-
---- A pipe for the child's output. With uv.pipe() it is a real pipe, whose
---- inode the child's end shares, so pipe_holders() can find who still
---- writes to it (libuv's own stdio pipes are socketpairs, with two inodes).
----@return userdata pipe, integer|nil child_fd
-local function output_pipe()
-  local uv = vim.loop
-  if uv.pipe then
-    local fds = uv.pipe({ nonblock = true }, { nonblock = false })
-    if fds then
-      local pipe = uv.new_pipe(false)
-      pipe:open(fds.read)
-      return pipe, fds.write
-    end
-  end
-  return uv.new_pipe(false), nil
-end
-
---- The child's stdin as a real pipe too: on a socket (libuv's default),
---- bash thinks it was started by sshd and reads ~/.bashrc.
----@return userdata pipe, integer|nil child_fd
-local function input_pipe()
-  local uv = vim.loop
-  if uv.pipe then
-    local fds = uv.pipe({ nonblock = false }, { nonblock = true })
-    if fds then
-      local pipe = uv.new_pipe(false)
-      pipe:open(fds.write)
-      return pipe, fds.read
-    end
-  end
-  return uv.new_pipe(false), nil
-end
-
 --- The environment for a child: Neovim's own, with opts.env on top.
 ---@param extra table<string, string>|nil
 ---@return string[]
@@ -188,7 +65,7 @@ end
 ---@param argv string[]
 ---@param opts flemma.sandbox.JobOpts
 ---@return flemma.sandbox.JobHandle|nil handle, string|nil err
-function M.run(argv, opts)
+local function run_once(argv, opts)
   if type(opts) ~= "table" or type(opts.on_exit) ~= "function" then
     error("flemma-sandbox: job.run: opts.on_exit must be a function", 2)
   end
@@ -212,9 +89,9 @@ function M.run(argv, opts)
   local uv = vim.loop
   local limit = opts.output_limit or M.defaults.output_limit
   local out, errs = capture.new(limit), capture.new(limit)
-  local stdin, stdin_fd = input_pipe()
-  local stdout, stdout_fd = output_pipe()
-  local stderr, stderr_fd = output_pipe()
+  local stdin, stdin_fd = proc.input_pipe()
+  local stdout, stdout_fd = proc.output_pipe()
+  local stderr, stderr_fd = proc.output_pipe()
   local timed_out, cancelled, done = false, false, false
   local exit_code, term_signal, open_streams = nil, nil, 2
   local timers, doomed = {}, nil
@@ -254,7 +131,7 @@ function M.run(argv, opts)
       close(t)
     end
     if doomed then
-      signal_list(doomed, SIGKILL)
+      proc.signal_list(doomed, SIGKILL)
     end
     if spill then
       spill:close()
@@ -289,11 +166,11 @@ function M.run(argv, opts)
     if done or doomed then
       return
     end
-    doomed = descendants(pid)
-    signal_tree(pid, doomed, SIGTERM)
+    doomed = proc.descendants(pid)
+    proc.signal_tree(pid, doomed, SIGTERM)
     after(opts.grace_ms or M.defaults.grace_ms, function()
       if exit_code == nil then
-        signal_tree(pid, descendants(pid, doomed), SIGKILL)
+        proc.signal_tree(pid, proc.descendants(pid, doomed), SIGKILL)
       end
     end)
   end
@@ -314,10 +191,10 @@ function M.run(argv, opts)
       -- period (none when we are stopping the job), then kill it; and never
       -- wait for output forever.
       after(doomed and 0 or (opts.grace_ms or M.defaults.grace_ms), function()
-        signal_list(
+        proc.signal_list(
           vim.tbl_map(function(p)
-            return { pid = p, start = start_time(p) }
-          end, pipe_holders(held_pipes)),
+            return { pid = p, start = proc.start_time(p) }
+          end, proc.pipe_holders(held_pipes)),
           SIGKILL
         )
         after(1000, function()
@@ -351,7 +228,7 @@ function M.run(argv, opts)
   -- before its callback runs, which let 1 GB of output grow Neovim to 1 GB.
   for _, stream in ipairs({ { stdout, out }, { stderr, errs } }) do
     local pipe, cap = stream[1], stream[2]
-    local id = pipe_id(pipe)
+    local id = proc.pipe_id(pipe)
     if id then
       held_pipes[id] = true
     end
@@ -374,7 +251,7 @@ function M.run(argv, opts)
   end)
 
   running[pid] = function(sig)
-    signal_tree(pid, descendants(pid), sig)
+    proc.signal_tree(pid, proc.descendants(pid), sig)
   end
   if opts.timeout_ms then
     after(opts.timeout_ms, function()
@@ -391,6 +268,52 @@ function M.run(argv, opts)
         cancelled = true
         terminate()
       end
+    end,
+  }
+end
+
+--- bwrap failed before the command started because a path it was to mount
+--- over vanished after the policy was read (a host socket closing, say).
+---@param r flemma.sandbox.JobResult
+---@return boolean
+function M.setup_raced(r)
+  return r.sandboxed and r.exit_code == 1 and r.stdout == "" and not r.cancelled and not r.timed_out
+    and r.stderr:match("^bwrap: Can't [^\n]*\n?$") ~= nil
+end
+
+--- Runs argv in the buffer's sandbox. A start that lost a race with the
+--- host (see M.setup_raced) is tried once more with a fresh policy; the
+--- handle cancels whichever attempt runs.
+---@param argv string[]
+---@param opts flemma.sandbox.JobOpts
+---@return flemma.sandbox.JobHandle|nil handle, string|nil err
+function M.run(argv, opts)
+  if type(opts) ~= "table" or type(opts.on_exit) ~= "function" then
+    error("flemma-sandbox: job.run: opts.on_exit must be a function", 2)
+  end
+  local current, retried
+  local first = setmetatable({
+    on_exit = function(r)
+      if retried or not M.setup_raced(r) then
+        return opts.on_exit(r)
+      end
+      retried = true
+      local again, err = run_once(argv, opts)
+      if not again then
+        return opts.on_exit(r)
+      end
+      current = again
+    end,
+  }, { __index = opts })
+  local handle, err = run_once(argv, first)
+  if not handle then
+    return nil, err
+  end
+  current = handle
+  return {
+    pid = handle.pid,
+    cancel = function()
+      current.cancel()
     end,
   }
 end
