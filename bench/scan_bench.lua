@@ -30,7 +30,8 @@ end
 
 local home = os.getenv("HOME")
 h.sh("mkdir -p " .. h.shell_quote(home .. "/.cache"))
-local base = core.resolve((h.capture("mktemp -d " .. h.shell_quote(home .. "/.cache/flemma-bench.XXXXXX")):gsub("%s+$", "")), "/")
+local base =
+  core.resolve((h.capture("mktemp -d " .. h.shell_quote(home .. "/.cache/flemma-bench.XXXXXX")):gsub("%s+$", "")), "/")
 local proj = base .. "/proj"
 -- 100 folders x 10 subfolders x 100 files, and a few secrets on top
 h.sh(
@@ -84,7 +85,9 @@ for _, row in ipairs({ { "bwrap by hand", bare }, { "default policy", wrapped } 
   local runs = 40
   local t0 = now()
   h.sh("for i in $(seq " .. runs .. "); do " .. cmd .. " || exit 1; done")
-  print(string.format("%-16s %6.2f ms per run (%d runs, includes a shell loop)", row[1], (now() - t0) / runs * 1e3, runs))
+  print(
+    string.format("%-16s %6.2f ms per run (%d runs, includes a shell loop)", row[1], (now() - t0) / runs * 1e3, runs)
+  )
 end
 host.use(nil)
 os.execute("rm -rf " .. h.shell_quote(base))

@@ -101,8 +101,8 @@ int core_placeholder_remove(lua_State *L)
     return 1;
 }
 
-/* file_type(path) -> "file"|"directory"|"link"|"socket"|"fifo"|"device" | nil, err
- * (symlinks are not followed) */
+/* file_type(path) -> "file"|"directory"|"link"|"socket"|"fifo"|"device",
+ * mode, uid, gid | nil, err (symlinks are not followed) */
 int core_file_type(lua_State *L)
 {
     size_t len;
@@ -122,7 +122,10 @@ int core_file_type(lua_State *L)
            : S_ISFIFO(st.st_mode) ? "fifo"
                                   : "device";
     lua_pushstring(L, type);
-    return 1;
+    lua_pushnumber(L, (lua_Number)(st.st_mode & 07777));
+    lua_pushnumber(L, (lua_Number)st.st_uid);
+    lua_pushnumber(L, (lua_Number)st.st_gid);
+    return 4;
 }
 
 /* getuid() -> the real user id */

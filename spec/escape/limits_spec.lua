@@ -96,7 +96,13 @@ describe("escape: resource limits and stray processes", function()
   it("no process survives its sandbox being killed (setsid, nohup, double fork)", function()
     f.policy()
     local marker = "sleep 1987"
-    local cmd = "setsid " .. marker .. " & nohup " .. marker .. " >/dev/null 2>&1 & ( (" .. marker .. " &) & ); sleep 30"
+    local cmd = "setsid "
+      .. marker
+      .. " & nohup "
+      .. marker
+      .. " >/dev/null 2>&1 & ( ("
+      .. marker
+      .. " &) & ); sleep 30"
     -- the host kills the outermost process with SIGKILL, as an OOM killer would
     local r = f.attack(w, cmd, { timeout = "-s KILL 1", keep_host = true })
     assert.are.equal(137, r.code)

@@ -62,7 +62,9 @@ describe("escape: writing outside the writable paths", function()
     local pid = h.capture("cd " .. q(w.outside) .. " && (sleep 30 >/dev/null 2>&1 & echo $!)"):match("%d+")
     local r = f.attack(
       w,
-      "echo pwned > /proc/" .. pid .. "/cwd/keep.txt; for p in /proc/[0-9]*; do"
+      "echo pwned > /proc/"
+        .. pid
+        .. "/cwd/keep.txt; for p in /proc/[0-9]*; do"
         .. ' case "$(readlink $p/cwd)" in "$PWD"*) continue;; esac; echo pwned > $p/cwd/keep.txt; done'
         .. " 2>&1 | sort -u >&2"
     )
@@ -182,7 +184,8 @@ describe("escape: changing what runs later on the host", function()
     end)
 
     it("~/.config cannot be moved aside to get round the protection", function()
-      local r = f.attack(w, "mv ~/.config ~/.config-old && mkdir -p ~/.config/nvim && echo evil > ~/.config/nvim/init.lua")
+      local r =
+        f.attack(w, "mv ~/.config ~/.config-old && mkdir -p ~/.config/nvim && echo evil > ~/.config/nvim/init.lua")
       assert.are_not.equal(0, r.code)
     end)
   end)

@@ -209,4 +209,19 @@ describe("sandboxed execution (real bwrap)", function()
     assert.is_nil(h.read(proj .. "/.envrc"))
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(proj)))
   end)
+
+  it("as root, a socket in another user's private folder neither breaks the sandbox nor gets hidden", function()
+    if not h.is_root() then
+      return pending("needs root: the folder belongs to another user")
+    end
+    local priv = dir .. "/priv"
+    h.sh("mkdir " .. h.shell_quote(priv))
+    local l = net.listen_kind("unix", priv .. "/s")
+    h.sh("chown -R nobody " .. h.shell_quote(priv) .. " && chmod 700 " .. h.shell_quote(priv))
+    local argv = assert(sandbox.wrap_command({ "sh", "-c", "echo ran" }, nil))
+    local r = h.run(argv)
+    l.close()
+    assert.are.equal("ran\n", r.stdout, r.stderr)
+    assert.is_nil(table.concat(argv, " "):find(priv, 1, true))
+  end)
 end)

@@ -184,7 +184,9 @@ describe("job.run", function()
     assert.is_true(job.setup_raced(result), r.stderr)
     result.stderr = "bwrap: Can't mkdir parents for " .. gone .. ": Read-only file system\nmore\n"
     assert.is_false(job.setup_raced(result))
-    assert.is_false(job.setup_raced({ sandboxed = true, exit_code = 1, stdout = "", stderr = "cat: x: No such file\n" }))
+    assert.is_false(
+      job.setup_raced({ sandboxed = true, exit_code = 1, stdout = "", stderr = "cat: x: No such file\n" })
+    )
     assert.is_false(job.setup_raced({ sandboxed = true, exit_code = 1, stdout = "out", stderr = r.stderr }))
   end)
 

@@ -30,7 +30,10 @@ describe("protect", function()
   it("validation names the new keys", function()
     local cases = {
       { { policy = { deny_write = "x" } }, "sandbox.policy.deny_write: expected a list of strings" },
-      { { policy = { secret_scan_depth = 9 } }, "sandbox.policy.secret_scan_depth: expected a whole number from 0 to 8" },
+      {
+        { policy = { secret_scan_depth = 9 } },
+        "sandbox.policy.secret_scan_depth: expected a whole number from 0 to 8",
+      },
       { { policy = { seccomp = "yes" } }, "sandbox.policy.seccomp: expected boolean, got string" },
       { { policy = { limits = { processes = 0 } } }, "sandbox.policy.limits.processes: expected a positive" },
       { { policy = { limits = { stack = 1 } } }, "sandbox.policy.limits.stack: unknown key" },

@@ -72,7 +72,17 @@ describe("seccomp", function()
   end)
 
   it("limits are lowered for the command and cannot be raised back", function()
-    local r = h.run({ HELPER, "--limit", "open_files=64", "--limit", "cpu_seconds=7", "--", "sh", "-c", "ulimit -n; ulimit -t; ulimit -n 128" })
+    local r = h.run({
+      HELPER,
+      "--limit",
+      "open_files=64",
+      "--limit",
+      "cpu_seconds=7",
+      "--",
+      "sh",
+      "-c",
+      "ulimit -n; ulimit -t; ulimit -n 128",
+    })
     assert.matches("^64\n7\n", r.stdout)
     assert.are_not.equal(0, r.code)
   end)

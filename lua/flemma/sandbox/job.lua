@@ -277,7 +277,11 @@ end
 ---@param r flemma.sandbox.JobResult
 ---@return boolean
 function M.setup_raced(r)
-  return r.sandboxed and r.exit_code == 1 and r.stdout == "" and not r.cancelled and not r.timed_out
+  return r.sandboxed
+    and r.exit_code == 1
+    and r.stdout == ""
+    and not r.cancelled
+    and not r.timed_out
     and r.stderr:match("^bwrap: Can't [^\n]*\n?$") ~= nil
 end
 

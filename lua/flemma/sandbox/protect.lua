@@ -296,8 +296,11 @@ function M.protected(policy, expand, rw, chat_file)
     for _, gitdir in ipairs(linked_gitdirs(root)) do
       for _, name in ipairs({ "config", "config.worktree", "hooks/" }) do
         local dir = name:sub(-1) == "/"
-        candidates[#candidates + 1] =
-          { rule = "deny_write, gitdir of " .. root, path = gitdir .. "/" .. (dir and name:sub(1, -2) or name), dir = dir }
+        candidates[#candidates + 1] = {
+          rule = "deny_write, gitdir of " .. root,
+          path = gitdir .. "/" .. (dir and name:sub(1, -2) or name),
+          dir = dir,
+        }
       end
     end
   end
@@ -348,6 +351,33 @@ local function bound_sockets()
   return out
 end
 
+--- Whether the sandbox could reach `path` at all. Unprivileged, it has
+--- our own rights, and lstat() already answered. Root in the sandbox's user
+--- namespace keeps no rights over files of users it does not map: only
+--- root-owned folders and ones searchable by others let it through (and
+--- bwrap could not mount over anything else).
+---@param path string
+---@param privileged boolean
+---@return boolean
+local function sandbox_reaches(path, privileged)
+  if privileged or core.getuid() ~= 0 then
+    return true
+  end
+  local dir = path:match("^(.*)/[^/]+$")
+  while dir and dir ~= "" do
+    local kind, mode, uid, gid = core.file_type(dir)
+    if kind ~= "directory" and kind ~= "link" then
+      return false
+    end
+    local bit = uid == 0 and 64 or gid == 0 and 8 or 1
+    if kind == "directory" and math.floor(mode / bit) % 2 == 0 then
+      return false
+    end
+    dir = dir:match("^(.*)/[^/]+$")
+  end
+  return true
+end
+
 --- Host unix sockets the sandbox must not reach: every socket bound on the
 --- host outside the writable project folders, plus the folders that hold
 --- session sockets. allow_sockets lets chosen ones through.
@@ -376,7 +406,7 @@ function M.sockets(policy, expand, rw, hidden)
       return
     end
     local kind = core.file_type(real)
-    if kind == "socket" or (want_dir and kind == "directory") then
+    if (kind == "socket" or (want_dir and kind == "directory")) and sandbox_reaches(real, policy.allow_privileged) then
       seen[real] = true
       out[#out + 1] = { path = real, rule = rule }
       if kind == "directory" then

@@ -52,7 +52,11 @@ function M.lines(bufnr)
   local bwrap = require("flemma.sandbox.backends.bwrap")
   local arch = bwrap.seccomp_arch()
   lines[#lines + 1] = "  seccomp:    "
-    .. (not policy.seccomp and "off (policy.seccomp = false)" or arch and ("on (" .. arch .. ")") or "unavailable on this architecture")
+    .. (
+      not policy.seccomp and "off (policy.seccomp = false)"
+      or arch and ("on (" .. arch .. ")")
+      or "unavailable on this architecture"
+    )
   local limits = {}
   for _, name in ipairs({ "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }) do
     limits[#limits + 1] = name .. "=" .. tostring(policy.limits[name] or "none")
