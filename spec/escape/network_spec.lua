@@ -78,8 +78,7 @@ describe("escape: the network and host sockets", function()
   end)
 
   it("cannot connect to $SSH_AUTH_SOCK in /tmp although /tmp is writable", function()
-    local dir = "/tmp/flemma-escape-ssh-" .. tostring(math.random(1e9))
-    h.sh("mkdir -m 700 " .. dir)
+    local dir = (h.capture("mktemp -d /tmp/flemma-escape-ssh.XXXXXX"):gsub("%s+$", ""))
     local l = listen("unix", dir .. "/agent.1")
     f.use_host(w, {
       getenv = function(name)
@@ -97,8 +96,7 @@ describe("escape: the network and host sockets", function()
   end)
 
   it("cannot connect to an unnamed host socket in /tmp (a tmux server, say)", function()
-    local dir = "/tmp/flemma-escape-tmux-" .. tostring(math.random(1e9))
-    h.sh("mkdir -m 700 " .. dir)
+    local dir = (h.capture("mktemp -d /tmp/flemma-escape-tmux.XXXXXX"):gsub("%s+$", ""))
     local l = listen("unix", dir .. "/default")
     local r = f.attack(w, f.script("connect-unix", "path", dir .. "/default"))
     assert.matches("^ERR", r.stdout)
@@ -111,7 +109,7 @@ describe("escape: the network and host sockets", function()
     if core.file_type(dir) ~= "directory" or not h.capture("test -w " .. dir .. " && echo yes"):match("yes") then
       return pending(dir .. " does not exist here")
     end
-    local path = dir .. "/flemma-escape-bus-" .. tostring(math.random(1e9))
+    local path = dir .. "/flemma-escape-bus-" .. tostring(core.getpid())
     local l = listen("unix", path)
     local r = f.attack(w, f.script("connect-unix", "path", path) .. "; ls -A " .. dir)
     os.remove(path)
