@@ -84,8 +84,14 @@ static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, held_node
             return setup_error("cannot make placeholder", r->path, errno);
         fd = open_node(r->path);
         if (fd < 0) {
+            struct stat st;
+
             if (errno == ENOENT)
                 continue; /* removed by the last holder just now: make it again */
+            if ((errno == EACCES || errno == EPERM) && !out->created && lstat(r->path, &st) == 0) {
+                out->fd = -1; /* someone else's file: no placeholder, the bind protects it */
+                return 0;
+            }
             return setup_error("cannot open protected path", r->path, errno);
         }
         if (flock(fd, LOCK_SH) == 0 && same_inode(fd, r->path)) {
@@ -296,7 +302,8 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set);
     }
     for (i = 0; i < held; i++)
-        close(nodes[i].fd);
+        if (nodes[i].fd >= 0)
+            close(nodes[i].fd);
     for (i = held; i-- > 0;) /* inner placeholders before the folders around them */
         if (nodes[i].created)
             release_own(o, o->reqs[i].path, &nodes[i].id);

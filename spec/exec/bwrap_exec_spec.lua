@@ -224,4 +224,16 @@ describe("sandboxed execution (real bwrap)", function()
     assert.are.equal("ran\n", r.stdout, r.stderr)
     assert.is_nil(table.concat(argv, " "):find(priv, 1, true))
   end)
+
+  it("a protected file we cannot open is still protected and does not stop the command", function()
+    if h.is_root() then
+      return pending("root can open any file")
+    end
+    h.write(proj .. "/.envrc", "original\n")
+    h.sh("chmod 000 " .. h.shell_quote(proj .. "/.envrc"))
+    local r = h.run(assert(sandbox.wrap_command({ "sh", "-c", "echo ran; echo evil > .envrc" }, nil)), nil, proj)
+    h.sh("chmod 600 " .. h.shell_quote(proj .. "/.envrc"))
+    assert.are.equal("ran\n", r.stdout, r.stderr)
+    assert.are.equal("original\n", h.read(proj .. "/.envrc"))
+  end)
 end)
