@@ -2,8 +2,9 @@
 ---  1. core.scan_secrets on a project of 100,000 files, by depth
 ---  2. policy.resolve with the default policy on that project (scan, deny
 ---     lists, sockets, protected paths), per call
----  3. wall time of `true` through the default policy: placeholders held by
----     the host-side helper, seccomp and limits inside
+---  3. wall time of `true` through the default policy (placeholders held by
+---     the host-side helper, seccomp and limits inside), and without a
+---     project (no placeholders), and without seccomp and limits too
 package.path = "lua/?.lua;lua/?/init.lua;spec/?.lua;" .. package.path
 package.cpath = "lua/?.so;" .. package.cpath
 
@@ -73,10 +74,23 @@ print(
   )
 )
 
-sandbox.setup({ policy = { rw_paths = { "$CWD", "/tmp" }, network = false } })
-local wrapped = assert(sandbox.wrap_command({ "true" }))
-local bare = { "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--", "true" }
-for _, row in ipairs({ { "bwrap by hand", bare }, { "default policy", wrapped } }) do
+local function wrapped(policy)
+  policy.network = false
+  sandbox.setup({ policy = policy })
+  return assert(sandbox.wrap_command({ "true" }))
+end
+local no_limits =
+  { processes = false, memory_mb = false, cpu_seconds = false, file_size_mb = false, open_files = false }
+local rows = {
+  {
+    "bwrap by hand",
+    { "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--", "true" },
+  },
+  { "default policy", wrapped({ rw_paths = { "$CWD", "/tmp" } }) },
+  { "  no project", wrapped({ rw_paths = { "/tmp" } }) },
+  { "  no project, no seccomp or limits", wrapped({ rw_paths = { "/tmp" }, seccomp = false, limits = no_limits }) },
+}
+for _, row in ipairs(rows) do
   local words = {}
   for i, w in ipairs(row[2]) do
     words[i] = h.shell_quote(w)
@@ -86,7 +100,7 @@ for _, row in ipairs({ { "bwrap by hand", bare }, { "default policy", wrapped } 
   local t0 = now()
   h.sh("for i in $(seq " .. runs .. "); do " .. cmd .. " || exit 1; done")
   print(
-    string.format("%-16s %6.2f ms per run (%d runs, includes a shell loop)", row[1], (now() - t0) / runs * 1e3, runs)
+    string.format("%-36s %6.2f ms per run (%d runs, includes a shell loop)", row[1], (now() - t0) / runs * 1e3, runs)
   )
 end
 host.use(nil)

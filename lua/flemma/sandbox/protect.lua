@@ -253,18 +253,14 @@ end
 function M.placeholder_paths()
   local out = {}
   local ledger = host.state_dir("placeholders")
-  local list = ledger and io.popen("ls -A " .. "'" .. ledger:gsub("'", "'\\''") .. "' 2>/dev/null")
-  if not list then
-    return out
-  end
-  for name in list:lines() do
-    local f = io.open(ledger .. "/" .. name, "r")
+  -- the scan lists the marker files (any name, one level)
+  for _, marker in ipairs(ledger and core.scan_secrets(ledger, { "*" }, {}, 1, 100000) or {}) do
+    local f = io.open(marker, "r")
     if f then
       out[f:read("*a")] = true
       f:close()
     end
   end
-  list:close()
   return out
 end
 
