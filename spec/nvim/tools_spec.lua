@@ -113,6 +113,23 @@ describe("tools", function()
     assert.is_nil(h.read(dir .. "/proj/.envrc"))
   end)
 
+  it("bash names the resource limit a command ran into", function()
+    sandbox.setup({
+      policy = { rw_paths = { "$CWD" }, network = false, limits = { file_size_mb = 1 } },
+      approval = { bash = "allow" },
+    })
+    local r = run("bash", { command = "head -c 3000000 /dev/zero > big" })
+    assert.are_not.equal(0, r.exit_code)
+    assert.truthy(
+      vim.tbl_contains(
+        r.notes or {},
+        "[sandbox] the command may have hit policy.limits.file_size_mb = 1 MiB; raise it or set it to false"
+      ),
+      vim.inspect(r)
+    )
+    assert.is_true(vim.loop.fs_stat(dir .. "/proj/big").size <= 1048576)
+  end)
+
   it("bash strips ANSI colours and honours a per-call timeout", function()
     local r = run("bash", { command = "printf '\\033[31mred\\033[0m   \\n'" })
     assert.are.equal("red", r.stdout)

@@ -82,6 +82,27 @@ describe("shell output helpers", function()
     }, shell.denied_paths(stderr))
   end)
 
+  it("names the resource limit a failed command hit", function()
+    local limits = { memory_mb = 8192, file_size_mb = 1, cpu_seconds = 2, open_files = 16, processes = false }
+    local function notes(r)
+      r.stdout, r.stderr = r.stdout or "", r.stderr or ""
+      return table.concat(shell.limit_notes(r, limits), "\n")
+    end
+    assert.matches(
+      "policy.limits.memory_mb = 8192 MiB; raise it or set it to false %(sanitizers",
+      notes({
+        exit_code = 134,
+        stderr = "==1==ERROR: ReserveShadowMemoryRange failed while trying to map",
+      })
+    )
+    assert.matches("policy.limits.file_size_mb = 1 MiB", notes({ exit_code = 153, signal = 25 }))
+    assert.matches("policy.limits.cpu_seconds = 2 s", notes({ exit_code = 152, signal = 24 }))
+    assert.matches("policy.limits.open_files = 16;", notes({ exit_code = 1, stderr = "bash: Too many open files" }))
+    -- a limit that is off is never blamed; success gets no note
+    assert.are.equal("", notes({ exit_code = 254, stderr = "bash: fork: retry: Resource temporarily unavailable" }))
+    assert.are.equal("", notes({ exit_code = 0, stderr = "Too many open files" }))
+  end)
+
   it("says how to get network only where it can be asked for", function()
     assert.matches("network = true; the user will be asked", shell.network_hint("ask"))
     assert.matches("policy.network = false", shell.network_hint(false))

@@ -111,6 +111,9 @@ function M.run_argv(argv, ctx, extra, adjust, done)
           notes[#notes + 1] = M.denial_note(d, ctx)
         end
       end
+      if r.sandboxed then
+        vim.list_extend(notes, shell.limit_notes(r, ctx.config.policy.limits or {}))
+      end
       if r.exit_code ~= 0 and not ctx.network and r.sandboxed then
         if shell.looks_like_network_failure(r.stdout .. r.stderr) then
           notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)

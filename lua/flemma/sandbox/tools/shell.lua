@@ -98,6 +98,49 @@ function M.denied_paths(text)
   return out
 end
 
+-- What a command prints (or how it dies) when it hits each limit.
+local LIMIT_SIGNS = {
+  {
+    key = "memory_mb",
+    unit = " MiB",
+    text = { "ReserveShadowMemoryRange failed", "Cannot allocate memory", "out of memory" },
+  },
+  { key = "file_size_mb", unit = " MiB", text = { "File too large" }, signal = 25 },
+  { key = "cpu_seconds", unit = " s", text = { "CPU time limit exceeded" }, signal = 24 },
+  { key = "open_files", unit = "", text = { "Too many open files" } },
+  { key = "processes", unit = "", text = { "fork: Resource temporarily unavailable", "fork: retry" } },
+}
+
+--- Lines naming the resource limit a failed command most likely hit.
+---@param r { exit_code: integer, signal: integer|nil, stdout: string, stderr: string }
+---@param limits flemma.sandbox.Limits
+---@return string[]
+function M.limit_notes(r, limits)
+  local notes = {}
+  if r.exit_code == 0 then
+    return notes
+  end
+  local text = (r.stdout .. "\n" .. r.stderr):lower()
+  for _, sign in ipairs(LIMIT_SIGNS) do
+    local value = limits[sign.key]
+    local hit = value and r.signal ~= nil and r.signal == sign.signal
+    for _, t in ipairs(sign.text) do
+      hit = hit or (value and text:find(t:lower(), 1, true) ~= nil)
+    end
+    if hit then
+      local extra = sign.key == "memory_mb" and " (sanitizers such as ASan reserve terabytes: use false for them)" or ""
+      notes[#notes + 1] = string.format(
+        "[sandbox] the command may have hit policy.limits.%s = %d%s; raise it or set it to false%s",
+        sign.key,
+        value,
+        sign.unit,
+        extra
+      )
+    end
+  end
+  return notes
+end
+
 --- The line added to a result that failed for want of network.
 ---@param mode boolean|string the configured policy.network
 ---@return string
