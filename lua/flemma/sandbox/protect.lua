@@ -115,6 +115,17 @@ local function within_any(path, list)
   end
 end
 
+---@param root string
+---@return boolean
+local function is_shared_temp(root)
+  for _, temp in ipairs(M.SHARED_TEMP) do
+    if root == temp then
+      return true
+    end
+  end
+  return false
+end
+
 --- Writable folders that may be projects: not shared temp folders, not
 --- the playground (nothing on the host runs from either by itself).
 ---@param rw string[]
@@ -124,11 +135,7 @@ local function project_roots(rw)
   local playground = host.playground_path()
   playground = playground and core.resolve(playground, "/")
   for _, root in ipairs(rw) do
-    local shared = false
-    for _, temp in ipairs(M.SHARED_TEMP) do
-      shared = shared or root == temp
-    end
-    if not shared and root ~= playground then
+    if not is_shared_temp(root) and root ~= playground then
       out[#out + 1] = root
     end
   end
@@ -174,8 +181,12 @@ function M.hidden(policy, expand, rw, skipped)
   local patterns = M.effective(policy.secret_files)
   local depth = policy.secret_scan_depth or 2
   if depth > 0 and #patterns > 0 then
+    -- shared temp folders hold everyone's files, often thousands: not scanned
     for _, root in ipairs(rw) do
-      local found, truncated = core.scan_secrets(root, patterns, M.SCAN_SKIP, depth, M.SCAN_LIMIT)
+      local found, truncated = {}, false
+      if not is_shared_temp(root) then
+        found, truncated = core.scan_secrets(root, patterns, M.SCAN_SKIP, depth, M.SCAN_LIMIT)
+      end
       for _, path in ipairs(found or {}) do
         local real = core.resolve(path, "/")
         if real and core.exists(real) and not covers_rw(real, rw) then
