@@ -88,8 +88,11 @@ static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, held_node
 
             if (errno == ENOENT)
                 continue; /* removed by the last holder just now: make it again */
-            if ((errno == EACCES || errno == EPERM) && !out->created && lstat(r->path, &st) == 0) {
-                out->fd = -1; /* someone else's file: no placeholder, the bind protects it */
+            if (!out->created && lstat(r->path, &st) == 0 && !S_ISLNK(st.st_mode)) {
+                /* a real file we cannot open (another user's, a socket):
+                 * not a placeholder, so there is nothing to hold; the
+                 * bind protects it */
+                out->fd = -1;
                 return 0;
             }
             return setup_error("cannot open protected path", r->path, errno);
