@@ -4,6 +4,7 @@
 local core = require("flemma.sandbox.core")
 local host = require("flemma.sandbox.host")
 local protect = require("flemma.sandbox.protect")
+local sockets = require("flemma.sandbox.sockets")
 
 local M = {}
 
@@ -165,7 +166,7 @@ function M.resolve(policy, bufnr)
     return core.resolve(expanded, cwd)
   end
   local hidden = protect.hidden(policy, expand, rw, skipped)
-  for _, socket in ipairs(protect.sockets(policy, expand, rw, hidden)) do
+  for _, socket in ipairs(sockets.hidden(policy, expand, rw, hidden)) do
     hidden[#hidden + 1] = socket
   end
   local chat_file = host.buffer_file(bufnr)

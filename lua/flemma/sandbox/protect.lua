@@ -1,6 +1,6 @@
 --- What the sandbox hides and what it keeps read-only inside writable
---- folders: deny_read (with the secret-file scan), deny_write (with a
---- worktree's real gitdir), and host unix sockets.
+--- folders: deny_read (with the secret-file scan) and deny_write (with a
+--- worktree's real gitdir). Host unix sockets are in sockets.lua.
 local core = require("flemma.sandbox.core")
 local host = require("flemma.sandbox.host")
 
@@ -107,7 +107,7 @@ end
 ---@param path string
 ---@param list string[]
 ---@return string|nil the entry of list that holds path
-local function within_any(path, list)
+function M.within_any(path, list)
   for _, root in ipairs(list) do
     if core.is_within(path, root) then
       return root
@@ -130,7 +130,7 @@ end
 --- the playground (nothing on the host runs from either by itself).
 ---@param rw string[]
 ---@return string[]
-local function project_roots(rw)
+function M.project_roots(rw)
   local out = {}
   local playground = host.playground_path()
   playground = playground and core.resolve(playground, "/")
@@ -143,8 +143,10 @@ local function project_roots(rw)
 end
 
 --- A path may be hidden unless that would also hide a writable folder.
+---@param path string
+---@param rw string[]
 ---@return string|nil reason
-local function covers_rw(path, rw)
+function M.covers_rw(path, rw)
   for _, root in ipairs(rw) do
     if core.is_within(root, path) then
       return "holds the writable folder " .. root
@@ -168,7 +170,7 @@ function M.hidden(policy, expand, rw, skipped)
   for _, entry in ipairs(M.effective(policy.deny_read)) do
     local real, err = expand(entry)
     if real and core.exists(real) then
-      local reason = covers_rw(real, rw)
+      local reason = M.covers_rw(real, rw)
       if reason then
         skipped[#skipped + 1] = { path = entry, reason = "not hidden: " .. reason }
       else
@@ -189,7 +191,7 @@ function M.hidden(policy, expand, rw, skipped)
       end
       for _, path in ipairs(found or {}) do
         local real = core.resolve(path, "/")
-        if real and core.exists(real) and not covers_rw(real, rw) then
+        if real and core.exists(real) and not M.covers_rw(real, rw) then
           out[#out + 1] = { path = real, rule = "secret_files" }
         end
       end
@@ -287,7 +289,7 @@ function M.protected(policy, expand, rw, chat_file)
   if chat_file and core.exists(chat_file) then
     candidates[1] = { rule = "the chat file (its frontmatter sets this policy)", path = chat_file, dir = false }
   end
-  local projects = project_roots(rw)
+  local projects = M.project_roots(rw)
   for _, entry in ipairs(M.effective(policy.deny_write)) do
     local dir = entry:sub(-1) == "/"
     local bare = dir and entry:sub(1, -2) or entry
@@ -335,101 +337,6 @@ function M.protected(policy, expand, rw, chat_file)
         out[#out + 1] = { path = real, rule = c.rule, dir = kind == "directory" or (not kind and c.dir) }
       end
     end
-  end
-  return out
-end
-
---- Pathname sockets bound on the host, from /proc/net/unix.
----@return string[]
-local function bound_sockets()
-  local out = {}
-  local f = io.open("/proc/net/unix", "r")
-  if not f then
-    return out
-  end
-  f:read("*l") -- header
-  for line in f:lines() do
-    local path = line:match("^%S+%s+%S+%s+%S+%s+%S+%s+%S+%s+%S+%s+%S+%s+(/.*)$")
-    if path then
-      out[#out + 1] = path
-    end
-  end
-  f:close()
-  return out
-end
-
---- Whether the sandbox could reach `path` at all. Unprivileged, it has
---- our own rights, and lstat() already answered. Root in the sandbox's user
---- namespace keeps no rights over files of users it does not map: only
---- root-owned folders and ones searchable by others let it through (and
---- bwrap could not mount over anything else).
----@param path string
----@param privileged boolean
----@return boolean
-local function sandbox_reaches(path, privileged)
-  if privileged or core.getuid() ~= 0 then
-    return true
-  end
-  local dir = path:match("^(.*)/[^/]+$")
-  while dir and dir ~= "" do
-    local kind, mode, uid, gid = core.file_type(dir)
-    if kind ~= "directory" and kind ~= "link" then
-      return false
-    end
-    local bit = uid == 0 and 64 or gid == 0 and 8 or 1
-    if kind == "directory" and math.floor(mode / bit) % 2 == 0 then
-      return false
-    end
-    dir = dir:match("^(.*)/[^/]+$")
-  end
-  return true
-end
-
---- Host unix sockets the sandbox must not reach: every socket bound on the
---- host outside the writable project folders, plus the folders that hold
---- session sockets. allow_sockets lets chosen ones through.
----@param policy flemma.sandbox.Policy
----@param expand fun(entry: string): string|nil, string|nil
----@param rw string[]
----@param hidden flemma.sandbox.Rule[] already hidden (sockets inside are skipped)
----@return flemma.sandbox.Rule[]
-function M.sockets(policy, expand, rw, hidden)
-  local allow = {}
-  for _, entry in ipairs(policy.allow_sockets or {}) do
-    allow[#allow + 1] = expand(entry)
-  end
-  local hidden_paths = {}
-  for _, h in ipairs(hidden) do
-    hidden_paths[#hidden_paths + 1] = h.path
-  end
-  local projects = project_roots(rw)
-  local out, seen = {}, {}
-  local function consider(path, want_dir, rule)
-    local real = path and core.resolve(path, "/")
-    if not real or seen[real] or within_any(real, allow) or within_any(real, projects) then
-      return
-    end
-    if within_any(real, hidden_paths) or covers_rw(real, rw) then
-      return
-    end
-    local kind = core.file_type(real)
-    if (kind == "socket" or (want_dir and kind == "directory")) and sandbox_reaches(real, policy.allow_privileged) then
-      seen[real] = true
-      out[#out + 1] = { path = real, rule = rule }
-      if kind == "directory" then
-        hidden_paths[#hidden_paths + 1] = real
-      end
-    end
-  end
-  local runtime = "/run/user/" .. core.getuid()
-  for _, dir in ipairs({ runtime, host.getenv("XDG_RUNTIME_DIR"), "/tmp/.X11-unix", "/tmp/.ICE-unix" }) do
-    consider(dir, true, "host sockets: session folder")
-  end
-  for _, path in ipairs({ host.getenv("SSH_AUTH_SOCK"), "/run/docker.sock", "/var/run/docker.sock" }) do
-    consider(path, false, "host sockets")
-  end
-  for _, path in ipairs(bound_sockets()) do
-    consider(path, false, "host sockets")
   end
   return out
 end
