@@ -1,7 +1,8 @@
 /* flemma-sandbox-exec: the last step before a sandboxed command. bwrap runs
- * it inside the sandbox; it lowers resource limits, sets no_new_privs,
- * installs the seccomp filter and execs the command, so the filter binds the
- * command and everything it starts, but not bwrap's own setup.
+ * it inside the sandbox; it lowers resource limits, sets no_new_privs, scopes
+ * abstract sockets and signals with Landlock where the kernel can, installs
+ * the seccomp filter and execs the command, so all of it binds the command
+ * and everything it starts, but not bwrap's own setup.
  *
  * With --clearenv, --placeholder-* or --args-file it runs on the host
  * instead, in front of bwrap (host_mode.c): it starts bwrap with an empty
@@ -21,6 +22,7 @@
 #include <linux/seccomp.h>
 
 #include "host_mode.h"
+#include "landlock.h"
 #include "seccomp.h"
 #include "status.h"
 
@@ -80,6 +82,14 @@ static int apply_limit(const char *spec)
     return die("--limit: unknown limit", spec);
 }
 
+/* no_new_privs first: both Landlock and seccomp need it unprivileged */
+static int set_no_new_privs(void)
+{
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return die("PR_SET_NO_NEW_PRIVS", strerror(errno));
+    return 0;
+}
+
 static int install_seccomp(void)
 {
     struct sock_filter prog[FS_SECCOMP_MAX];
@@ -90,8 +100,6 @@ static int install_seccomp(void)
         return die("no seccomp filter for this architecture", NULL);
     fprog.len = (unsigned short)len;
     fprog.filter = prog;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-        return die("PR_SET_NO_NEW_PRIVS", strerror(errno));
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0)
         return die("installing the seccomp filter", strerror(errno));
     return 0;
@@ -99,7 +107,7 @@ static int install_seccomp(void)
 
 static int usage(void)
 {
-    fputs("usage: flemma-sandbox-exec [--seccomp] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
+    fputs("usage: flemma-sandbox-exec [--seccomp] [--scope] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
           "       flemma-sandbox-exec [--clearenv] [--ledger DIR] [--placeholder-file PATH]...\n"
           "                           [--placeholder-dir PATH]... [--args-file FILE] -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --info\n",
@@ -111,7 +119,7 @@ int main(int argc, char **argv)
 {
     fs_host_opts host;
     fs_placeholder_req *reqs;
-    int i, seccomp = 0, host_mode = 0, rc;
+    int i, seccomp = 0, scope = 0, host_mode = 0, rc;
 
     memset(&host, 0, sizeof(host));
     /* at most one placeholder per two arguments */
@@ -124,6 +132,8 @@ int main(int argc, char **argv)
 
         if (strcmp(argv[i], "--seccomp") == 0) {
             seccomp = 1;
+        } else if (strcmp(argv[i], "--scope") == 0) {
+            scope = 1;
         } else if (strcmp(argv[i], "--limit") == 0 && has_value) {
             rc = apply_limit(argv[++i]);
             if (rc)
@@ -144,13 +154,13 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--info") == 0) {
             const char *arch = fs_seccomp_arch();
 
-            printf("seccomp %s\n", arch ? arch : "unsupported");
+            printf("seccomp %s\nlandlock %d\n", arch ? arch : "unsupported", fs_landlock_abi());
             return free(reqs), 0;
         } else {
             return free(reqs), usage();
         }
     }
-    if (i + 1 >= argc || (host_mode && seccomp))
+    if (i + 1 >= argc || (host_mode && (seccomp || scope)))
         return free(reqs), usage();
     if (host_mode) {
         rc = fs_host_run(&host, argv + i + 1, argc - i - 1);
@@ -158,6 +168,10 @@ int main(int argc, char **argv)
         return rc;
     }
     free(reqs);
+    if ((seccomp || scope) && (rc = set_no_new_privs()) != 0)
+        return rc;
+    if (scope && fs_landlock_scope() != 0)
+        return die("Landlock scoping", strerror(errno));
     if (seccomp && (rc = install_seccomp()) != 0)
         return rc;
     execvp(argv[i + 1], argv + i + 1);

@@ -62,6 +62,19 @@ describe("escape: the network and host sockets", function()
     assert.is_false(l.accepted())
   end)
 
+  it("cannot reach a host's abstract unix socket even with network on (Landlock scope)", function()
+    local bwrap = require("flemma.sandbox.backends.bwrap")
+    if bwrap.helper_info().landlock < bwrap.LANDLOCK_SCOPE_ABI then
+      return pending("the kernel has no Landlock scoping (Linux 6.12+)")
+    end
+    f.policy({ network = true })
+    local name = "flemma-escape-net-" .. f.SECRET
+    local l = listen("abstract", name)
+    local r = f.attack(w, f.script("connect-unix", "abstract", name))
+    assert.matches("^ERR", r.stdout)
+    assert.is_false(l.accepted())
+  end)
+
   it("the control: with network on, the same TCP listener is reached", function()
     f.policy({ network = true })
     local l = listen("tcp4")

@@ -58,7 +58,7 @@ describe("seccomp", function()
 
   it("the helper reports its filter and refuses a bad command line", function()
     local r = h.run({ HELPER, "--info" })
-    assert.matches("^seccomp %S+\n$", r.stdout)
+    assert.matches("^seccomp %S+\nlandlock %d+\n$", r.stdout)
     r = h.run({ HELPER, "--limit", "processes=-1", "--", "true" })
     assert.are.equal(126, r.code)
     assert.matches("not a whole number", r.stderr)

@@ -57,6 +57,13 @@ function M.lines(bufnr)
       or arch and ("on (" .. arch .. ")")
       or "unavailable on this architecture"
     )
+  local scoped = bwrap.helper_info().landlock >= bwrap.LANDLOCK_SCOPE_ABI
+  lines[#lines + 1] = "  abstract sockets: "
+    .. (
+      scoped and "host ones out of reach (Landlock scope)"
+      or policy.network and "host ones reachable (network on, kernel before 6.12)"
+      or "host ones out of reach (own network namespace)"
+    )
   local limits = {}
   for _, name in ipairs({ "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }) do
     limits[#limits + 1] = name .. "=" .. tostring(policy.limits[name] or "none")

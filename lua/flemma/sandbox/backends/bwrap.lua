@@ -140,27 +140,40 @@ function M.helper()
   return path
 end
 
----@type table<string, string|false>
-local seccomp_arch = {}
+---@type table<string, { seccomp: string|nil, landlock: integer }>
+local helper_info = {}
+
+--- What the helper can do here, from `flemma-sandbox-exec --info`: the
+--- architecture its seccomp filter covers, and the kernel's Landlock ABI.
+---@return { seccomp: string|nil, landlock: integer }
+function M.helper_info()
+  local helper = M.helper()
+  if not helper then
+    return { landlock = 0 }
+  end
+  if not helper_info[helper] then
+    local f = io.popen(quote(helper) .. " --info 2>/dev/null")
+    local text = f and f:read("*a") or ""
+    if f then
+      f:close()
+    end
+    local arch = text:match("seccomp (%S+)")
+    helper_info[helper] = {
+      seccomp = arch ~= "unsupported" and arch or nil,
+      landlock = tonumber(text:match("landlock (%d+)")) or 0,
+    }
+  end
+  return helper_info[helper]
+end
 
 --- The architecture the helper's seccomp filter covers, or nil.
 ---@return string|nil
 function M.seccomp_arch()
-  local helper = M.helper()
-  if not helper then
-    return nil
-  end
-  if seccomp_arch[helper] == nil then
-    local f = io.popen(quote(helper) .. " --info 2>/dev/null")
-    local line = f and f:read("*l") or ""
-    if f then
-      f:close()
-    end
-    local arch = line:match("^seccomp (%S+)$")
-    seccomp_arch[helper] = (arch and arch ~= "unsupported") and arch or false
-  end
-  return seccomp_arch[helper] or nil
+  return M.helper_info().seccomp
 end
+
+--- Landlock can scope abstract unix sockets and signals (ABI 6, Linux 6.12).
+M.LANDLOCK_SCOPE_ABI = 6
 
 local LIMIT_ORDER = { "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }
 
@@ -173,6 +186,9 @@ local function helper_inner(policy, helper, inner_cmd)
   local cmd = { helper }
   if policy.seccomp and M.seccomp_arch() then
     cmd[#cmd + 1] = "--seccomp"
+  end
+  if M.helper_info().landlock >= M.LANDLOCK_SCOPE_ABI then
+    cmd[#cmd + 1] = "--scope" -- the host's abstract sockets, even with network on
   end
   for _, name in ipairs(LIMIT_ORDER) do
     local value = (policy.limits or {})[name]
