@@ -183,6 +183,14 @@ describe("escape: changing what runs later on the host", function()
       assert.are_not.equal(0, r.code)
     end)
 
+    it("flemma-sandbox's own records cannot be forged (the host helper trusts them)", function()
+      local ledger = w.home .. "/.local/state/flemma-sandbox/placeholders"
+      local r = f.attack(w, "echo " .. h.shell_quote(w.outside) .. " > " .. h.shell_quote(ledger .. "/1:2:3"))
+      assert.are_not.equal(0, r.code)
+      r = f.attack(w, "mv ~/.local/state/flemma-sandbox ~/.local/state/moved")
+      assert.are_not.equal(0, r.code)
+    end)
+
     it("~/.config cannot be moved aside to get round the protection", function()
       local r =
         f.attack(w, "mv ~/.config ~/.config-old && mkdir -p ~/.config/nvim && echo evil > ~/.config/nvim/init.lua")

@@ -181,11 +181,10 @@ function M.stdpath(name)
   return base .. "/" .. (M.getenv("NVIM_APPNAME") or "nvim")
 end
 
---- Our own folder for state that must survive a crash (placeholder
---- markers, long argument files), made 0700.
----@param sub string
+--- Where our own state lives: $XDG_STATE_HOME/flemma-sandbox, or under
+--- ~/.local/state.
 ---@return string|nil path, string|nil err
-function M.state_dir(sub)
+function M.state_base()
   local base = M.getenv("XDG_STATE_HOME")
   if not base or base == "" then
     local home = M.getenv("HOME")
@@ -194,11 +193,23 @@ function M.state_dir(sub)
     end
     base = home .. "/.local/state"
   end
-  local path = base .. "/flemma-sandbox/" .. sub
+  return base .. "/flemma-sandbox"
+end
+
+--- Our own folder for state that must survive a crash (placeholder
+--- markers, long argument files), made 0700.
+---@param sub string
+---@return string|nil path, string|nil err
+function M.state_dir(sub)
+  local base, err = M.state_base()
+  if not base then
+    return nil, err
+  end
+  local path = base .. "/" .. sub
   if not core.exists(path) then
-    local ok, err = core.make_dirs(path, tonumber("700", 8))
+    local ok, merr = core.make_dirs(path, tonumber("700", 8))
     if not ok then
-      return nil, err
+      return nil, merr
     end
   end
   return path

@@ -289,6 +289,12 @@ function M.protected(policy, expand, rw, chat_file)
   if chat_file and core.exists(chat_file) then
     candidates[1] = { rule = "the chat file (its frontmatter sets this policy)", path = chat_file, dir = false }
   end
+  -- the host-side helper trusts what it finds there (placeholder records,
+  -- bwrap's argument files): never writable from inside
+  local state = host.state_base()
+  if state and core.exists(state) then
+    candidates[#candidates + 1] = { rule = "flemma-sandbox's own state", path = state, dir = true }
+  end
   local projects = M.project_roots(rw)
   for _, entry in ipairs(M.effective(policy.deny_write)) do
     local dir = entry:sub(-1) == "/"
