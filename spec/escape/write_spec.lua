@@ -4,6 +4,12 @@
 local f = require("escape.fixture")
 local h = require("support.helpers")
 
+--- Whether this user may write to path on the host (the checkout may
+--- belong to someone else, as in CI's root run of a user's copy).
+local function core_owner_writes(path)
+  return h.capture("[ -w " .. h.shell_quote(path) .. " ] && echo yes"):match("yes") ~= nil
+end
+
 describe("escape: writing outside the writable paths", function()
   local w
   setup(function()
@@ -189,6 +195,28 @@ describe("escape: changing what runs later on the host", function()
       assert.are_not.equal(0, r.code)
       r = f.attack(w, "mv ~/.local/state/flemma-sandbox ~/.local/state/moved")
       assert.are_not.equal(0, r.code)
+    end)
+
+    it("flemma-sandbox's own programs and modules stay read-only inside a writable folder", function()
+      local host = require("flemma.sandbox.host")
+      local lib = host.core_so():match("^(.*)/[^/]+$")
+      local root = lib:match("^(.*)/lua/flemma/sandbox$") or lib
+      f.policy({ rw_paths = { "$CWD", root } })
+      -- access(W_OK) reports EROFS for a read-only mount: nothing is written either way
+      local probe = 'for p in %s %s %s; do [ -w "$p" ] && echo "writable $p"; done; [ -w %s ] && echo root-writable'
+      local r = f.attack(
+        w,
+        probe:format(
+          h.shell_quote(lib .. "/flemma-sandbox-exec"),
+          h.shell_quote(lib .. "/core.so"),
+          h.shell_quote(host.lua_dir() .. "/job.lua"),
+          h.shell_quote(root)
+        )
+      )
+      if core_owner_writes(root) then
+        assert.are.equal("root-writable\n", r.stdout) -- the control: the folder around them is writable
+      end
+      assert.is_nil(r.stdout:find("writable /", 1, true), r.stdout)
     end)
 
     it("~/.config cannot be moved aside to get round the protection", function()

@@ -73,6 +73,38 @@ local nvim_host = {
 ---@type flemma.sandbox.Host
 local current = in_nvim and nvim_host or process_host
 
+--- Where core.so was loaded from: package.cpath (LuaRocks, specs), else
+--- Neovim's runtimepath loader, else next to this file (a plugin manager's
+--- checkout). Found once, while the working directory is the one it was
+--- loaded from (package.cpath may hold relative entries).
+---@return string|nil
+local function find_core_so()
+  local so = package.searchpath("flemma.sandbox.core", package.cpath)
+  if not so and type(vim) == "table" and vim.api then
+    so = vim.api.nvim_get_runtime_file("lua/flemma/sandbox/core.so", false)[1]
+  end
+  if not so then
+    local source = debug.getinfo(1, "S").source:match("^@(.*)/[^/]+$")
+    so = source and (source .. "/core.so")
+  end
+  return so and core.absolute(so, core.getcwd())
+end
+
+local found_core_so = find_core_so()
+
+--- The core.so that was loaded (flemma-sandbox-exec sits next to it).
+---@return string|nil
+function M.core_so()
+  return found_core_so
+end
+
+--- The folder of these Lua modules.
+---@return string|nil
+function M.lua_dir()
+  local source = debug.getinfo(1, "S").source:match("^@(.*)/[^/]+$")
+  return source and core.absolute(source, core.getcwd())
+end
+
 --- Replaces the host; fields left out keep the default. `use(nil)` restores it.
 ---@param host? table
 function M.use(host)

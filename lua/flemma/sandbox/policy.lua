@@ -38,6 +38,12 @@ function M.variables(bufnr)
       if name == "FLEMMA_PLAYGROUND" then
         return (host.playground()) -- made only when a policy names it
       end
+      if name == "FLEMMA_SANDBOX_LIB" then
+        local so = host.core_so()
+        return so and so:match("^(.*)/[^/]+$")
+      elseif name == "FLEMMA_SANDBOX_LUA" then
+        return host.lua_dir()
+      end
       local nvim_dir = name:match("^NVIM_(%u+)$")
       if nvim_dir == "CONFIG" or nvim_dir == "DATA" or nvim_dir == "STATE" then
         return host.stdpath(nvim_dir:lower())

@@ -55,6 +55,8 @@ M.DEFAULT_DENY_WRITE = {
   "$NVIM_CONFIG/",
   "$NVIM_DATA/",
   "$NVIM_STATE/",
+  "$FLEMMA_SANDBOX_LIB/",
+  "$FLEMMA_SANDBOX_LUA/",
   "~/.config/autostart/",
   "~/.config/systemd/user/",
   "~/.local/bin/",

@@ -112,23 +112,7 @@ M.MAX_ARGS = 9000
 M.ARGS_FILE_AT = 2000
 M.ARGS_FILE_BYTES = 100000
 
---- Where core.so was loaded from: package.cpath (LuaRocks, specs), else
---- Neovim's runtimepath loader, else next to this file (a plugin manager's
---- checkout). Found once, while the working directory is the one it was
---- loaded from (package.cpath may hold relative entries).
----@return string|nil
-local function find_core_so()
-  local so = package.searchpath("flemma.sandbox.core", package.cpath)
-  if not so and type(vim) == "table" and vim.api then
-    so = vim.api.nvim_get_runtime_file("lua/flemma/sandbox/core.so", false)[1]
-  end
-  if not so then
-    local source = debug.getinfo(1, "S").source:match("^@(.*)/backends/[^/]+$")
-    so = source and (source .. "/core.so")
-  end
-  return so and core.absolute(so, core.getcwd())
-end
-local core_so = find_core_so()
+local core_so = host.core_so()
 
 --- flemma-sandbox-exec, built next to core.so.
 ---@return string|nil path, string|nil err
