@@ -163,15 +163,16 @@ end
 function M.attack(w, cmd, opts)
   opts = opts or {}
   local before = M.snapshot(w)
-  local argv = assert(sandbox.wrap_command({ "bash", "-c", cmd }, nil))
-  if opts.timeout then
+  local function command()
+    local argv = assert(sandbox.wrap_command({ "bash", "-c", cmd }, nil))
     local words = { "timeout" }
-    for word in tostring(opts.timeout):gmatch("%S+") do
+    for word in tostring(opts.timeout or ""):gmatch("%S+") do
       words[#words + 1] = word
     end
-    for i = #words, 1, -1 do
+    for i = opts.timeout and #words or 0, 1, -1 do
       table.insert(argv, 1, words[i])
     end
+    return argv
   end
   local env = {}
   for k, v in pairs(M.ENV) do
@@ -180,7 +181,11 @@ function M.attack(w, cmd, opts)
   for k, v in pairs(opts.env or {}) do
     env[k] = v
   end
-  local r = h.run(argv, env, w.proj)
+  local r = h.run(command(), env, w.proj)
+  if r.code == 1 and r.stdout == "" and r.stderr:match("^bwrap: Can't [^\n]*\n?$") then
+    -- a host socket vanished between policy and start; job.run retries this too
+    r = h.run(command(), env, w.proj)
+  end
   if not opts.keep_host then
     local after = M.snapshot(w)
     if after ~= before then

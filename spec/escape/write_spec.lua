@@ -214,7 +214,7 @@ describe("escape: changing what runs later on the host", function()
         )
       )
       if core_owner_writes(root) then
-        assert.are.equal("root-writable\n", r.stdout) -- the control: the folder around them is writable
+        assert.are.equal("root-writable\n", r.stdout, r.stderr) -- the control: the folder around them is writable
       end
       assert.is_nil(r.stdout:find("writable /", 1, true), r.stdout)
     end)
