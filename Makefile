@@ -69,7 +69,7 @@ bench: $(CORE) $(HELPER)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
 
 demo: $(CORE) $(HELPER)
-	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua"
+	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"
 
 # stylua reads stylua.toml
 format:

@@ -33,7 +33,7 @@ for suite in "${suites[@]}"; do
   echo "== spec/$suite ($(id -un))"
   log=$(mktemp)
   if [ "$suite" = nvim ]; then
-    nvim --headless -u NONE -i NONE -c "luafile spec/nvim_runner.lua" 2>&1 </dev/null | tee "$log"
+    nvim --headless -u NONE -i NONE -c "luafile spec/nvim_runner.lua" -c "cquit 1" 2>&1 </dev/null | tee "$log"
   else
     LD_PRELOAD="$preload" luajit "$busted_bin" -o utfTerminal "spec/$suite" 2>&1 | tee "$log"
   fi
