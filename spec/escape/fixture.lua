@@ -182,7 +182,7 @@ function M.attack(w, cmd, opts)
     env[k] = v
   end
   local r = h.run(command(), env, w.proj)
-  if r.code == 1 and r.stdout == "" and r.stderr:match("^bwrap: Can't [^\n]*\n?$") then
+  if require("flemma.sandbox.backends.bwrap").lost_race(r.code, r.stdout, r.stderr) then
     -- a host socket vanished between policy and start; job.run retries this too
     r = h.run(command(), env, w.proj)
   end

@@ -26,7 +26,7 @@ describe("escape: the network and host sockets", function()
   end)
 
   local function listen(kind, name)
-    local l = kind == "tcp4" and net.listen() or net.listen_kind(kind, name)
+    local l = net.listen_kind(kind, name)
     listeners[#listeners + 1] = l
     return l
   end

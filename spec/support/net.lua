@@ -21,54 +21,19 @@ struct flemma_sockaddr_un_l { sa_family_t sun_family; char sun_path[108]; };
 long recv(int fd, void *buf, unsigned long n, int flags);
 ]])
 
-local AF_INET, SOCK_STREAM, SOCK_NONBLOCK = 2, 1, 2048
+local AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+local SOCK_STREAM, SOCK_DGRAM, SOCK_NONBLOCK = 1, 2, 2048
 local INADDR_LOOPBACK = 0x7f000001
 
 local M = {}
 
---- Opens a non-blocking listener on 127.0.0.1 with a free port.
----@return { port: integer, accepted: fun(): boolean, close: fun() }
-function M.listen()
-  local fd = ffi.C.socket(AF_INET, SOCK_STREAM + SOCK_NONBLOCK, 0)
-  assert(fd >= 0, "socket failed")
-  local addr = ffi.new("struct flemma_sockaddr_in")
-  addr.sin_family = AF_INET
-  addr.sin_port = 0
-  addr.sin_addr = ffi.C.htonl(INADDR_LOOPBACK)
-  assert(ffi.C.bind(fd, addr, ffi.sizeof(addr)) == 0, "bind failed")
-  assert(ffi.C.listen(fd, 16) == 0, "listen failed")
-  local len = ffi.new("socklen_t[1]", ffi.sizeof(addr))
-  assert(ffi.C.getsockname(fd, addr, len) == 0, "getsockname failed")
-  local count = 0
-  return {
-    port = ffi.C.ntohs(addr.sin_port),
-    --- true when at least one connection has arrived so far
-    accepted = function()
-      while true do
-        local c = ffi.C.accept(fd, nil, nil)
-        if c < 0 then
-          break
-        end
-        ffi.C.close(c)
-        count = count + 1
-      end
-      return count > 0
-    end,
-    close = function()
-      ffi.C.close(fd)
-    end,
-  }
-end
-
-local AF_UNIX, AF_INET6, SOCK_DGRAM = 1, 10, 2
-
---- A non-blocking listener of another kind: "tcp6" (::1), "udp4"
---- (127.0.0.1), "unix" (at path `name`) or "abstract" (abstract `name`).
----@param kind "tcp6"|"udp4"|"unix"|"abstract"
+--- A non-blocking listener: "tcp4" or "udp4" (127.0.0.1), "tcp6" (::1),
+--- "unix" (at path `name`) or "abstract" (abstract `name`).
+---@param kind "tcp4"|"tcp6"|"udp4"|"unix"|"abstract"
 ---@param name? string
 ---@return { port: integer|nil, accepted: fun(): boolean, close: fun() }
 function M.listen_kind(kind, name)
-  local family = ({ tcp6 = AF_INET6, udp4 = AF_INET, unix = AF_UNIX, abstract = AF_UNIX })[kind]
+  local family = ({ tcp4 = AF_INET, tcp6 = AF_INET6, udp4 = AF_INET, unix = AF_UNIX, abstract = AF_UNIX })[kind]
   local stype = kind == "udp4" and SOCK_DGRAM or SOCK_STREAM
   local fd = ffi.C.socket(family, stype + SOCK_NONBLOCK, 0)
   assert(fd >= 0, "socket failed")
@@ -77,7 +42,7 @@ function M.listen_kind(kind, name)
     addr = ffi.new("struct flemma_sockaddr_in6")
     addr.sin6_family = AF_INET6
     addr.addr[15] = 1
-  elseif kind == "udp4" then
+  elseif kind == "udp4" or kind == "tcp4" then
     addr = ffi.new("struct flemma_sockaddr_in")
     addr.sin_family = AF_INET
     addr.sin_addr = ffi.C.htonl(INADDR_LOOPBACK)
@@ -91,7 +56,7 @@ function M.listen_kind(kind, name)
   assert(ffi.C.bind(fd, addr, size) == 0, "bind failed: " .. kind)
   assert(stype == SOCK_DGRAM or ffi.C.listen(fd, 16) == 0, "listen failed")
   local port
-  if kind == "tcp6" or kind == "udp4" then
+  if kind ~= "unix" and kind ~= "abstract" then
     local len = ffi.new("socklen_t[1]", ffi.sizeof(addr))
     assert(ffi.C.getsockname(fd, addr, len) == 0, "getsockname failed")
     port = ffi.C.ntohs(kind == "tcp6" and addr.sin6_port or addr.sin_port)
@@ -120,6 +85,12 @@ function M.listen_kind(kind, name)
       ffi.C.close(fd)
     end,
   }
+end
+
+--- Opens a non-blocking TCP listener on 127.0.0.1 with a free port.
+---@return { port: integer, accepted: fun(): boolean, close: fun() }
+function M.listen()
+  return M.listen_kind("tcp4")
 end
 
 return M

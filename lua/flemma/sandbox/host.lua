@@ -153,19 +153,28 @@ function M.is_linux()
   return current.is_linux()
 end
 
+--- An XDG base folder: $VAR, or HOME plus the fallback when VAR is unset.
+---@param var string e.g. "XDG_DATA_HOME"
+---@param fallback string e.g. "/.local/share"
+---@return string|nil path, string|nil err
+local function xdg_home(var, fallback)
+  local base = M.getenv(var)
+  if base and base ~= "" then
+    return base
+  end
+  local home = M.getenv("HOME")
+  if not home or home == "" then
+    return nil, "neither " .. var .. " nor HOME is set"
+  end
+  return home .. fallback
+end
+
 --- Where the playground is: $XDG_DATA_HOME/flemma-sandbox/playground, or
 --- under ~/.local/share when XDG_DATA_HOME is unset.
 ---@return string|nil path, string|nil err
 function M.playground_path()
-  local data = M.getenv("XDG_DATA_HOME")
-  if not data or data == "" then
-    local home = M.getenv("HOME")
-    if not home or home == "" then
-      return nil, "neither XDG_DATA_HOME nor HOME is set"
-    end
-    data = home .. "/.local/share"
-  end
-  return data .. "/flemma-sandbox/playground"
+  local data, err = xdg_home("XDG_DATA_HOME", "/.local/share")
+  return data and (data .. "/flemma-sandbox/playground"), err
 end
 
 --- The playground: a writable folder outside every project, made 0700 on
@@ -201,31 +210,16 @@ function M.stdpath(name)
   end
   local xdg = { config = { "XDG_CONFIG_HOME", "/.config" }, data = { "XDG_DATA_HOME", "/.local/share" } }
   xdg.state = { "XDG_STATE_HOME", "/.local/state" }
-  local var, fallback = xdg[name][1], xdg[name][2]
-  local base = M.getenv(var)
-  if not base or base == "" then
-    local home = M.getenv("HOME")
-    if not home or home == "" then
-      return nil
-    end
-    base = home .. fallback
-  end
-  return base .. "/" .. (M.getenv("NVIM_APPNAME") or "nvim")
+  local base = xdg_home(xdg[name][1], xdg[name][2])
+  return base and (base .. "/" .. (M.getenv("NVIM_APPNAME") or "nvim"))
 end
 
 --- Where our own state lives: $XDG_STATE_HOME/flemma-sandbox, or under
 --- ~/.local/state.
 ---@return string|nil path, string|nil err
 function M.state_base()
-  local base = M.getenv("XDG_STATE_HOME")
-  if not base or base == "" then
-    local home = M.getenv("HOME")
-    if not home or home == "" then
-      return nil, "neither XDG_STATE_HOME nor HOME is set"
-    end
-    base = home .. "/.local/state"
-  end
-  return base .. "/flemma-sandbox"
+  local base, err = xdg_home("XDG_STATE_HOME", "/.local/state")
+  return base and (base .. "/flemma-sandbox"), err
 end
 
 --- Our own folder for state that must survive a crash (placeholder

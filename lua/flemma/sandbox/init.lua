@@ -199,13 +199,11 @@ function M.wrap_command(inner_cmd, bufnr, opts)
   return entry.wrap(resolved, cfg.backends[entry.name] or {}, inner_cmd)
 end
 
---- Whether a write to `path` would be allowed: true when the sandbox is
---- off, otherwise the symlink-resolved path must lie in a writable root.
----@param path string
----@param bufnr? integer
----@param opts? integer|table
----@return boolean writable, string|nil reason
-function M.is_path_writable(path, bufnr, opts)
+--- Asks the buffer's resolved policy about a path (check is
+--- policy.is_writable or policy.is_readable); anything goes when off.
+---@param check fun(path: string, resolved: flemma.sandbox.ResolvedPolicy): boolean, string
+---@return boolean ok, string reason
+local function ask_policy(check, path, bufnr, opts)
   if type(path) ~= "string" or path == "" then
     return false, "path: expected a non-empty string"
   end
@@ -213,7 +211,18 @@ function M.is_path_writable(path, bufnr, opts)
   if not cfg.enabled then
     return true, "sandbox disabled"
   end
-  return policy.is_writable(path, (policy.resolve(cfg.policy, bufnr)))
+  return check(path, (policy.resolve(cfg.policy, bufnr)))
+end
+
+--- Whether a write to `path` would be allowed: true when the sandbox is
+--- off, otherwise the symlink-resolved path must lie in a writable root and
+--- outside every protected and hidden path.
+---@param path string
+---@param bufnr? integer
+---@param opts? integer|table
+---@return boolean writable, string|nil reason
+function M.is_path_writable(path, bufnr, opts)
+  return ask_policy(policy.is_writable, path, bufnr, opts)
 end
 
 --- Whether a sandboxed command could read `path` (false for paths hidden
@@ -223,14 +232,7 @@ end
 ---@param opts table|nil
 ---@return boolean readable, string reason
 function M.is_path_readable(path, bufnr, opts)
-  if type(path) ~= "string" or path == "" then
-    return false, "path: expected a non-empty string"
-  end
-  local cfg = config.resolve(config_opts(bufnr, opts))
-  if not cfg.enabled then
-    return true, "sandbox disabled"
-  end
-  return policy.is_readable(path, (policy.resolve(cfg.policy, bufnr)))
+  return ask_policy(policy.is_readable, path, bufnr, opts)
 end
 
 --- Session-wide override for all buffers (:Flemma sandbox:enable/disable).

@@ -2,6 +2,7 @@
 --- (vim.loop processes and pipes), bounds what it keeps of the output, and
 --- on timeout or cancel leaves no process behind (SIGTERM, then SIGKILL
 --- after a grace period).
+local bwrap = require("flemma.sandbox.backends.bwrap")
 local capture = require("flemma.sandbox.capture")
 local proc = require("flemma.sandbox.proc")
 local frontmatter = require("flemma.sandbox.frontmatter")
@@ -277,12 +278,7 @@ end
 ---@param r flemma.sandbox.JobResult
 ---@return boolean
 function M.setup_raced(r)
-  return r.sandboxed
-    and r.exit_code == 1
-    and r.stdout == ""
-    and not r.cancelled
-    and not r.timed_out
-    and r.stderr:match("^bwrap: Can't [^\n]*\n?$") ~= nil
+  return r.sandboxed and not r.cancelled and not r.timed_out and bwrap.lost_race(r.exit_code, r.stdout, r.stderr)
 end
 
 --- Runs argv in the buffer's sandbox. A start that lost a race with the

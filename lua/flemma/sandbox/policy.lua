@@ -200,16 +200,23 @@ function M.resolve(policy, bufnr)
     skipped
 end
 
+---@param real string
+---@param rules flemma.sandbox.Rule[]|nil
+---@return flemma.sandbox.Rule|nil
+local function rule_holding(real, rules)
+  for _, r in ipairs(rules or {}) do
+    if core.is_within(real, r.path) then
+      return r
+    end
+  end
+end
+
 --- The hidden path (and its rule) that holds a real path, if any.
 ---@param real string
 ---@param resolved flemma.sandbox.ResolvedPolicy
 ---@return flemma.sandbox.Rule|nil
 function M.hidden_rule(real, resolved)
-  for _, h in ipairs(resolved.hidden or {}) do
-    if core.is_within(real, h.path) then
-      return h
-    end
-  end
+  return rule_holding(real, resolved.hidden)
 end
 
 --- The protected path (and its rule) that holds a real path, if any.
@@ -217,11 +224,7 @@ end
 ---@param resolved flemma.sandbox.ResolvedPolicy
 ---@return flemma.sandbox.Rule|nil
 function M.protected_rule(real, resolved)
-  for _, p in ipairs(resolved.placeholders or {}) do
-    if core.is_within(real, p.path) then
-      return p
-    end
-  end
+  return rule_holding(real, resolved.placeholders)
 end
 
 --- The path the kernel would reach for `path`: relative to the working

@@ -218,6 +218,17 @@ local function to_args_file(argv)
   return file, short
 end
 
+--- Whether a failed run is bwrap giving up before the command started
+--- because a path it was to mount over vanished after the policy was read
+--- (a host socket closing, say): then running it again is safe.
+---@param code integer exit status
+---@param stdout string
+---@param stderr string
+---@return boolean
+function M.lost_race(code, stdout, stderr)
+  return code == 1 and stdout == "" and stderr:match("^bwrap: Can't [^\n]*\n?$") ~= nil
+end
+
 ---@param policy flemma.sandbox.ResolvedPolicy
 ---@param backend_config flemma.sandbox.BwrapConfig|table
 ---@param inner_cmd string[]

@@ -65,13 +65,10 @@ function M.denial_note(d, ctx)
   if not real then
     return nil
   end
-  local function tail(why)
-    return why:match("^.* is (.-)$") or why
-  end
   if d.errno ~= "EROFS" then
     local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
     if not visible then
-      return "[sandbox] read of " .. real .. " blocked: " .. tail(why)
+      return "[sandbox] read of " .. real .. " blocked: " .. shell.rule_of(why)
     end
   end
   if d.errno == "ENOENT" then
@@ -79,7 +76,7 @@ function M.denial_note(d, ctx)
   end
   local writable, why = sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts)
   if not writable then
-    return "[sandbox] write to " .. real .. " blocked: " .. tail(why)
+    return "[sandbox] write to " .. real .. " blocked: " .. shell.rule_of(why)
   end
 end
 

@@ -6,6 +6,7 @@
 local core = require("flemma.sandbox.core")
 local policy = require("flemma.sandbox.policy")
 local sandbox = require("flemma.sandbox")
+local shell = require("flemma.sandbox.tools.shell")
 
 local M = {}
 
@@ -28,8 +29,7 @@ local function write_target(path, ctx)
   end
   local ok, why = sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts)
   if not ok then
-    -- "REAL is not in rw_paths" / "REAL is protected (deny_write .envrc)"
-    return nil, "write to " .. real .. " blocked: " .. (why:match("^.* is (.-)$") or why)
+    return nil, "write to " .. real .. " blocked: " .. shell.rule_of(why)
   end
   return real
 end
@@ -89,7 +89,7 @@ M.read_file = {
     if real then
       local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
       if not visible then
-        return done({ error = "read of " .. real .. " blocked: " .. (why:match("^.* is (.-)$") or why) })
+        return done({ error = "read of " .. real .. " blocked: " .. shell.rule_of(why) })
       end
     end
     local size = real and vim.loop.fs_stat(real)

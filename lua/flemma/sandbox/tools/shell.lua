@@ -68,6 +68,14 @@ function M.looks_like_network_failure(text)
   return false
 end
 
+--- The rule part of a reason from is_path_writable/is_path_readable:
+--- "/p/.envrc is protected (deny_write .envrc)" -> "protected (deny_write .envrc)".
+---@param why string
+---@return string
+function M.rule_of(why)
+  return why:match("^.* is (.-)$") or why
+end
+
 local DENIALS = {
   { text = "Read-only file system", errno = "EROFS" },
   { text = "Permission denied", errno = "EACCES" },
