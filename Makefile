@@ -1,4 +1,4 @@
-# flemma-sandbox: builds the C core into lua/flemma/sandbox/core.so, where
+# flemma-sandbox: builds the C core into lua/flemma_sandbox/core.so, where
 # Neovim's runtimepath loader and the specs find it.
 
 LUAJIT_INCDIR ?= $(or $(shell pkg-config --cflags-only-I luajit 2>/dev/null | sed "s/^-I//;s/ .*//"),/usr/include/luajit-2.1)
@@ -14,9 +14,9 @@ LIBFLAG ?= -shared
 
 SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c csrc/scan.c csrc/lua_fs.c
 HDR = $(wildcard csrc/*.h)
-CORE = lua/flemma/sandbox/core.so
+CORE = lua/flemma_sandbox/core.so
 # runs inside every sandbox: limits, no_new_privs, seccomp, then exec
-HELPER = lua/flemma/sandbox/flemma-sandbox-exec
+HELPER = lua/flemma_sandbox/flemma-sandbox-exec
 HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/scan.c csrc/buf.c
 
 NVIM ?= nvim
@@ -34,10 +34,10 @@ $(HELPER): $(HELPER_SRC) $(HDR)
 
 # luarocks make (build.type = "make") installs the module and the Lua files.
 install: $(CORE) $(HELPER)
-	mkdir -p $(INST_LIBDIR)/flemma/sandbox $(INST_LUADIR)
-	cp $(CORE) $(HELPER) $(INST_LIBDIR)/flemma/sandbox/
-	cp -R lua/flemma lua/flemma_sandbox $(INST_LUADIR)/
-	rm -f $(INST_LUADIR)/flemma/sandbox/core.so $(INST_LUADIR)/flemma/sandbox/flemma-sandbox-exec
+	mkdir -p $(INST_LIBDIR)/flemma_sandbox $(INST_LUADIR)
+	cp $(CORE) $(HELPER) $(INST_LIBDIR)/flemma_sandbox/
+	cp -R lua/flemma_sandbox $(INST_LUADIR)/
+	rm -f $(INST_LUADIR)/flemma_sandbox/core.so $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-exec
 
 test: $(CORE) $(HELPER)
 	bash spec/run.sh

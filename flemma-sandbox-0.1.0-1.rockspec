@@ -9,7 +9,7 @@ description = {
   detailed = [[
 Runs every tool command inside bubblewrap: the filesystem read-only, a short
 allowlist of writable paths, no network unless allowed. Implements the Lua API
-Flemma documents for require("flemma.sandbox").
+Flemma documents for require("flemma_sandbox").
 ]],
   license = "MIT",
   labels = { "neovim", "sandbox", "bubblewrap" },

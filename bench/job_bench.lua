@@ -5,8 +5,8 @@
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 package.path = "spec/?.lua;" .. package.path
 
-local job = require("flemma.sandbox.job")
-local sandbox = require("flemma.sandbox")
+local job = require("flemma_sandbox.run.job")
+local sandbox = require("flemma_sandbox")
 
 local function now_ms()
   return vim.loop.hrtime() / 1e6

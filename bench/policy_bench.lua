@@ -7,8 +7,8 @@ package.cpath = "lua/?.so;" .. package.cpath
 
 local ffi = require("ffi")
 local h = require("support.helpers")
-local host = require("flemma.sandbox.host")
-local sandbox = require("flemma.sandbox")
+local host = require("flemma_sandbox.host")
+local sandbox = require("flemma_sandbox")
 
 ffi.cdef([[
 typedef struct { long tv_sec; long tv_nsec; } flemma_timespec;

@@ -8,13 +8,13 @@
 package.path = "lua/?.lua;lua/?/init.lua;spec/?.lua;" .. package.path
 package.cpath = "lua/?.so;" .. package.cpath
 
-local core = require("flemma.sandbox.core")
-local config = require("flemma.sandbox.config")
+local core = require("flemma_sandbox.core")
+local config = require("flemma_sandbox.config")
 local h = require("support.helpers")
-local host = require("flemma.sandbox.host")
-local policy = require("flemma.sandbox.policy")
-local protect = require("flemma.sandbox.protect")
-local sandbox = require("flemma.sandbox")
+local host = require("flemma_sandbox.host")
+local policy = require("flemma_sandbox.policy")
+local protect = require("flemma_sandbox.policy.protect")
+local sandbox = require("flemma_sandbox")
 
 local function now()
   return tonumber(h.capture("date +%s.%N"))

@@ -75,7 +75,7 @@ static int read_env(lua_State *L, int idx, fs_vec *keys, fs_vec *values, int *se
             return 1;
         }
         if (fs_vec_push(keys, key, klen) != 0)
-            luaL_error(L, "flemma.sandbox.core: out of memory");
+            luaL_error(L, "flemma_sandbox.core: out of memory");
         lua_pop(L, 1);
     }
     if (keys->len > 1)
@@ -83,7 +83,7 @@ static int read_env(lua_State *L, int idx, fs_vec *keys, fs_vec *values, int *se
     for (i = 0; i < keys->len; i++) {
         lua_getfield(L, -1, keys->items[i]);
         if (fs_vec_push_str(values, lua_tostring(L, -1)) != 0)
-            luaL_error(L, "flemma.sandbox.core: out of memory");
+            luaL_error(L, "flemma_sandbox.core: out of memory");
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -140,7 +140,7 @@ int core_bwrap_argv(lua_State *L)
                 return 2;
             }
             if (fs_buf_append(&s->buf[0], path, len) != 0)
-                return luaL_error(L, "flemma.sandbox.core: out of memory");
+                return luaL_error(L, "flemma_sandbox.core: out of memory");
             p.bwrap = s->buf[0].data;
         }
         lua_pop(L, 1);

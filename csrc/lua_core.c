@@ -1,4 +1,4 @@
-/* The Lua binding of the core: require("flemma.sandbox.core").
+/* The Lua binding of the core: require("flemma_sandbox.core").
  *
  * Wrong argument types raise a Lua error naming the argument; bad data
  * returns nil, err. Every C allocation lives in a "scratch" userdata with a
@@ -70,7 +70,7 @@ void arg_table(lua_State *L, int idx, const char *name)
 int fail(lua_State *L, int rc, const fs_err *err)
 {
     if (rc == FS_ENOMEM)
-        return luaL_error(L, "flemma.sandbox.core: out of memory");
+        return luaL_error(L, "flemma_sandbox.core: out of memory");
     lua_pushnil(L);
     lua_pushstring(L, err->msg);
     return 2;
@@ -161,7 +161,7 @@ int read_strings(lua_State *L, int idx, const char *name, fs_vec *v, int allow_n
             return 1;
         }
         if (fs_vec_push(v, item, len) != 0)
-            luaL_error(L, "flemma.sandbox.core: out of memory");
+            luaL_error(L, "flemma_sandbox.core: out of memory");
         lua_pop(L, 1);
     }
     return 0;
@@ -225,7 +225,7 @@ static int lua_lookup(void *ctx, const char *name, size_t name_len, const char *
     }
     fs_buf_truncate(c->copy, 0);
     if (fs_buf_append(c->copy, lua_tostring(L, -1), lua_objlen(L, -1)) != 0)
-        luaL_error(L, "flemma.sandbox.core: out of memory");
+        luaL_error(L, "flemma_sandbox.core: out of memory");
     lua_pop(L, 1);
     *value = c->copy->data;
     *value_len = c->copy->len;
@@ -268,7 +268,7 @@ static int l_getcwd(lua_State *L)
         char *p = realloc(s->buf[0].data, size);
 
         if (!p)
-            return luaL_error(L, "flemma.sandbox.core: out of memory");
+            return luaL_error(L, "flemma_sandbox.core: out of memory");
         s->buf[0].data = p;
         s->buf[0].cap = size;
         if (getcwd(p, size)) {
@@ -321,7 +321,7 @@ static int l_which(lua_State *L)
         if ((i == start ? fs_buf_append(&s->buf[0], ".", 1)
                         : fs_buf_append(&s->buf[0], search + start, i - start)) != 0 ||
             fs_buf_append_char(&s->buf[0], '/') != 0 || fs_buf_append(&s->buf[0], name, len) != 0)
-            return luaL_error(L, "flemma.sandbox.core: out of memory");
+            return luaL_error(L, "flemma_sandbox.core: out of memory");
         if (is_executable_file(s->buf[0].data)) {
             lua_pushstring(L, s->buf[0].data);
             return 1;

@@ -1,4 +1,4 @@
-/* Helpers shared by the binding files of require("flemma.sandbox.core"). */
+/* Helpers shared by the binding files of require("flemma_sandbox.core"). */
 #ifndef FS_LUA_CORE_H
 #define FS_LUA_CORE_H
 
@@ -8,7 +8,7 @@
 
 #include "buf.h"
 
-#define SCRATCH_MT "flemma.sandbox.core.scratch"
+#define SCRATCH_MT "flemma_sandbox.core.scratch"
 
 /* C allocations of one call, freed by __gc even when a Lua error unwinds. */
 typedef struct {

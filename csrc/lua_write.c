@@ -54,7 +54,7 @@ int core_make_dirs(lua_State *L)
         return 2;
     }
     if (fs_buf_append(&s->buf[0], path, len) != 0)
-        return luaL_error(L, "flemma.sandbox.core: out of memory");
+        return luaL_error(L, "flemma_sandbox.core: out of memory");
     for (i = 1; i <= len; i++) {
         if (i < len && s->buf[0].data[i] != '/')
             continue;

@@ -9,7 +9,7 @@ vim.cmd("runtime plugin/flemma_sandbox.lua")
 
 local h = require("support.helpers")
 local net = require("support.net")
-local sandbox = require("flemma.sandbox")
+local sandbox = require("flemma_sandbox")
 
 local dir = h.tmpdir()
 local project, home = dir .. "/project", dir .. "/home"
@@ -52,7 +52,7 @@ for i, c in ipairs(calls) do
 end
 h.write(dir .. "/demo.chat", table.concat(lines, "\n"))
 vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/demo.chat"))
-local chat = require("flemma.sandbox.chat")
+local chat = require("flemma_sandbox.chat")
 local buf = vim.api.nvim_get_current_buf()
 vim.cmd("Flemma tool:execute-all")
 vim.wait(30000, function()

@@ -1,11 +1,11 @@
--- flemma-sandbox: commands and autocmds. The work is in lua/flemma/sandbox/.
+-- flemma-sandbox: commands and autocmds. The work is in lua/flemma_sandbox/.
 if vim.g.loaded_flemma_sandbox then
   return
 end
 vim.g.loaded_flemma_sandbox = true
 
 -- Without the compiled core nothing works: say how to build it, once.
-local ok, err = pcall(require, "flemma.sandbox.core")
+local ok, err = pcall(require, "flemma_sandbox.core")
 if not ok then
   vim.schedule(function()
     vim.notify(
@@ -16,5 +16,5 @@ if not ok then
   return
 end
 
-require("flemma.sandbox.commands").define()
-require("flemma.sandbox.autocmds").setup()
+require("flemma_sandbox.nvim.commands").define()
+require("flemma_sandbox.nvim.autocmds").setup()

@@ -1,7 +1,7 @@
 --- make valgrind: every core function, good and bad input, 200 times, under
 --- valgrind's leak checker (LuaJIT's own allocator is not what it checks).
 package.cpath = "lua/?.so;" .. package.cpath
-local c = require("flemma.sandbox.core")
+local c = require("flemma_sandbox.core")
 os.execute("rm -rf /tmp/flemma-vg && mkdir -p /tmp/flemma-vg && ln -sf /etc /tmp/flemma-vg/link")
 for i = 1, 200 do
   c.normalize("/a/../b//c/./d/")

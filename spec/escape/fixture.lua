@@ -2,10 +2,10 @@
 --- secret, a project with a .git and secret files, a folder outside every
 --- writable path; and `attack()`, which runs one command through the real
 --- sandbox and asserts that nothing on the host changed.
-local core = require("flemma.sandbox.core")
+local core = require("flemma_sandbox.core")
 local h = require("support.helpers")
-local host = require("flemma.sandbox.host")
-local sandbox = require("flemma.sandbox")
+local host = require("flemma_sandbox.host")
+local sandbox = require("flemma_sandbox")
 
 local M = {}
 
@@ -182,7 +182,7 @@ function M.attack(w, cmd, opts)
     env[k] = v
   end
   local r = h.run(command(), env, w.proj)
-  if require("flemma.sandbox.backends.bwrap").lost_race(r.code, r.stdout, r.stderr) then
+  if require("flemma_sandbox.backends.bwrap").lost_race(r.code, r.stdout, r.stderr) then
     -- a host socket vanished between policy and start; job.run retries this too
     r = h.run(command(), env, w.proj)
   end

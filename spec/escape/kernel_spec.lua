@@ -3,7 +3,7 @@
 local ffi = require("ffi")
 local f = require("escape.fixture")
 local h = require("support.helpers")
-local sandbox = require("flemma.sandbox")
+local sandbox = require("flemma_sandbox")
 
 ffi.cdef([[
 int posix_openpt(int flags);

@@ -3,7 +3,7 @@
 --- processes that try to outlive their command.
 local f = require("escape.fixture")
 local h = require("support.helpers")
-local sandbox = require("flemma.sandbox")
+local sandbox = require("flemma_sandbox")
 
 --- Host processes whose command line contains `marker`.
 local function host_pids(marker)

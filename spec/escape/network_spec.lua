@@ -4,7 +4,7 @@
 local f = require("escape.fixture")
 local h = require("support.helpers")
 local net = require("support.net")
-local core = require("flemma.sandbox.core")
+local core = require("flemma_sandbox.core")
 
 describe("escape: the network and host sockets", function()
   local w, listeners
@@ -63,7 +63,7 @@ describe("escape: the network and host sockets", function()
   end)
 
   it("cannot reach a host's abstract unix socket even with network on (Landlock scope)", function()
-    local bwrap = require("flemma.sandbox.backends.bwrap")
+    local bwrap = require("flemma_sandbox.backends.bwrap")
     if bwrap.helper_info().landlock < bwrap.LANDLOCK_SCOPE_ABI then
       return pending("the kernel has no Landlock scoping (Linux 6.12+)")
     end

@@ -9,7 +9,7 @@ local h = require("support.helpers")
 --- root in the sandbox's user namespace has no rights over it) and it is
 --- writable.
 local function core_owner_writes(path)
-  local core = require("flemma.sandbox.core")
+  local core = require("flemma_sandbox.core")
   local _, _, uid = core.file_type(path)
   return uid == core.getuid() and h.capture("[ -w " .. h.shell_quote(path) .. " ] && echo yes"):match("yes") ~= nil
 end
@@ -202,9 +202,9 @@ describe("escape: changing what runs later on the host", function()
     end)
 
     it("flemma-sandbox's own programs and modules stay read-only inside a writable folder", function()
-      local host = require("flemma.sandbox.host")
+      local host = require("flemma_sandbox.host")
       local lib = host.core_so():match("^(.*)/[^/]+$")
-      local root = lib:match("^(.*)/lua/flemma/sandbox$") or lib
+      local root = lib:match("^(.*)/lua/flemma_sandbox$") or lib
       f.policy({ rw_paths = { "$CWD", root } })
       -- access(W_OK) reports EROFS for a read-only mount: nothing is written either way
       local probe = 'for p in %s %s %s; do [ -w "$p" ] && echo "writable $p"; done; [ -w %s ] && echo root-writable'

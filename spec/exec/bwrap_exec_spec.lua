@@ -2,8 +2,8 @@
 --- host: files, the loopback network, processes.
 local h = require("support.helpers")
 local net = require("support.net")
-local host = require("flemma.sandbox.host")
-local sandbox = require("flemma.sandbox")
+local host = require("flemma_sandbox.host")
+local sandbox = require("flemma_sandbox")
 
 describe("sandboxed execution (real bwrap)", function()
   local dir, proj, outside
@@ -130,7 +130,7 @@ describe("sandboxed execution (real bwrap)", function()
   end)
 
   it("refuses nested user namespaces where bwrap can (--disable-userns)", function()
-    local bwrap = require("flemma.sandbox.backends.bwrap")
+    local bwrap = require("flemma_sandbox.backends.bwrap")
     if not bwrap.features({})["disable-userns"] then
       pending("this bwrap has no --disable-userns")
       return
@@ -175,7 +175,7 @@ describe("sandboxed execution (real bwrap)", function()
   end)
 
   it("calls bwrap available only when it really starts a sandbox", function()
-    local bwrap = require("flemma.sandbox.backends.bwrap")
+    local bwrap = require("flemma_sandbox.backends.bwrap")
     assert.are.same({ true, nil }, { bwrap.available({}) })
     local ok, err = bwrap.available({ path = "/bin/false" })
     assert.is_false(ok)

@@ -1,9 +1,9 @@
 --- Policies longer than one argument list may be: bwrap's options go
 --- through "--args FD"; past bwrap's own cap the error says so.
 local h = require("support.helpers")
-local host = require("flemma.sandbox.host")
-local sandbox = require("flemma.sandbox")
-local bwrap = require("flemma.sandbox.backends.bwrap")
+local host = require("flemma_sandbox.host")
+local sandbox = require("flemma_sandbox")
+local bwrap = require("flemma_sandbox.backends.bwrap")
 
 describe("a very long policy (real bwrap)", function()
   local dir

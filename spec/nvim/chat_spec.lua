@@ -1,9 +1,9 @@
 local h = require("support.helpers")
 local n = require("support.nvim")
 local net = require("support.net")
-local approval = require("flemma.sandbox.approval")
-local chat = require("flemma.sandbox.chat")
-local sandbox = require("flemma.sandbox")
+local approval = require("flemma_sandbox.nvim.approval")
+local chat = require("flemma_sandbox.chat")
+local sandbox = require("flemma_sandbox")
 
 --- A .chat file with an assistant message holding the given tool calls.
 local function chat_lines(calls)

@@ -1,9 +1,9 @@
 local h = require("support.helpers")
 local n = require("support.nvim")
-local autocmds = require("flemma.sandbox.autocmds")
-local commands = require("flemma.sandbox.commands")
-local sandbox = require("flemma.sandbox")
-local status = require("flemma.sandbox.status")
+local autocmds = require("flemma_sandbox.nvim.autocmds")
+local commands = require("flemma_sandbox.nvim.commands")
+local sandbox = require("flemma_sandbox")
+local status = require("flemma_sandbox.nvim.status")
 
 describe(":Flemma sandbox:*", function()
   local dir, notes, restore
@@ -114,7 +114,7 @@ end)
 
 describe("the approval question", function()
   it("opens a window, takes a key, and closes", function()
-    local approval = require("flemma.sandbox.approval")
+    local approval = require("flemma_sandbox.nvim.approval")
     for key, expected in pairs({ y = "once", a = "always", n = "deny" }) do
       local answer
       local before = #vim.api.nvim_list_wins()
@@ -134,7 +134,7 @@ describe("the approval question", function()
   end)
 
   it("counts a closed window as no, and offers no 'always' unless asked to", function()
-    local approval = require("flemma.sandbox.approval")
+    local approval = require("flemma_sandbox.nvim.approval")
     local answer
     approval.prompt({ title = "Allow?", lines = { "$ ls | sh" }, can_remember = false }, function(a)
       answer = a
@@ -162,7 +162,7 @@ describe(":checkhealth flemma_sandbox", function()
   end)
 
   it("gives advice for the usual reasons bwrap cannot start", function()
-    local advice = require("flemma.sandbox.health").advice
+    local advice = require("flemma_sandbox.health").advice
     assert.matches("user namespaces", table.concat(advice("bwrap: No permission to create new namespace"), " "))
     assert.matches(
       "loopback",

@@ -1,7 +1,7 @@
 local h = require("support.helpers")
 local n = require("support.nvim")
-local frontmatter = require("flemma.sandbox.frontmatter")
-local sandbox = require("flemma.sandbox")
+local frontmatter = require("flemma_sandbox.chat.frontmatter")
+local sandbox = require("flemma_sandbox")
 
 describe("frontmatter.evaluate", function()
   it("reads flemma.opt.sandbox as a table, true or false", function()
@@ -123,7 +123,7 @@ describe("frontmatter in .chat buffers", function()
       1,
       true
     )
-    assert.is_nil(require("flemma.sandbox.config").get_buffer(buf))
+    assert.is_nil(require("flemma_sandbox.config").get_buffer(buf))
   end)
 
   it("ignores buffers that are not .chat files and chats without frontmatter", function()

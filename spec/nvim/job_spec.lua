@@ -1,6 +1,6 @@
 local h = require("support.helpers")
 local n = require("support.nvim")
-local sandbox = require("flemma.sandbox")
+local sandbox = require("flemma_sandbox")
 
 describe("job.run", function()
   local dir
@@ -106,7 +106,7 @@ describe("job.run", function()
   it("cancel() stops a running command and leaves no process", function()
     local m = n.marker()
     local result
-    local handle = require("flemma.sandbox.job").run({ "sh", "-c", "sleep 1003." .. m }, {
+    local handle = require("flemma_sandbox.run.job").run({ "sh", "-c", "sleep 1003." .. m }, {
       grace_ms = 300,
       on_exit = function(r)
         result = r
@@ -126,7 +126,7 @@ describe("job.run", function()
 
   it("leaves no process when cancelled while bwrap is still setting up", function()
     -- a stop in bwrap's first milliseconds used to orphan the sandbox's init
-    local job = require("flemma.sandbox.job")
+    local job = require("flemma_sandbox.run.job")
     local pids = {}
     for i = 1, 20 do
       local m = n.marker()
@@ -149,7 +149,7 @@ describe("job.run", function()
 
   it("leaves no placeholder behind after a timeout or a cancel, even one during set-up", function()
     -- dir is a project: its missing .envrc, .vscode, ... get placeholders while a command runs
-    local job = require("flemma.sandbox.job")
+    local job = require("flemma_sandbox.run.job")
     for i = 1, 10 do
       local result
       local handle = job.run({ "sh", "-c", "ls -a; sleep 5" }, {
@@ -175,7 +175,7 @@ describe("job.run", function()
   end)
 
   it("knows a start that lost a race with the host from a failed command", function()
-    local job = require("flemma.sandbox.job")
+    local job = require("flemma_sandbox.run.job")
     -- what bwrap says when a path to mount over vanished after the policy was read
     local gone = dir .. "/gone/sock"
     local r = h.run({ "bwrap", "--ro-bind", "/", "/", "--ro-bind", "/dev/null", gone, "--", "true" })
@@ -215,16 +215,16 @@ describe("job.run", function()
 
   it("refuses bad options with a clear error", function()
     assert.has_error(function()
-      require("flemma.sandbox.job").run({ "true" }, {})
+      require("flemma_sandbox.run.job").run({ "true" }, {})
     end, "flemma-sandbox: job.run: opts.on_exit must be a function")
     assert.has_error(function()
-      require("flemma.sandbox.job").run({ "true" }, { on_exit = print, timeout_ms = "5" })
+      require("flemma_sandbox.run.job").run({ "true" }, { on_exit = print, timeout_ms = "5" })
     end, "flemma-sandbox: job.run: opts.timeout_ms must be a non-negative number")
-    local handle, err = require("flemma.sandbox.job").run({}, { on_exit = print })
+    local handle, err = require("flemma_sandbox.run.job").run({}, { on_exit = print })
     assert.is_nil(handle)
     assert.matches("inner_cmd", err)
     sandbox.set_enabled(false)
-    handle, err = require("flemma.sandbox.job").run({ "/nonexistent/program" }, { on_exit = print })
+    handle, err = require("flemma_sandbox.run.job").run({ "/nonexistent/program" }, { on_exit = print })
     assert.is_nil(handle)
     assert.matches("cannot start /nonexistent/program", err)
   end)

@@ -1,7 +1,7 @@
 local h = require("support.helpers")
-local approval = require("flemma.sandbox.approval")
-local sandbox = require("flemma.sandbox")
-local tools = require("flemma.sandbox.tools")
+local approval = require("flemma_sandbox.nvim.approval")
+local sandbox = require("flemma_sandbox")
+local tools = require("flemma_sandbox.tools")
 
 local function run(name, input, opts)
   local result

@@ -25,7 +25,7 @@ M.capture = capture
 function M.tmpdir()
   local dir = capture("mktemp -d /var/tmp/flemma-spec.XXXXXX"):gsub("%s+$", "")
   assert(dir ~= "", "mktemp failed")
-  return require("flemma.sandbox.core").resolve(dir)
+  return require("flemma_sandbox.core").resolve(dir)
 end
 
 ---@param dir string
@@ -86,7 +86,7 @@ end
 ---@param name string
 ---@param reason string what its available() says
 function M.only_unavailable_backend(name, reason)
-  local sandbox = require("flemma.sandbox")
+  local sandbox = require("flemma_sandbox")
   sandbox.clear()
   sandbox.register(name, {
     available = function()

@@ -26,14 +26,14 @@ function M.open_chat(path, lines)
 end
 
 --- Runs job.run and waits (processing events) until on_exit fired.
----@return flemma.sandbox.JobResult result, flemma.sandbox.JobHandle handle
+---@return flemma_sandbox.JobResult result, flemma_sandbox.JobHandle handle
 function M.run_job(argv, opts, wait_ms)
   local result
   opts = opts or {}
   opts.on_exit = function(r)
     result = r
   end
-  local handle = assert(require("flemma.sandbox.job").run(argv, opts))
+  local handle = assert(require("flemma_sandbox.run.job").run(argv, opts))
   assert(
     vim.wait(wait_ms or 20000, function()
       return result ~= nil

@@ -1,8 +1,8 @@
 local h = require("support.helpers")
-local host = require("flemma.sandbox.host")
-local sandbox = require("flemma.sandbox")
+local host = require("flemma_sandbox.host")
+local sandbox = require("flemma_sandbox")
 
-describe("flemma.sandbox API", function()
+describe("flemma_sandbox API", function()
   local dir, calls
   before_each(function()
     dir = h.tmpdir()

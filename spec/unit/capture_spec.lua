@@ -1,4 +1,4 @@
-local capture = require("flemma.sandbox.capture")
+local capture = require("flemma_sandbox.run.capture")
 
 --- true when s is well-formed UTF-8 (enough for the sequences used here)
 local function valid_utf8(s)

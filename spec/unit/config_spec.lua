@@ -1,4 +1,4 @@
-local config = require("flemma.sandbox.config")
+local config = require("flemma_sandbox.config")
 
 describe("config.validate", function()
   local bad = {

@@ -1,4 +1,4 @@
-local core = require("flemma.sandbox.core")
+local core = require("flemma_sandbox.core")
 
 local vars = {
   HOME = "/home/u",

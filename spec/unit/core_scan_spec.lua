@@ -1,5 +1,5 @@
 --- core.scan_secrets, the placeholder primitives, file_type and can_write.
-local core = require("flemma.sandbox.core")
+local core = require("flemma_sandbox.core")
 local h = require("support.helpers")
 
 describe("core", function()

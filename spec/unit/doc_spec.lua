@@ -1,6 +1,6 @@
 local h = require("support.helpers")
-local sandbox = require("flemma.sandbox")
-local config = require("flemma.sandbox.config")
+local sandbox = require("flemma_sandbox")
+local config = require("flemma_sandbox.config")
 
 local doc = assert(h.read("doc/flemma-sandbox.txt"))
 
@@ -8,7 +8,7 @@ describe("doc/flemma-sandbox.txt", function()
   it("has a tag for every public API function", function()
     for name, value in pairs(sandbox) do
       if type(value) == "function" then
-        assert.truthy(doc:find("*flemma.sandbox." .. name .. "()*", 1, true), "no tag for " .. name .. "()")
+        assert.truthy(doc:find("*flemma_sandbox." .. name .. "()*", 1, true), "no tag for " .. name .. "()")
       end
     end
   end)
@@ -17,7 +17,7 @@ describe("doc/flemma-sandbox.txt", function()
     for _, name in ipairs({ "enable", "disable", "status" }) do
       assert.truthy(doc:find("*:Flemma-sandbox:" .. name .. "*", 1, true), "no tag for sandbox:" .. name)
     end
-    assert.truthy(doc:find("*flemma.sandbox.job.run()*", 1, true))
+    assert.truthy(doc:find("*flemma_sandbox.run.job.run()*", 1, true))
     assert.truthy(doc:find("*flemma-sandbox-frontmatter*", 1, true))
     assert.truthy(doc:find("*flemma-sandbox-health*", 1, true))
   end)
@@ -37,7 +37,7 @@ describe("doc/flemma-sandbox.txt", function()
     h.rmdir(dir)
     assert.are.equal(0, r.code, r.stderr)
     assert.are.equal("", r.stderr)
-    assert.truthy(tags and tags:find("flemma.sandbox.wrap_command()", 1, true))
+    assert.truthy(tags and tags:find("flemma_sandbox.wrap_command()", 1, true))
     local n = 0
     for line in doc:gmatch("[^\n]*") do
       n = n + 1

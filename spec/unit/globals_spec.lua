@@ -13,7 +13,7 @@ do
 end
 
 describe("Lua modules", function()
-  local files = h.run({ "sh", "-c", "ls lua/flemma/sandbox/*.lua lua/flemma/sandbox/*/*.lua plugin/*.lua" })
+  local files = h.run({ "sh", "-c", "ls lua/flemma_sandbox/*.lua lua/flemma_sandbox/*/*.lua plugin/*.lua" })
   for file in files.stdout:gmatch("%S+") do
     it(file .. " touches no unexpected global", function()
       local listing = h.run({ "luajit", "-bl", file })

@@ -1,10 +1,10 @@
 --- deny_read, deny_write and socket rules as the policy resolves them.
-local core = require("flemma.sandbox.core")
-local config = require("flemma.sandbox.config")
+local core = require("flemma_sandbox.core")
+local config = require("flemma_sandbox.config")
 local h = require("support.helpers")
-local host = require("flemma.sandbox.host")
-local policy = require("flemma.sandbox.policy")
-local protect = require("flemma.sandbox.protect")
+local host = require("flemma_sandbox.host")
+local policy = require("flemma_sandbox.policy")
+local protect = require("flemma_sandbox.policy.protect")
 
 describe("protect", function()
   it("effective() applies '!entry' removals in order", function()

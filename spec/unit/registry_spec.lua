@@ -1,4 +1,4 @@
-local registry = require("flemma.sandbox.registry")
+local registry = require("flemma_sandbox.backends")
 
 local function backend(priority, ok, calls)
   return {

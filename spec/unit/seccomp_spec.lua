@@ -34,7 +34,7 @@ local I386_NAMES = {
   "mount_setattr",
 }
 
-local HELPER = "lua/flemma/sandbox/flemma-sandbox-exec"
+local HELPER = "lua/flemma_sandbox/flemma-sandbox-exec"
 
 describe("seccomp", function()
   it("the i386 deny list matches asm/unistd_32.h", function()

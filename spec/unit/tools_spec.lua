@@ -1,7 +1,7 @@
-local core = require("flemma.sandbox.core")
-local files = require("flemma.sandbox.tools.files")
+local core = require("flemma_sandbox.core")
+local files = require("flemma_sandbox.tools.files")
 local h = require("support.helpers")
-local shell = require("flemma.sandbox.tools.shell")
+local shell = require("flemma_sandbox.tools.shell")
 
 describe("shell.classify", function()
   local simple = { "ls", "ls -la /tmp", "  git status", "grep -r 'a b' .", 'echo "$HOME"', "cat ./file" }

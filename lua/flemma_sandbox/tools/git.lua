@@ -1,9 +1,9 @@
 --- The git tool: local operations in the buffer's sandbox; clone, fetch and
 --- pull are network operations, and clone goes to the playground unless the
 --- user agrees to another place.
-local core = require("flemma.sandbox.core")
-local host = require("flemma.sandbox.host")
-local bash = require("flemma.sandbox.tools.bash")
+local core = require("flemma_sandbox.core")
+local host = require("flemma_sandbox.host")
+local bash = require("flemma_sandbox.tools.bash")
 
 local M = {
   name = "git",

@@ -1,21 +1,21 @@
 --- Backends by name and priority, with cached auto-detection.
-local util = require("flemma.sandbox.util")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
----@class flemma.sandbox.BackendDefinition
+---@class flemma_sandbox.BackendDefinition
 ---@field available fun(backend_config: table): boolean, string|nil
 ---@field wrap fun(policy: table, backend_config: table, inner_cmd: string[]): string[]|nil, string|nil
 ---@field priority? integer higher is preferred by auto-detection (default 50)
 ---@field description? string
 
----@class flemma.sandbox.BackendEntry: flemma.sandbox.BackendDefinition
+---@class flemma_sandbox.BackendEntry: flemma_sandbox.BackendDefinition
 ---@field name string
 ---@field priority integer
 
 local DEFAULT_PRIORITY = 50
 
----@type flemma.sandbox.BackendEntry[]
+---@type flemma_sandbox.BackendEntry[]
 local entries = {}
 local generation = 0
 ---@type {generation: integer, backends: table, name: string|false, diagnostic: string|nil}|nil
@@ -40,7 +40,7 @@ end
 
 --- Registers a backend, replacing one of the same name.
 ---@param name string
----@param def flemma.sandbox.BackendDefinition
+---@param def flemma_sandbox.BackendDefinition
 function M.register(name, def)
   if type(name) ~= "string" or name == "" then
     error("flemma-sandbox: register: name must be a non-empty string", 2)
@@ -79,14 +79,14 @@ function M.unregister(name)
 end
 
 ---@param name string
----@return flemma.sandbox.BackendEntry|nil
+---@return flemma_sandbox.BackendEntry|nil
 function M.get(name)
   local i = index_of(name)
   return i and entries[i] or nil
 end
 
 --- All backends, highest priority first (copies: changing them changes nothing).
----@return flemma.sandbox.BackendEntry[]
+---@return flemma_sandbox.BackendEntry[]
 function M.get_all()
   return util.deepcopy(entries)
 end

@@ -1,6 +1,9 @@
 --- Processes and pipes of a job, read from /proc: the process tree, who
 --- still holds a job's output pipe, signalling what is still the process it
 --- was (PIDs get reused), and real pipes for a child's stdio.
+-- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
+local uv = vim.uv or vim.loop
+
 local M = {}
 
 --- Start time of a process (field 22 of /proc/PID/stat), to tell it from a
@@ -52,7 +55,7 @@ end
 function M.signal_list(tree, sig)
   for _, p in ipairs(tree) do
     if p.start and M.start_time(p.pid) == p.start then
-      pcall(vim.loop.kill, p.pid, sig)
+      pcall(uv.kill, p.pid, sig)
     end
   end
 end
@@ -62,7 +65,7 @@ end
 ---@param tree { pid: integer, start: string|nil }[]
 ---@param sig integer
 function M.signal_tree(pid, tree, sig)
-  pcall(vim.loop.kill, -pid, sig)
+  pcall(uv.kill, -pid, sig)
   M.signal_list(tree, sig)
 end
 
@@ -71,7 +74,7 @@ end
 ---@return string|nil
 function M.pipe_id(handle)
   local ok, fd = pcall(handle.fileno, handle)
-  return ok and fd and vim.loop.fs_readlink("/proc/self/fd/" .. fd) or nil
+  return ok and fd and uv.fs_readlink("/proc/self/fd/" .. fd) or nil
 end
 
 --- Processes other than Neovim that hold one of the given pipes open: what
@@ -80,7 +83,7 @@ end
 ---@param ids table<string, boolean>
 ---@return integer[]
 function M.pipe_holders(ids)
-  local uv, me, pids = vim.loop, vim.loop.os_getpid(), {}
+  local me, pids = uv.os_getpid(), {}
   local procs = uv.fs_scandir("/proc")
   while procs do
     local name = uv.fs_scandir_next(procs)
@@ -111,7 +114,6 @@ end
 --- writes to it (libuv's own stdio pipes are socketpairs, with two inodes).
 ---@return userdata pipe, integer|nil child_fd
 function M.output_pipe()
-  local uv = vim.loop
   if uv.pipe then
     local fds = uv.pipe({ nonblock = true }, { nonblock = false })
     if fds then
@@ -127,7 +129,6 @@ end
 --- bash thinks it was started by sshd and reads ~/.bashrc.
 ---@return userdata pipe, integer|nil child_fd
 function M.input_pipe()
-  local uv = vim.loop
   if uv.pipe then
     local fds = uv.pipe({ nonblock = false }, { nonblock = true })
     if fds then

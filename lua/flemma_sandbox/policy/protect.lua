@@ -1,8 +1,8 @@
 --- What the sandbox hides and what it keeps read-only inside writable
 --- folders: deny_read (with the secret-file scan) and deny_write (with a
 --- worktree's real gitdir). Host unix sockets are in sockets.lua.
-local core = require("flemma.sandbox.core")
-local host = require("flemma.sandbox.host")
+local core = require("flemma_sandbox.core")
+local host = require("flemma_sandbox.host")
 
 local M = {}
 
@@ -156,17 +156,17 @@ function M.covers_rw(path, rw)
   end
 end
 
----@class flemma.sandbox.Rule
+---@class flemma_sandbox.Rule
 ---@field path string real path
 ---@field rule string the config entry (or scan) that caused it
 ---@field dir boolean|nil deny_write: a folder
 
 --- deny_read entries and the secret files found in writable folders.
----@param policy flemma.sandbox.Policy
+---@param policy flemma_sandbox.Policy
 ---@param expand fun(entry: string): string|nil, string|nil
 ---@param rw string[] resolved writable folders
----@param skipped flemma.sandbox.Skipped[]
----@return flemma.sandbox.Rule[]
+---@param skipped flemma_sandbox.Skipped[]
+---@return flemma_sandbox.Rule[]
 function M.hidden(policy, expand, rw, skipped)
   local out = {}
   for _, entry in ipairs(M.effective(policy.deny_read)) do
@@ -239,7 +239,7 @@ end
 --- each onto itself makes it a mount point, which cannot be renamed or
 --- removed: else `mv .git .git-old` and a fresh .git/hooks would get round
 --- the protection of the old one.
----@param protected flemma.sandbox.Rule[]
+---@param protected flemma_sandbox.Rule[]
 ---@param rw string[]
 ---@return string[]
 function M.pins(protected, rw)
@@ -281,11 +281,11 @@ end
 
 --- Where each deny_write entry lands: every candidate that lies strictly
 --- inside a writable folder and whose parent folder exists.
----@param policy flemma.sandbox.Policy
+---@param policy flemma_sandbox.Policy
 ---@param expand fun(entry: string): string|nil, string|nil
 ---@param rw string[]
 ---@param chat_file? string the buffer's own file: its frontmatter sets the policy
----@return flemma.sandbox.Rule[]
+---@return flemma_sandbox.Rule[]
 function M.protected(policy, expand, rw, chat_file)
   local candidates = {}
   if chat_file and core.exists(chat_file) then

@@ -2,11 +2,11 @@
 --- directory, the folder of a buffer's file, environment variables. Inside
 --- Neovim it asks Neovim; under plain LuaJIT (specs, benchmarks) it asks the
 --- process, and specs may swap in their own answers with `use()`.
-local core = require("flemma.sandbox.core")
+local core = require("flemma_sandbox.core")
 
 local M = {}
 
----@class flemma.sandbox.Host
+---@class flemma_sandbox.Host
 ---@field cwd fun(): string|nil
 ---@field buffer_dir fun(bufnr: integer|nil): string|nil
 ---@field getenv fun(name: string): string|nil
@@ -18,7 +18,7 @@ local M = {}
 
 local in_nvim = type(vim) == "table" and type(vim.api) == "table"
 
----@type flemma.sandbox.Host
+---@type flemma_sandbox.Host
 local process_host = {
   cwd = function()
     return (core.getcwd())
@@ -36,7 +36,7 @@ local process_host = {
   end,
 }
 
----@type flemma.sandbox.Host
+---@type flemma_sandbox.Host
 local nvim_host = {
   cwd = function()
     return vim.fn.getcwd()
@@ -70,7 +70,7 @@ local nvim_host = {
   end,
 }
 
----@type flemma.sandbox.Host
+---@type flemma_sandbox.Host
 local current = in_nvim and nvim_host or process_host
 
 --- Where core.so was loaded from: package.cpath (LuaRocks, specs), else
@@ -79,9 +79,9 @@ local current = in_nvim and nvim_host or process_host
 --- loaded from (package.cpath may hold relative entries).
 ---@return string|nil
 local function find_core_so()
-  local so = package.searchpath("flemma.sandbox.core", package.cpath)
+  local so = package.searchpath("flemma_sandbox.core", package.cpath)
   if not so and type(vim) == "table" and vim.api then
-    so = vim.api.nvim_get_runtime_file("lua/flemma/sandbox/core.so", false)[1]
+    so = vim.api.nvim_get_runtime_file("lua/flemma_sandbox/core.so", false)[1]
   end
   if not so then
     local source = debug.getinfo(1, "S").source:match("^@(.*)/[^/]+$")

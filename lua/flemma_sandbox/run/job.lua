@@ -1,16 +1,18 @@
 --- Runs a command through the buffer's sandbox without blocking the editor
---- (vim.loop processes and pipes), bounds what it keeps of the output, and
+--- (libuv processes and pipes), bounds what it keeps of the output, and
 --- on timeout or cancel leaves no process behind (SIGTERM, then SIGKILL
 --- after a grace period).
-local bwrap = require("flemma.sandbox.backends.bwrap")
-local capture = require("flemma.sandbox.capture")
-local proc = require("flemma.sandbox.proc")
-local frontmatter = require("flemma.sandbox.frontmatter")
-local sandbox = require("flemma.sandbox")
+local bwrap = require("flemma_sandbox.backends.bwrap")
+local capture = require("flemma_sandbox.run.capture")
+local proc = require("flemma_sandbox.run.proc")
+local sandbox = require("flemma_sandbox")
+
+-- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
+local uv = vim.uv or vim.loop
 
 local M = {}
 
----@class flemma.sandbox.JobResult
+---@class flemma_sandbox.JobResult
 ---@field stdout string
 ---@field stderr string
 ---@field exit_code integer
@@ -23,7 +25,7 @@ local M = {}
 ---@field sandboxed boolean whether the command ran inside a backend
 ---@field error string|nil set when the command could not be started
 
----@class flemma.sandbox.JobOpts
+---@class flemma_sandbox.JobOpts
 ---@field bufnr? integer the buffer whose policy applies
 ---@field sandbox_opts? table passed to wrap_command as opts
 ---@field cwd? string
@@ -34,9 +36,9 @@ local M = {}
 ---@field output_limit? integer characters kept per stream, default 12000
 ---@field spill_path? string also write all output (both streams) to this file
 ---@field spill_max_bytes? integer stop writing the spill file past this size
----@field on_exit fun(result: flemma.sandbox.JobResult)
+---@field on_exit fun(result: flemma_sandbox.JobResult)
 
----@class flemma.sandbox.JobHandle
+---@class flemma_sandbox.JobHandle
 ---@field pid integer
 ---@field cancel fun()
 
@@ -64,8 +66,8 @@ local function environment(extra)
 end
 
 ---@param argv string[]
----@param opts flemma.sandbox.JobOpts
----@return flemma.sandbox.JobHandle|nil handle, string|nil err
+---@param opts flemma_sandbox.JobOpts
+---@return flemma_sandbox.JobHandle|nil handle, string|nil err
 local function run_once(argv, opts)
   if type(opts) ~= "table" or type(opts.on_exit) ~= "function" then
     error("flemma-sandbox: job.run: opts.on_exit must be a function", 2)
@@ -76,7 +78,6 @@ local function run_once(argv, opts)
       error(string.format("flemma-sandbox: job.run: opts.%s must be a non-negative number", key), 2)
     end
   end
-  frontmatter.sync(opts.bufnr)
   local sandbox_opts = opts.sandbox_opts
   if opts.env then
     -- inside the sandbox the environment is rebuilt: pass these through
@@ -87,7 +88,6 @@ local function run_once(argv, opts)
   if not wrapped then
     return nil, err
   end
-  local uv = vim.loop
   local limit = opts.output_limit or M.defaults.output_limit
   local out, errs = capture.new(limit), capture.new(limit)
   local stdin, stdin_fd = proc.input_pipe()
@@ -275,7 +275,7 @@ end
 
 --- bwrap failed before the command started because a path it was to mount
 --- over vanished after the policy was read (a host socket closing, say).
----@param r flemma.sandbox.JobResult
+---@param r flemma_sandbox.JobResult
 ---@return boolean
 function M.setup_raced(r)
   return r.sandboxed and not r.cancelled and not r.timed_out and bwrap.lost_race(r.exit_code, r.stdout, r.stderr)
@@ -285,8 +285,8 @@ end
 --- host (see M.setup_raced) is tried once more with a fresh policy; the
 --- handle cancels whichever attempt runs.
 ---@param argv string[]
----@param opts flemma.sandbox.JobOpts
----@return flemma.sandbox.JobHandle|nil handle, string|nil err
+---@param opts flemma_sandbox.JobOpts
+---@return flemma_sandbox.JobHandle|nil handle, string|nil err
 function M.run(argv, opts)
   if type(opts) ~= "table" or type(opts.on_exit) ~= "function" then
     error("flemma-sandbox: job.run: opts.on_exit must be a function", 2)

@@ -3,10 +3,13 @@
 --- is_path_writable() accepts once every symlink is followed, and it is done
 --- below the writable root without following any symlink (core.write_atomic),
 --- so a link planted after the check cannot redirect it.
-local core = require("flemma.sandbox.core")
-local policy = require("flemma.sandbox.policy")
-local sandbox = require("flemma.sandbox")
-local shell = require("flemma.sandbox.tools.shell")
+local core = require("flemma_sandbox.core")
+local policy = require("flemma_sandbox.policy")
+local sandbox = require("flemma_sandbox")
+local shell = require("flemma_sandbox.tools.shell")
+
+-- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
+local uv = vim and (vim.uv or vim.loop)
 
 local M = {}
 
@@ -92,7 +95,7 @@ M.read_file = {
         return done({ error = "read of " .. real .. " blocked: " .. shell.rule_of(why) })
       end
     end
-    local size = real and vim.loop.fs_stat(real)
+    local size = real and uv.fs_stat(real)
     if not size then
       return done({ error = "cannot read " .. input.path .. ": " .. (err or "no such file") })
     end

@@ -1,5 +1,8 @@
 --- Files that keep the whole output of a cut tool result, in Neovim's cache
 --- folder. The folder is capped: the oldest files go first.
+-- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
+local uv = vim.uv or vim.loop
+
 local M = {}
 
 ---@return string
@@ -10,7 +13,7 @@ end
 --- Removes the oldest files until the folder holds at most `keep` bytes.
 ---@param keep integer
 function M.prune(keep)
-  local uv, dir = vim.loop, M.dir()
+  local dir = M.dir()
   local files, total = {}, 0
   local handle = uv.fs_scandir(dir)
   while handle do
@@ -45,7 +48,7 @@ function M.new_file(cap)
     return nil
   end
   M.prune(math.floor(cap / 2))
-  return string.format("%s/output-%s-%d.txt", dir, os.date("%Y%m%d-%H%M%S"), vim.loop.hrtime() % 1000000)
+  return string.format("%s/output-%s-%d.txt", dir, os.date("%Y%m%d-%H%M%S"), uv.hrtime() % 1000000)
 end
 
 return M

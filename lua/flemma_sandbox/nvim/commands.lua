@@ -1,8 +1,8 @@
 --- :Flemma sandbox:enable | sandbox:disable | sandbox:status and
 --- :Flemma tool:execute | tool:execute-all | tool:cancel, or :FlemmaSandbox
 --- with the same subcommands when another plugin owns :Flemma.
-local sandbox = require("flemma.sandbox")
-local status = require("flemma.sandbox.status")
+local sandbox = require("flemma_sandbox")
+local status = require("flemma_sandbox.nvim.status")
 
 local M = {}
 
@@ -29,19 +29,19 @@ M.actions = {
     status.show(status.lines(bufnr))
   end,
   ["tool:execute"] = function(bufnr)
-    local ok, err = require("flemma.sandbox.chat").execute_at(bufnr, vim.api.nvim_win_get_cursor(0)[1] - 1)
+    local ok, err = require("flemma_sandbox.chat").execute_at(bufnr, vim.api.nvim_win_get_cursor(0)[1] - 1)
     if not ok then
       notify(err, vim.log.levels.WARN)
     end
   end,
   ["tool:execute-all"] = function(bufnr)
     local cfg = sandbox.resolve_config(bufnr)
-    if require("flemma.sandbox.chat").execute_all(bufnr, cfg.tools.max_parallel) == 0 then
+    if require("flemma_sandbox.chat").execute_all(bufnr, cfg.tools.max_parallel) == 0 then
       notify("no tool use without a result in this buffer", vim.log.levels.INFO)
     end
   end,
   ["tool:cancel"] = function(bufnr)
-    notify("cancelled " .. require("flemma.sandbox.chat").cancel(bufnr) .. " tool call(s)", vim.log.levels.INFO)
+    notify("cancelled " .. require("flemma_sandbox.chat").cancel(bufnr) .. " tool call(s)", vim.log.levels.INFO)
   end,
 }
 

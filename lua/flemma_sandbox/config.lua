@@ -1,11 +1,11 @@
 --- Sandbox configuration: defaults, validation with errors that name the
 --- key, and the three layers (runtime override > buffer > setup()).
-local protect = require("flemma.sandbox.protect")
-local util = require("flemma.sandbox.util")
+local protect = require("flemma_sandbox.policy.protect")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
----@class flemma.sandbox.Policy
+---@class flemma_sandbox.Policy
 ---@field rw_paths string[] writable paths, may hold variables
 ---@field deny_read string[] paths hidden inside the sandbox ("!entry" removes one)
 ---@field deny_write string[] paths kept read-only inside writable folders ("!entry" removes one)
@@ -13,31 +13,31 @@ local M = {}
 ---@field secret_scan_depth integer how many levels the secret scan looks down (0: off)
 ---@field allow_sockets string[] host unix sockets (or folders of them) the sandbox may connect to
 ---@field seccomp boolean deny dangerous syscalls (ptrace, mount, bpf, ...) with EPERM
----@field limits flemma.sandbox.Limits
+---@field limits flemma_sandbox.Limits
 ---@field network boolean|"ask" "ask": off unless a tool call asks and the user agrees
 ---@field allow_privileged boolean
 ---@field env_allow string[] environment variables passed in besides the default list ("NAME" or "PREFIX*")
 
----@class flemma.sandbox.Limits per command; false: no limit
+---@class flemma_sandbox.Limits per command; false: no limit
 ---@field processes integer|false
 ---@field memory_mb integer|false data segment and private writable memory (RLIMIT_DATA)
 ---@field cpu_seconds integer|false
 ---@field file_size_mb integer|false
 ---@field open_files integer|false
 
----@class flemma.sandbox.BwrapConfig
+---@class flemma_sandbox.BwrapConfig
 ---@field path string
 ---@field extra_args string[]
 
----@class flemma.sandbox.Config
+---@class flemma_sandbox.Config
 ---@field enabled boolean
 ---@field backend string "auto" | "required" | a backend name
----@field policy flemma.sandbox.Policy
+---@field policy flemma_sandbox.Policy
 ---@field backends table<string, table>
 ---@field approval table<string, "allow"|"ask"|"deny"> per tool
----@field tools flemma.sandbox.ToolsConfig
+---@field tools flemma_sandbox.ToolsConfig
 
----@class flemma.sandbox.ToolsConfig
+---@class flemma_sandbox.ToolsConfig
 ---@field shell string the bash tool runs `shell -c command`
 ---@field timeout_ms integer default timeout of a bash or git call
 ---@field output_limit integer characters of each stream a tool result keeps
@@ -45,7 +45,7 @@ local M = {}
 ---@field max_parallel integer tool calls of one buffer running at once
 ---@field cache_max_bytes integer cap of the folder that keeps whole outputs
 
----@type flemma.sandbox.Config
+---@type flemma_sandbox.Config
 M.defaults = {
   enabled = true,
   backend = "auto",
@@ -344,7 +344,7 @@ end
 --- The effective config: setup() layer, then the buffer layer, then the
 --- runtime override. Also says where `enabled` came from.
 ---@param opts integer|table|nil
----@return flemma.sandbox.Config cfg, string source "runtime" | "buffer" | "setup"
+---@return flemma_sandbox.Config cfg, string source "runtime" | "buffer" | "setup"
 function M.resolve(opts)
   local _, layer = M.parse_opts(opts)
   local cfg = M.merge_layer(setup_layer, layer)

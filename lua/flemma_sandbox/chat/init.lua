@@ -1,14 +1,17 @@
 --- Tool calls in .chat buffers: finds `**Tool Use:**` blocks, runs them
 --- with the buffer's policy, and writes `**Tool Result:**` blocks back under
 --- an `@You:` message.
-local tools = require("flemma.sandbox.tools")
+local tools = require("flemma_sandbox.tools")
+
+-- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
+local uv = vim.uv or vim.loop
 
 local M = {}
 
 local json = vim.json or require("cjson")
 local ns = vim.api.nvim_create_namespace("flemma_sandbox_chat")
 
----@class flemma.sandbox.ChatCall
+---@class flemma_sandbox.ChatCall
 ---@field name string
 ---@field id string
 ---@field row integer 0-based row of the **Tool Use:** line
@@ -37,7 +40,7 @@ end
 
 --- Tool calls and results in a list of lines (1-based list, 0-based rows out).
 ---@param lines string[]
----@return flemma.sandbox.ChatCall[]
+---@return flemma_sandbox.ChatCall[]
 function M.parse(lines)
   local calls, results = {}, {}
   local i = 1
@@ -216,20 +219,20 @@ M.fold_min_lines = 30
 
 ---@type table<integer, table<string, { cancel: fun()|nil, cancelled: boolean }>>
 local running = {}
----@type table<integer, flemma.sandbox.ChatCall[]> calls waiting for a free slot
+---@type table<integer, flemma_sandbox.ChatCall[]> calls waiting for a free slot
 local queues = {}
 
 --- Shows "running Ns" beside the call until it ends.
 local function show_running(bufnr, mark, row)
-  local started = vim.loop.now()
-  local timer = vim.loop.new_timer()
+  local started = uv.now()
+  local timer = uv.new_timer()
   local function draw()
     if not vim.api.nvim_buf_is_valid(bufnr) then
       return
     end
     local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, mark, {})
     if pos and pos[1] then
-      local secs = math.floor((vim.loop.now() - started) / 1000)
+      local secs = math.floor((uv.now() - started) / 1000)
       vim.api.nvim_buf_set_extmark(bufnr, ns, pos[1], 0, {
         id = mark,
         virt_text = { { string.format("  running %ds", secs), "Comment" } },

@@ -3,7 +3,7 @@
 --- Memory stays at a few times the limit whatever the command prints.
 local M = {}
 
----@class flemma.sandbox.Capture
+---@class flemma_sandbox.Capture
 ---@field limit integer characters kept in all (head + tail)
 ---@field head string[]
 ---@field head_len integer
@@ -14,7 +14,7 @@ local Capture = {}
 Capture.__index = Capture
 
 ---@param limit integer
----@return flemma.sandbox.Capture
+---@return flemma_sandbox.Capture
 function M.new(limit)
   return setmetatable({ limit = limit, head = {}, head_len = 0, tail = {}, tail_len = 0, total = 0 }, Capture)
 end

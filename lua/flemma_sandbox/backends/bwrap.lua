@@ -1,7 +1,7 @@
 --- The bubblewrap backend: checks that bwrap can start a sandbox, and
 --- builds the argv through the C core.
-local core = require("flemma.sandbox.core")
-local host = require("flemma.sandbox.host")
+local core = require("flemma_sandbox.core")
+local host = require("flemma_sandbox.host")
 
 local M = {}
 
@@ -37,7 +37,7 @@ end
 
 --- Linux, bwrap on PATH, and a real test sandbox that starts (once per
 --- bwrap path; a failure is not remembered, so it is tried again).
----@param backend_config flemma.sandbox.BwrapConfig|table
+---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@return boolean ok, string|nil err
 function M.available(backend_config)
   if not host.is_linux() then
@@ -62,7 +62,7 @@ end
 local versions = {}
 
 --- "bubblewrap 0.8.0" as the program prints it, cached per path.
----@param backend_config flemma.sandbox.BwrapConfig|table
+---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@return string|nil version
 function M.version(backend_config)
   local path = backend_config.path or "bwrap"
@@ -86,7 +86,7 @@ local features = {}
 
 --- Options this bwrap knows, read once per path from `bwrap --help`, so
 --- newer ones (--disable-userns arrived in 0.8) are used only where present.
----@param backend_config flemma.sandbox.BwrapConfig|table
+---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@return table<string, boolean>
 function M.features(backend_config)
   local path = backend_config.path or "bwrap"
@@ -162,7 +162,7 @@ M.LANDLOCK_SCOPE_ABI = 6
 local LIMIT_ORDER = { "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }
 
 --- The helper's part of the inner command: limits, seccomp, then "--".
----@param policy flemma.sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.ResolvedPolicy
 ---@param helper string
 ---@param inner_cmd string[]
 ---@return string[]
@@ -229,8 +229,8 @@ function M.lost_race(code, stdout, stderr)
   return code == 1 and stdout == "" and stderr:match("^bwrap: Can't [^\n]*\n?$") ~= nil
 end
 
----@param policy flemma.sandbox.ResolvedPolicy
----@param backend_config flemma.sandbox.BwrapConfig|table
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param inner_cmd string[]
 ---@return string[]|nil argv, string|nil err
 function M.wrap(policy, backend_config, inner_cmd)

@@ -2,20 +2,20 @@
 --- a name, a JSON schema for its input, a description made from the
 --- buffer's effective policy, and an executor. run() checks the input, asks
 --- for approval and network as configured, then executes.
-local approval = require("flemma.sandbox.approval")
-local files = require("flemma.sandbox.tools.files")
-local frontmatter = require("flemma.sandbox.frontmatter")
-local host = require("flemma.sandbox.host")
-local sandbox = require("flemma.sandbox")
+local approval = require("flemma_sandbox.nvim.approval")
+local files = require("flemma_sandbox.tools.files")
+local frontmatter = require("flemma_sandbox.chat.frontmatter")
+local host = require("flemma_sandbox.host")
+local sandbox = require("flemma_sandbox")
 
 local M = {}
 
 M.registry = {
-  bash = require("flemma.sandbox.tools.bash"),
+  bash = require("flemma_sandbox.tools.bash"),
   read_file = files.read_file,
   write_file = files.write_file,
   edit = files.edit,
-  git = require("flemma.sandbox.tools.git"),
+  git = require("flemma_sandbox.tools.git"),
 }
 
 ---@return string[]
@@ -117,15 +117,15 @@ local function decide_network(request, ctx, cb)
   end)
 end
 
----@class flemma.sandbox.ToolRunOpts
+---@class flemma_sandbox.ToolRunOpts
 ---@field bufnr integer|nil the buffer whose policy and approvals apply
 ---@field cwd string|nil default: Neovim's working directory
----@field on_job fun(handle: flemma.sandbox.JobHandle|nil)|nil told of the running job (for cancel)
+---@field on_job fun(handle: flemma_sandbox.JobHandle|nil)|nil told of the running job (for cancel)
 
 --- Runs a tool call; done receives the result table ({ error = ... } on failure).
 ---@param name string
 ---@param input table
----@param opts flemma.sandbox.ToolRunOpts
+---@param opts flemma_sandbox.ToolRunOpts
 ---@param done fun(result: table)
 function M.run(name, input, opts, done)
   local tool = M.registry[name]

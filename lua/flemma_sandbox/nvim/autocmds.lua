@@ -1,7 +1,7 @@
 --- Keeps each .chat buffer's frontmatter layer current, warns once when
 --- backend = "required" finds nothing, and stops running jobs on exit.
-local frontmatter = require("flemma.sandbox.frontmatter")
-local sandbox = require("flemma.sandbox")
+local frontmatter = require("flemma_sandbox.chat.frontmatter")
+local sandbox = require("flemma_sandbox")
 
 local M = {}
 
@@ -88,7 +88,7 @@ function M.setup()
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = group,
     callback = function()
-      require("flemma.sandbox.job").kill_all()
+      require("flemma_sandbox.run.job").kill_all()
     end,
   })
 end

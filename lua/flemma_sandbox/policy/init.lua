@@ -1,27 +1,27 @@
 --- Turns a configured policy into the resolved policy a backend receives:
 --- variables expanded, paths absolute and symlink-resolved, missing ones
 --- skipped with a reason, the rest deduplicated.
-local core = require("flemma.sandbox.core")
-local host = require("flemma.sandbox.host")
-local protect = require("flemma.sandbox.protect")
-local sockets = require("flemma.sandbox.sockets")
+local core = require("flemma_sandbox.core")
+local host = require("flemma_sandbox.host")
+local protect = require("flemma_sandbox.policy.protect")
+local sockets = require("flemma_sandbox.policy.sockets")
 
 local M = {}
 
----@class flemma.sandbox.ResolvedPolicy
+---@class flemma_sandbox.ResolvedPolicy
 ---@field rw_paths string[]
 ---@field deny_paths string[] hidden: deny_read, secret files, host sockets
 ---@field ro_paths string[] protected inside writable folders (deny_write)
----@field placeholders flemma.sandbox.Rule[] the protected paths, with `dir`; missing ones get placeholders
+---@field placeholders flemma_sandbox.Rule[] the protected paths, with `dir`; missing ones get placeholders
 ---@field pins string[] folders above protected paths, bound onto themselves so they cannot be renamed
----@field hidden flemma.sandbox.Rule[] why each hidden path is hidden
+---@field hidden flemma_sandbox.Rule[] why each hidden path is hidden
 ---@field network boolean (a configured "ask" resolves to false)
 ---@field seccomp boolean
----@field limits flemma.sandbox.Limits
+---@field limits flemma_sandbox.Limits
 ---@field allow_privileged boolean
 ---@field env table<string, string> the sandboxed process's whole environment
 
----@class flemma.sandbox.Skipped
+---@class flemma_sandbox.Skipped
 ---@field path string the entry as configured
 ---@field reason string
 
@@ -71,7 +71,7 @@ end
 ---@param list string[]
 ---@param vars table
 ---@param cwd string|nil
----@param skipped flemma.sandbox.Skipped[] appended to
+---@param skipped flemma_sandbox.Skipped[] appended to
 ---@return string[]
 local function resolve_list(list, vars, cwd, skipped)
   local out = {}
@@ -157,9 +157,9 @@ function M.environment(extra)
 end
 
 --- Resolves a configured policy for a buffer.
----@param policy flemma.sandbox.Policy
+---@param policy flemma_sandbox.Policy
 ---@param bufnr integer|nil
----@return flemma.sandbox.ResolvedPolicy resolved, flemma.sandbox.Skipped[] skipped
+---@return flemma_sandbox.ResolvedPolicy resolved, flemma_sandbox.Skipped[] skipped
 function M.resolve(policy, bufnr)
   local vars, cwd = M.variables(bufnr)
   local skipped = {}
@@ -201,8 +201,8 @@ function M.resolve(policy, bufnr)
 end
 
 ---@param real string
----@param rules flemma.sandbox.Rule[]|nil
----@return flemma.sandbox.Rule|nil
+---@param rules flemma_sandbox.Rule[]|nil
+---@return flemma_sandbox.Rule|nil
 local function rule_holding(real, rules)
   for _, r in ipairs(rules or {}) do
     if core.is_within(real, r.path) then
@@ -213,16 +213,16 @@ end
 
 --- The hidden path (and its rule) that holds a real path, if any.
 ---@param real string
----@param resolved flemma.sandbox.ResolvedPolicy
----@return flemma.sandbox.Rule|nil
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@return flemma_sandbox.Rule|nil
 function M.hidden_rule(real, resolved)
   return rule_holding(real, resolved.hidden)
 end
 
 --- The protected path (and its rule) that holds a real path, if any.
 ---@param real string
----@param resolved flemma.sandbox.ResolvedPolicy
----@return flemma.sandbox.Rule|nil
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@return flemma_sandbox.Rule|nil
 function M.protected_rule(real, resolved)
   return rule_holding(real, resolved.placeholders)
 end
@@ -246,7 +246,7 @@ end
 
 --- The writable root that holds a real path (the longest), if any.
 ---@param real string
----@param resolved flemma.sandbox.ResolvedPolicy
+---@param resolved flemma_sandbox.ResolvedPolicy
 ---@return string|nil
 function M.root_of(real, resolved)
   local best
@@ -261,7 +261,7 @@ end
 --- Whether `path` (relative to the cwd, `~` is $HOME) is visible in the
 --- sandbox once every symlink on it is followed.
 ---@param path string
----@param resolved flemma.sandbox.ResolvedPolicy
+---@param resolved flemma_sandbox.ResolvedPolicy
 ---@return boolean readable, string reason
 function M.is_readable(path, resolved)
   local real, err = M.real_path(path)
@@ -279,7 +279,7 @@ end
 --- else is expanded) lies in a writable root once every symlink on it is
 --- followed.
 ---@param path string
----@param resolved flemma.sandbox.ResolvedPolicy
+---@param resolved flemma_sandbox.ResolvedPolicy
 ---@return boolean writable, string reason
 function M.is_writable(path, resolved)
   local real, err = M.real_path(path)

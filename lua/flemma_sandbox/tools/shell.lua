@@ -121,7 +121,7 @@ local LIMIT_SIGNS = {
 
 --- Lines naming the resource limit a failed command most likely hit.
 ---@param r { exit_code: integer, signal: integer|nil, stdout: string, stderr: string }
----@param limits flemma.sandbox.Limits
+---@param limits flemma_sandbox.Limits
 ---@return string[]
 function M.limit_notes(r, limits)
   local notes = {}

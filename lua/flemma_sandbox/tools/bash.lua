@@ -1,11 +1,11 @@
 --- The bash tool: `shell -c command` through the job runner, in the
 --- buffer's sandbox and working directory.
-local core = require("flemma.sandbox.core")
-local job = require("flemma.sandbox.job")
-local outputs = require("flemma.sandbox.tools.outputs")
-local policy = require("flemma.sandbox.policy")
-local sandbox = require("flemma.sandbox")
-local shell = require("flemma.sandbox.tools.shell")
+local core = require("flemma_sandbox.core")
+local job = require("flemma_sandbox.run.job")
+local outputs = require("flemma_sandbox.tools.outputs")
+local policy = require("flemma_sandbox.policy")
+local sandbox = require("flemma_sandbox")
+local shell = require("flemma_sandbox.tools.shell")
 
 local M = {
   name = "bash",
@@ -85,7 +85,7 @@ end
 ---@param argv string[]
 ---@param ctx table the tool context
 ---@param extra table job.run options beyond the common ones
----@param adjust fun(result: table, notes: string[], r: flemma.sandbox.JobResult)
+---@param adjust fun(result: table, notes: string[], r: flemma_sandbox.JobResult)
 ---@param done fun(result: table)
 function M.run_argv(argv, ctx, extra, adjust, done)
   local opts = {

@@ -1,16 +1,16 @@
 --- Approval of tool calls: per tool "allow", "ask" or "deny" (setup() or
 --- flemma.opt.approval), answers remembered for the session where that is
 --- safe, and a question window that never blocks the editor.
-local sandbox = require("flemma.sandbox")
+local sandbox = require("flemma_sandbox")
 
 local M = {}
 
 ---@type table<string, boolean> remembered "always" answers, by key
 local remembered = {}
 
----@alias flemma.sandbox.Answer "once"|"always"|"deny"
+---@alias flemma_sandbox.Answer "once"|"always"|"deny"
 
----@class flemma.sandbox.Question
+---@class flemma_sandbox.Question
 ---@field title string
 ---@field lines string[] what is being asked about (command, folder, network)
 ---@field can_remember boolean offer "always"
@@ -36,14 +36,14 @@ end
 --- offered), n or <Esc> or closing the window = no. Returns at once; the
 --- answer arrives through cb. Specs replace this function with a scripted
 --- user.
----@param question flemma.sandbox.Question
----@param cb fun(answer: flemma.sandbox.Answer)
+---@param question flemma_sandbox.Question
+---@param cb fun(answer: flemma_sandbox.Answer)
 function M.prompt(question, cb)
   local footer = question.can_remember and "[y] yes, once   [a] always   [n] no" or "[y] yes, once   [n] no"
   local lines = { question.title, "" }
   vim.list_extend(lines, question.lines)
   vim.list_extend(lines, { "", footer })
-  local buf, win = require("flemma.sandbox.float").open(lines, 2)
+  local buf, win = require("flemma_sandbox.nvim.float").open(lines, 2)
   local answered = false
   local function answer(value)
     if answered then
@@ -76,8 +76,8 @@ function M.prompt(question, cb)
 end
 
 --- Asks, one question at a time.
----@param question flemma.sandbox.Question
----@param cb fun(answer: flemma.sandbox.Answer)
+---@param question flemma_sandbox.Question
+---@param cb fun(answer: flemma_sandbox.Answer)
 function M.ask(question, cb)
   queue[#queue + 1] = { question = question, cb = cb }
   show_next()
@@ -92,14 +92,14 @@ function M.level(tool, bufnr)
   return (cfg.approval or {})[tool] or "ask"
 end
 
----@class flemma.sandbox.ApprovalRequest
+---@class flemma_sandbox.ApprovalRequest
 ---@field tool string
 ---@field bufnr integer|nil
 ---@field lines string[] shown to the user
 ---@field remember_key string|nil an "always" answer is kept under this key
 
 --- Decides whether a call may run. cb(true) or cb(false, reason).
----@param request flemma.sandbox.ApprovalRequest
+---@param request flemma_sandbox.ApprovalRequest
 ---@param cb fun(allowed: boolean, reason: string|nil)
 function M.decide(request, cb)
   local level = M.level(request.tool, request.bufnr)

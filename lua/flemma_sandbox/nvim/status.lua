@@ -1,6 +1,6 @@
 --- What :Flemma sandbox:status shows, as lines of text for one buffer.
-local frontmatter = require("flemma.sandbox.frontmatter")
-local sandbox = require("flemma.sandbox")
+local frontmatter = require("flemma_sandbox.chat.frontmatter")
+local sandbox = require("flemma_sandbox")
 
 local M = {}
 
@@ -24,7 +24,7 @@ function M.lines(bufnr)
   local backend = sandbox.backend_status(bufnr)
   local line = string.format("  backend:    %s (%s)", backend.name or "none", backend.mode)
   if backend.available then
-    local version = backend.name == "bwrap" and require("flemma.sandbox.backends.bwrap").version(cfg.backends.bwrap)
+    local version = backend.name == "bwrap" and require("flemma_sandbox.backends.bwrap").version(cfg.backends.bwrap)
     line = line .. ", available" .. (version and (", " .. version) or "")
   else
     line = line .. ", unavailable: " .. tostring(backend.error)
@@ -49,7 +49,7 @@ function M.lines(bufnr)
   end
   M.rules(lines, "hidden", policy.hidden)
   M.rules(lines, "protected (read-only inside writable folders)", policy.placeholders)
-  local bwrap = require("flemma.sandbox.backends.bwrap")
+  local bwrap = require("flemma_sandbox.backends.bwrap")
   local arch = bwrap.seccomp_arch()
   lines[#lines + 1] = "  seccomp:    "
     .. (
@@ -81,7 +81,7 @@ end
 --- Appends a titled list of paths with the rule behind each.
 ---@param lines string[]
 ---@param title string
----@param rules flemma.sandbox.Rule[]|nil
+---@param rules flemma_sandbox.Rule[]|nil
 function M.rules(lines, title, rules)
   if not rules or #rules == 0 then
     return
@@ -100,7 +100,7 @@ function M.show(lines)
     vim.api.nvim_echo({ { table.concat(lines, "\n") } }, true, {})
     return
   end
-  local buf, win = require("flemma.sandbox.float").open(lines)
+  local buf, win = require("flemma_sandbox.nvim.float").open(lines)
   for _, key in ipairs({ "q", "<Esc>" }) do
     vim.api.nvim_buf_set_keymap(buf, "n", key, "<cmd>close<cr>", { nowait = true, noremap = true, silent = true })
   end

@@ -1,7 +1,7 @@
 --- Reads the ```lua block at the top of a .chat buffer and evaluates it in
 --- an environment where only `flemma.opt` can be written. The result
 --- becomes the buffer's layer of the config (flemma.opt.sandbox).
-local config = require("flemma.sandbox.config")
+local config = require("flemma_sandbox.config")
 
 local M = {}
 
@@ -10,13 +10,13 @@ M.max_lines = 200
 --- Instructions a frontmatter may run before it is stopped (no freezes).
 M.max_instructions = 1000000
 
----@class flemma.sandbox.FrontmatterState
+---@class flemma_sandbox.FrontmatterState
 ---@field text string|nil the frontmatter evaluated last, nil when none
 ---@field error string|nil why it was rejected
 ---@field opts table|nil the flemma.opt table it produced
 ---@field evaluations integer how often it was evaluated
 
----@type table<integer, flemma.sandbox.FrontmatterState>
+---@type table<integer, flemma_sandbox.FrontmatterState>
 local states = {}
 
 --- Builtins a frontmatter may use: pure functions only.
@@ -139,7 +139,7 @@ function M.extract(lines)
 end
 
 ---@param bufnr integer
----@return flemma.sandbox.FrontmatterState
+---@return flemma_sandbox.FrontmatterState
 function M.state(bufnr)
   local s = states[bufnr]
   if not s then

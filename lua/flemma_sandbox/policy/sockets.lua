@@ -1,9 +1,9 @@
 --- Host unix sockets the sandbox must not reach. A read-only mount does not
 --- stop connect() on a socket file, and a network namespace does not cover
 --- sockets with a path: so each one the host has bound is covered.
-local core = require("flemma.sandbox.core")
-local host = require("flemma.sandbox.host")
-local protect = require("flemma.sandbox.protect")
+local core = require("flemma_sandbox.core")
+local host = require("flemma_sandbox.host")
+local protect = require("flemma_sandbox.policy.protect")
 
 local M = {}
 
@@ -56,11 +56,11 @@ end
 --- Host unix sockets the sandbox must not reach: every socket bound on the
 --- host outside the writable project folders, plus the folders that hold
 --- session sockets. allow_sockets lets chosen ones through.
----@param policy flemma.sandbox.Policy
+---@param policy flemma_sandbox.Policy
 ---@param expand fun(entry: string): string|nil, string|nil
 ---@param rw string[]
----@param hidden flemma.sandbox.Rule[] already hidden (sockets inside are skipped)
----@return flemma.sandbox.Rule[]
+---@param hidden flemma_sandbox.Rule[] already hidden (sockets inside are skipped)
+---@return flemma_sandbox.Rule[]
 function M.hidden(policy, expand, rw, hidden)
   local allow = {}
   for _, entry in ipairs(policy.allow_sockets or {}) do

@@ -1,9 +1,9 @@
 --- flemma-sandbox: the public API, with the names and meaning Flemma
---- documents for require("flemma.sandbox"). Tools ask this module, never a
+--- documents for require("flemma_sandbox"). Tools ask this module, never a
 --- backend.
-local config = require("flemma.sandbox.config")
-local policy = require("flemma.sandbox.policy")
-local registry = require("flemma.sandbox.registry")
+local config = require("flemma_sandbox.config")
+local policy = require("flemma_sandbox.policy")
+local registry = require("flemma_sandbox.backends")
 
 local M = {}
 
@@ -21,7 +21,7 @@ local builtins_registered = false
 local function register_builtins()
   builtins_registered = true
   if not registry.has("bwrap") then
-    local bwrap = require("flemma.sandbox.backends.bwrap")
+    local bwrap = require("flemma_sandbox.backends.bwrap")
     registry.register("bwrap", {
       available = bwrap.available,
       wrap = bwrap.wrap,
@@ -47,7 +47,7 @@ function M.setup(opts)
 end
 
 ---@param opts? integer|table buffer number, { bufnr = N }, or { sandbox = ... }
----@return flemma.sandbox.Config cfg, string source of `enabled`
+---@return flemma_sandbox.Config cfg, string source of `enabled`
 function M.resolve_config(opts)
   return config.resolve(opts)
 end
@@ -59,8 +59,8 @@ function M.is_enabled(opts)
 end
 
 --- Picks the backend entry for a config.
----@param cfg flemma.sandbox.Config
----@return flemma.sandbox.BackendEntry|nil entry, string|nil err
+---@param cfg flemma_sandbox.Config
+---@return flemma_sandbox.BackendEntry|nil entry, string|nil err
 local function resolve_backend(cfg)
   ensure_builtins()
   if cfg.backend == "auto" or cfg.backend == "required" then
@@ -97,7 +97,7 @@ end
 --- left out with the reason.
 ---@param bufnr? integer
 ---@param opts? integer|table
----@return flemma.sandbox.ResolvedPolicy policy, flemma.sandbox.Skipped[] skipped
+---@return flemma_sandbox.ResolvedPolicy policy, flemma_sandbox.Skipped[] skipped
 function M.get_policy(bufnr, opts)
   local cfg = config.resolve(config_opts(bufnr, opts))
   return policy.resolve(cfg.policy, bufnr)
@@ -118,7 +118,7 @@ function M.validate_backend(opts)
   return entry.available(cfg.backends[entry.name] or {})
 end
 
----@class flemma.sandbox.BackendStatus
+---@class flemma_sandbox.BackendStatus
 ---@field name string|nil the backend that would be used
 ---@field mode string the configured `backend` value
 ---@field available boolean
@@ -127,7 +127,7 @@ end
 --- Which backend the effective config would use and whether it works,
 --- whether or not the sandbox is enabled (for status and enable).
 ---@param opts? integer|table
----@return flemma.sandbox.BackendStatus
+---@return flemma_sandbox.BackendStatus
 function M.backend_status(opts)
   local cfg = config.resolve(opts)
   local entry, err = resolve_backend(cfg)
@@ -201,7 +201,7 @@ end
 
 --- Asks the buffer's resolved policy about a path (check is
 --- policy.is_writable or policy.is_readable); anything goes when off.
----@param check fun(path: string, resolved: flemma.sandbox.ResolvedPolicy): boolean, string
+---@param check fun(path: string, resolved: flemma_sandbox.ResolvedPolicy): boolean, string
 ---@return boolean ok, string reason
 local function ask_policy(check, path, bufnr, opts)
   if type(path) ~= "string" or path == "" then
