@@ -9,7 +9,7 @@ local job = require("flemma_sandbox.run.job")
 local sandbox = require("flemma_sandbox")
 
 local function now_ms()
-  return vim.loop.hrtime() / 1e6
+  return (vim.uv or vim.loop).hrtime() / 1e6
 end
 
 local function vm(field)

@@ -1,5 +1,5 @@
 --- make demo (inside headless Neovim): a .chat buffer whose assistant asks for
---- nine tool calls, run through the sandbox with :Flemma tool:execute-all;
+--- nine tool calls, run through the sandbox with :FlemmaSandbox tool:execute-all;
 --- then each outcome is checked on the host. Everything it touches lives in
 --- a fresh folder under /var/tmp (HOME points there too), never in your home.
 local root = vim.fn.getcwd()
@@ -54,7 +54,7 @@ h.write(dir .. "/demo.chat", table.concat(lines, "\n"))
 vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/demo.chat"))
 local chat = require("flemma_sandbox.chat")
 local buf = vim.api.nvim_get_current_buf()
-vim.cmd("Flemma tool:execute-all")
+vim.cmd("FlemmaSandbox tool:execute-all")
 vim.wait(30000, function()
   return #chat.running(buf) == 0
 end, 20)
@@ -75,7 +75,7 @@ local checks = {
   not table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find("sk-demo", 4000, true),
 }
 local expect = { "ALLOWED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED" }
-local out = { "flemma-sandbox demo: " .. dir, "", "--- the chat buffer after :Flemma tool:execute-all ---" }
+local out = { "flemma-sandbox demo: " .. dir, "", "--- the chat buffer after :FlemmaSandbox tool:execute-all ---" }
 vim.list_extend(out, vim.api.nvim_buf_get_lines(0, 0, -1, false))
 vim.list_extend(out, { "--- checked on the host ---" })
 local failures = 0

@@ -238,6 +238,51 @@ function M.validate(cfg, key)
   return err == nil, err
 end
 
+--- The policy keys a Flemma user sets under
+--- `sandbox.backends.flemma_sandbox` (Flemma's own policy supplies
+--- rw_paths, network and allow_privileged).
+M.BACKEND_POLICY_KEYS = {
+  "deny_read",
+  "deny_write",
+  "secret_files",
+  "secret_scan_depth",
+  "env_allow",
+  "allow_sockets",
+  "seccomp",
+  "limits",
+}
+
+--- Turns Flemma's backend config for flemma_sandbox into a layer of ours
+--- (nil values left out), checked with errors that name Flemma's key.
+---@param backend_config table
+---@param key string e.g. "sandbox.backends.flemma_sandbox"
+---@return table|nil layer, string|nil err
+function M.from_backend_config(backend_config, key)
+  local policy = {}
+  for _, name in ipairs(M.BACKEND_POLICY_KEYS) do
+    policy[name] = backend_config[name]
+  end
+  local err = check_policy(key, policy)
+  if err then
+    return nil, err
+  end
+  local layer = { policy = policy }
+  local path, extra = backend_config.path, backend_config.extra_args
+  if path ~= nil and (type(path) ~= "string" or path == "") then
+    return nil, type_error(key .. ".path", "non-empty string", path)
+  end
+  if extra ~= nil then
+    err = check_string_list(key .. ".extra_args", extra)
+    if err then
+      return nil, err
+    end
+  end
+  if path ~= nil or extra ~= nil then
+    layer.backends = { bwrap = { path = path, extra_args = extra } }
+  end
+  return layer, nil
+end
+
 --- Frontmatter allows `true`/`false` as shorthand for `{ enabled = ... }`.
 ---@param value boolean|table|nil
 ---@return table|nil

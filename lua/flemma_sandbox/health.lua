@@ -40,9 +40,83 @@ function M.advice(stderr)
   return out
 end
 
+--- The standalone backend: which one, and a real test sandbox through it.
+---@param report table
+local function check_standalone(report)
+  local sandbox = require("flemma_sandbox")
+  report.start("flemma-sandbox: backend (standalone)")
+  local bufnr = vim.api.nvim_get_current_buf()
+  local cfg = sandbox.resolve_config(bufnr)
+  local backend = sandbox.backend_status(bufnr)
+  if not backend.available then
+    local level = cfg.backend == "auto" and report.warn or report.error
+    level("no working backend: " .. tostring(backend.error), { "install bubblewrap: sudo apt-get install bubblewrap" })
+    return
+  end
+  local version = backend.name == "bwrap" and require("flemma_sandbox.backends.bwrap").version(cfg.backends.bwrap)
+  report.ok(string.format("backend %s (%s)%s", backend.name, cfg.backend, version and (", " .. version) or ""))
+  local argv, err = sandbox.wrap_command({ "true" }, nil, { sandbox = { enabled = true } })
+  M.try(report, argv, err)
+  report.info("enabled: " .. tostring(cfg.enabled) .. ", network: " .. tostring(cfg.policy.network))
+end
+
+--- Under Flemma: is the bridge registered, is flemma_sandbox the backend
+--- Flemma picks for this buffer, and does a command wrapped by it run.
+---@param report table
+local function check_flemma(report)
+  local bridge = require("flemma_sandbox.flemma")
+  local backend = require("flemma_sandbox.flemma.backend")
+  report.start("flemma-sandbox: Flemma bridge")
+  if not bridge.is_attached() then
+    report.error("Flemma is installed but flemma-sandbox is not registered with it", {
+      "check that plugin/flemma_sandbox.lua ran (:scriptnames), then :FlemmaSandbox status",
+    })
+    return
+  end
+  report.ok("registered with Flemma: backend " .. backend.name .. " (priority " .. backend.priority .. ")")
+  local bufnr = vim.api.nvim_get_current_buf()
+  local view = bridge.view(bufnr)
+  if not view.enabled then
+    report.warn("Flemma's sandbox is disabled: Flemma runs tool commands unsandboxed")
+  elseif not view.ours then
+    report.warn(
+      string.format("Flemma uses backend %s (sandbox.backend = %s)", tostring(view.backend), view.mode),
+      { 'set sandbox.backend = "auto" (or "flemma_sandbox") in Flemma\'s setup to use flemma-sandbox' }
+    )
+  else
+    report.ok("Flemma's tool commands run through flemma_sandbox (sandbox.backend = " .. view.mode .. ")")
+  end
+  if view.error then
+    report.error(view.error)
+  end
+  local policy = view.flemma_policy or { rw_paths = {}, network = false }
+  local argv, err = backend.wrap(policy, nil, { "true" })
+  M.try(report, argv, err)
+end
+
+--- Runs a wrapped `true` and reports how it went.
+---@param report table
+---@param argv string[]|nil
+---@param err string|nil
+function M.try(report, argv, err)
+  local bwrap = require("flemma_sandbox.backends.bwrap")
+  local helper, herr = bwrap.helper()
+  if helper then
+    local arch = bwrap.seccomp_arch()
+    report.ok("flemma-sandbox-exec found; seccomp filter: " .. (arch or "none for this architecture"))
+  else
+    report.error(herr, { 'run `make` in the plugin folder (build = "make")' })
+  end
+  local out = argv and vim.fn.system(argv) or err
+  if argv and vim.v.shell_error == 0 then
+    report.ok("a test sandbox started and exited cleanly")
+  else
+    report.error("a test sandbox failed to start: " .. vim.trim(tostring(out)), M.advice(tostring(out)))
+  end
+end
+
 function M.check()
   local report = reporter()
-  local sandbox = require("flemma_sandbox")
 
   report.start("flemma-sandbox: C core")
   local ok, core = pcall(require, "flemma_sandbox.core")
@@ -53,38 +127,25 @@ function M.check()
     return
   end
 
-  report.start("flemma-sandbox: backend")
-  local bufnr = vim.api.nvim_get_current_buf()
-  local cfg = sandbox.resolve_config(bufnr)
-  local backend = sandbox.backend_status(bufnr)
-  if not backend.available then
-    local level = cfg.backend == "auto" and report.warn or report.error
-    level("no working backend: " .. tostring(backend.error), { "install bubblewrap: sudo apt-get install bubblewrap" })
+  if require("flemma_sandbox.flemma").flemma_present() then
+    check_flemma(report)
   else
-    local version = backend.name == "bwrap" and require("flemma_sandbox.backends.bwrap").version(cfg.backends.bwrap)
-    report.ok(string.format("backend %s (%s)%s", backend.name, cfg.backend, version and (", " .. version) or ""))
-    local bwrap = require("flemma_sandbox.backends.bwrap")
-    local helper, herr = bwrap.helper()
-    if helper then
-      local arch = bwrap.seccomp_arch()
-      report.ok("flemma-sandbox-exec found; seccomp filter: " .. (arch or "none for this architecture"))
-    else
-      report.error(herr, { 'run `make` in the plugin folder (build = "make")' })
-    end
-    local argv, err = sandbox.wrap_command({ "true" }, nil, { sandbox = { enabled = true } })
-    local out = argv and vim.fn.system(argv) or err
-    if argv and vim.v.shell_error == 0 then
-      report.ok("a test sandbox started and exited cleanly")
-    else
-      report.error("a test sandbox failed to start: " .. vim.trim(tostring(out)), M.advice(tostring(out)))
-    end
+    check_standalone(report)
   end
-  report.info("enabled: " .. tostring(cfg.enabled) .. ", network: " .. tostring(cfg.policy.network))
 
-  report.start("flemma-sandbox: Neovim features")
-  report.info("Neovim " .. tostring(vim.version().major) .. "." .. tostring(vim.version().minor))
-  report.ok("uses vim.fn.jobstart, vim.loop timers and signals, nvim_create_user_command, nvim_create_autocmd")
-  report.info(vim.health and vim.health.start and "health API: vim.health" or "health API: health.report_* (0.7-0.9)")
+  report.start("flemma-sandbox: Neovim")
+  local v = vim.version()
+  report.info(string.format("Neovim %d.%d.%d", v.major, v.minor, v.patch))
+  if vim.fn.has("nvim-0.7") == 1 then
+    report.ok("Neovim 0.7 or newer: standalone mode works")
+  else
+    report.error("Neovim 0.7 or newer is needed")
+  end
+  if require("flemma_sandbox.flemma").flemma_present() and vim.fn.has("nvim-0.11") ~= 1 then
+    report.error("Flemma is installed but needs Neovim 0.11 or newer")
+  end
+  report.info((vim.uv and "event loop: vim.uv" or "event loop: vim.loop (before 0.10)")
+    .. (vim.health and vim.health.start and "; health API: vim.health" or "; health API: health.report_*"))
 end
 
 return M

@@ -77,7 +77,7 @@ describe("frontmatter in .chat buffers", function()
     assert.is_false(policy.network)
     assert.is_false(sandbox.is_enabled(nil))
 
-    vim.cmd("Flemma sandbox:disable")
+    vim.cmd("FlemmaSandbox disable")
     assert.is_false(sandbox.is_enabled(buf))
     sandbox.reset_enabled()
     assert.is_true(sandbox.is_enabled(buf))

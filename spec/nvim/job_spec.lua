@@ -60,7 +60,7 @@ describe("job.run", function()
   it("kills every process of a sandboxed command on timeout, grandchildren included", function()
     local m = n.marker()
     local found = {}
-    local timer = vim.loop.new_timer()
+    local timer = (vim.uv or vim.loop).new_timer()
     timer:start(
       700,
       0,
@@ -83,7 +83,7 @@ describe("job.run", function()
     sandbox.set_enabled(false)
     local m = n.marker()
     local found = {}
-    local timer = vim.loop.new_timer()
+    local timer = (vim.uv or vim.loop).new_timer()
     timer:start(
       700,
       0,

@@ -127,7 +127,7 @@ describe("tools", function()
       ),
       vim.inspect(r)
     )
-    assert.is_true(vim.loop.fs_stat(dir .. "/proj/big").size <= 1048576)
+    assert.is_true((vim.uv or vim.loop).fs_stat(dir .. "/proj/big").size <= 1048576)
   end)
 
   it("bash strips ANSI colours and honours a per-call timeout", function()

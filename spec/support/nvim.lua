@@ -107,7 +107,7 @@ end
 --- Digits unique to this run, for finding processes by command line
 --- (`sleep 1000.<marker>` is a valid duration).
 function M.marker()
-  return string.format("%d%05d", math.random(100000, 999999), vim.loop.hrtime() % 100000)
+  return string.format("%d%05d", math.random(100000, 999999), (vim.uv or vim.loop).hrtime() % 100000)
 end
 
 return M

@@ -1,5 +1,6 @@
---- Keeps each .chat buffer's frontmatter layer current, warns once when
---- backend = "required" finds nothing, and stops running jobs on exit.
+--- Standalone mode: keeps each .chat buffer's frontmatter layer current and
+--- warns once when backend = "required" finds nothing. Both modes: stops
+--- running jobs on exit.
 local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local sandbox = require("flemma_sandbox")
 
@@ -85,6 +86,11 @@ function M.setup()
       reported[args.buf] = nil
     end,
   })
+end
+
+--- In both modes: no job of ours outlives Neovim.
+function M.setup_common()
+  local group = vim.api.nvim_create_augroup("flemma_sandbox_jobs", { clear = true })
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = group,
     callback = function()

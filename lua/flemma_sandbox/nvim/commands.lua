@@ -1,18 +1,50 @@
---- :Flemma sandbox:enable | sandbox:disable | sandbox:status and
---- :Flemma tool:execute | tool:execute-all | tool:cancel, or :FlemmaSandbox
---- with the same subcommands when another plugin owns :Flemma.
+--- :FlemmaSandbox status | enable | disable | tool:execute |
+--- tool:execute-all | tool:cancel. flemma-sandbox never defines :Flemma:
+--- that command is Flemma's. With Flemma installed, enable and disable are
+--- Flemma's session switch and the tool subcommands are Flemma's
+--- (:Flemma tool:execute).
 local sandbox = require("flemma_sandbox")
 local status = require("flemma_sandbox.nvim.status")
 
 local M = {}
 
+M.NAME = "FlemmaSandbox"
+
 local function notify(message, level)
   vim.notify("flemma-sandbox: " .. message, level)
 end
 
+--- Flemma's sandbox module when Flemma is installed.
+---@return table|nil
+local function flemma_sandbox()
+  local bridge = require("flemma_sandbox.flemma")
+  return bridge.flemma_present() and require("flemma.sandbox") or nil
+end
+
+local function standalone_only(run)
+  return function(bufnr)
+    if flemma_sandbox() then
+      notify("Flemma runs the tool calls here: use :Flemma tool:execute, tool:cancel", vim.log.levels.INFO)
+      return
+    end
+    run(bufnr)
+  end
+end
+
 ---@type table<string, fun(bufnr: integer)>
 M.actions = {
-  ["sandbox:enable"] = function(bufnr)
+  enable = function(bufnr)
+    local fs = flemma_sandbox()
+    if fs then
+      local ok, err = fs.validate_backend(bufnr)
+      if not ok then
+        notify("not enabled: " .. tostring(err), vim.log.levels.ERROR)
+        return
+      end
+      fs.set_enabled(true)
+      notify("Flemma's sandbox enabled for this session", vim.log.levels.INFO)
+      return
+    end
     local backend = sandbox.backend_status(bufnr)
     if not backend.available then
       notify("not enabled: " .. tostring(backend.error), vim.log.levels.ERROR)
@@ -21,68 +53,55 @@ M.actions = {
     sandbox.set_enabled(true)
     notify("enabled for this session (backend " .. backend.name .. ")", vim.log.levels.INFO)
   end,
-  ["sandbox:disable"] = function()
-    sandbox.set_enabled(false)
+  disable = function()
+    local fs = flemma_sandbox()
+    if fs then
+      fs.set_enabled(false)
+    else
+      sandbox.set_enabled(false)
+    end
     notify("disabled for this session: tool commands run unsandboxed", vim.log.levels.WARN)
   end,
-  ["sandbox:status"] = function(bufnr)
+  status = function(bufnr)
     status.show(status.lines(bufnr))
   end,
-  ["tool:execute"] = function(bufnr)
+  ["tool:execute"] = standalone_only(function(bufnr)
     local ok, err = require("flemma_sandbox.chat").execute_at(bufnr, vim.api.nvim_win_get_cursor(0)[1] - 1)
     if not ok then
       notify(err, vim.log.levels.WARN)
     end
-  end,
-  ["tool:execute-all"] = function(bufnr)
+  end),
+  ["tool:execute-all"] = standalone_only(function(bufnr)
     local cfg = sandbox.resolve_config(bufnr)
     if require("flemma_sandbox.chat").execute_all(bufnr, cfg.tools.max_parallel) == 0 then
       notify("no tool use without a result in this buffer", vim.log.levels.INFO)
     end
-  end,
-  ["tool:cancel"] = function(bufnr)
+  end),
+  ["tool:cancel"] = standalone_only(function(bufnr)
     notify("cancelled " .. require("flemma_sandbox.chat").cancel(bufnr) .. " tool call(s)", vim.log.levels.INFO)
-  end,
+  end),
 }
 
-local NAMES = {
-  "sandbox:enable",
-  "sandbox:disable",
-  "sandbox:status",
-  "tool:execute",
-  "tool:execute-all",
-  "tool:cancel",
-}
+M.SUBCOMMANDS = { "status", "enable", "disable", "tool:execute", "tool:execute-all", "tool:cancel" }
 
---- Defines the command. Returns its name. Under :FlemmaSandbox the
---- "sandbox:" prefix is dropped (`:FlemmaSandbox status`).
----@return string
+--- Defines :FlemmaSandbox (replacing an earlier definition of ours).
+---@return string name
 function M.define()
-  local own = vim.fn.exists(":Flemma") ~= 2
-  local name = own and "Flemma" or "FlemmaSandbox"
-  local function shown(full)
-    return own and full or (full:gsub("^sandbox:", ""))
-  end
-  local by_shown = {}
-  for _, full in ipairs(NAMES) do
-    by_shown[shown(full)] = M.actions[full]
-  end
-  vim.api.nvim_create_user_command(name, function(args)
-    local sub = args.fargs[1] or ""
-    local action = by_shown[sub]
+  vim.api.nvim_create_user_command(M.NAME, function(args)
+    local sub = args.fargs[1] or "status"
+    local action = M.actions[sub]
     if not action then
-      local words = vim.tbl_map(shown, NAMES)
-      notify(string.format("unknown subcommand '%s'; use %s", sub, table.concat(words, " | ")), vim.log.levels.ERROR)
+      local known = table.concat(M.SUBCOMMANDS, " | ")
+      notify(string.format("unknown subcommand '%s'; use %s", sub, known), vim.log.levels.ERROR)
       return
     end
     action(vim.api.nvim_get_current_buf())
   end, {
-    nargs = 1,
-    desc = "flemma-sandbox: sandbox and tool commands",
+    nargs = "?",
+    desc = "flemma-sandbox: status, enable, disable and standalone tool calls",
     complete = function(arglead)
       local out = {}
-      for _, full in ipairs(NAMES) do
-        local word = shown(full)
+      for _, word in ipairs(M.SUBCOMMANDS) do
         if word:sub(1, #arglead) == arglead then
           out[#out + 1] = word
         end
@@ -90,7 +109,7 @@ function M.define()
       return out
     end,
   })
-  return name
+  return M.NAME
 end
 
 return M

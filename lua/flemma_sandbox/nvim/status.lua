@@ -1,4 +1,6 @@
---- What :Flemma sandbox:status shows, as lines of text for one buffer.
+--- What :FlemmaSandbox status shows, as lines of text for one buffer: the
+--- standalone config, or with Flemma installed what Flemma does and the
+--- hardening flemma-sandbox adds as its backend.
 local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local sandbox = require("flemma_sandbox")
 
@@ -9,6 +11,15 @@ local SOURCES = { runtime = "runtime override", buffer = "frontmatter", setup = 
 ---@param bufnr integer
 ---@return string[]
 function M.lines(bufnr)
+  if require("flemma_sandbox.flemma").flemma_present() then
+    return M.flemma_lines(bufnr)
+  end
+  return M.standalone_lines(bufnr)
+end
+
+---@param bufnr integer
+---@return string[]
+function M.standalone_lines(bufnr)
   frontmatter.sync(bufnr)
   local cfg, source = sandbox.resolve_config(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
@@ -40,6 +51,22 @@ function M.lines(bufnr)
   if cfg.policy.network == "ask" then
     network = "ask (off unless a tool call asks and you agree)"
   end
+  M.hardening(lines, policy, network)
+  if #skipped > 0 then
+    lines[#lines + 1] = "  skipped:"
+    for _, s in ipairs(skipped) do
+      lines[#lines + 1] = string.format("    %s: %s", s.path, s.reason)
+    end
+  end
+  return lines
+end
+
+--- The part both modes show: network, writable, hidden and protected
+--- paths, seccomp, abstract sockets, limits.
+---@param lines string[] appended to
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param network string how to describe the network
+function M.hardening(lines, policy, network)
   lines[#lines + 1] = "  network:    " .. network
   lines[#lines + 1] = "  privileged: "
     .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")
@@ -53,7 +80,7 @@ function M.lines(bufnr)
   local arch = bwrap.seccomp_arch()
   lines[#lines + 1] = "  seccomp:    "
     .. (
-      not policy.seccomp and "off (policy.seccomp = false)"
+      not policy.seccomp and "off (seccomp = false)"
       or arch and ("on (" .. arch .. ")")
       or "unavailable on this architecture"
     )
@@ -69,11 +96,34 @@ function M.lines(bufnr)
     limits[#limits + 1] = name .. "=" .. tostring(policy.limits[name] or "none")
   end
   lines[#lines + 1] = "  limits:     " .. table.concat(limits, " ")
-  if #skipped > 0 then
-    lines[#lines + 1] = "  skipped:"
-    for _, s in ipairs(skipped) do
-      lines[#lines + 1] = string.format("    %s: %s", s.path, s.reason)
-    end
+end
+
+--- Status under Flemma: what Flemma does with this buffer's commands and,
+--- when flemma_sandbox is its backend, the hardening in effect.
+---@param bufnr integer
+---@return string[]
+function M.flemma_lines(bufnr)
+  local bridge = require("flemma_sandbox.flemma")
+  local view = bridge.view(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local lines = {
+    string.format("flemma-sandbox (Flemma bridge), buffer %d%s", bufnr, name ~= "" and (": " .. name) or ""),
+    "  Flemma's sandbox: " .. (view.enabled and "enabled" or "disabled (commands run unsandboxed)"),
+    string.format("  backend:    %s (sandbox.backend = %s)", view.backend or "none", view.mode),
+  }
+  if not bridge.is_attached() then
+    lines[#lines + 1] = "  the bridge is not registered with Flemma (run :FlemmaSandbox after Flemma's setup)"
+  end
+  if view.error then
+    lines[#lines + 1] = "  error:      " .. view.error
+  end
+  if not view.ours then
+    lines[#lines + 1] = "  flemma_sandbox is not the backend in use: Flemma's own rules apply"
+    return lines
+  end
+  if view.resolved then
+    local network = view.resolved.network and "on (Flemma's policy.network)" or "off (Flemma's policy.network)"
+    M.hardening(lines, view.resolved, network)
   end
   return lines
 end

@@ -1,0 +1,99 @@
+--- An approval resolver for Flemma's chain: denies Flemma's host-side file
+--- tools where flemma-sandbox's rules would refuse the sandboxed command —
+--- read, ls, find and grep of a hidden path, write and edit of a protected
+--- one or one outside the writable roots. It runs above Flemma's own
+--- resolvers, so an auto_approve list cannot let such a call through, and
+--- passes (nil) on everything else.
+local policy = require("flemma_sandbox.policy")
+
+local M = {}
+
+M.NAME = "flemma_sandbox:hidden_and_protected"
+M.DESCRIPTION = "flemma-sandbox: deny reads of hidden paths and writes of protected ones"
+--- Above Flemma's config resolver (100).
+M.PRIORITY = 150
+
+local READS = { read = true, ls = true, find = true, grep = true }
+local WRITES = { write = true, edit = true }
+--- Tools whose relative paths Flemma resolves against the chat file's folder
+--- (ctx.path.resolve); the others run in the tool's working directory.
+local FROM_BUFFER_DIR = { read = true, write = true, edit = true }
+
+--- The folder Flemma resolves a tool's relative path against.
+---@param tool_name string
+---@param bufnr integer
+---@return string
+local function base_dir(tool_name, bufnr)
+  local name = vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_get_name(bufnr) or ""
+  local buffer_dir = name ~= "" and vim.fn.fnamemodify(name, ":p:h") or nil
+  if FROM_BUFFER_DIR[tool_name] then
+    return buffer_dir or vim.fn.getcwd()
+  end
+  local ok, facade = pcall(require, "flemma.config")
+  local cfg = ok and select(2, pcall(facade.materialize, bufnr)) or nil
+  local cwd = type(cfg) == "table" and cfg.tools and type(cfg.tools[tool_name]) == "table" and cfg.tools[tool_name].cwd
+  if cwd == "urn:flemma:buffer:path" then
+    return buffer_dir or vim.fn.getcwd()
+  end
+  if type(cwd) == "string" and cwd ~= "urn:flemma:cwd" and cwd:sub(1, 1) == "/" then
+    return cwd
+  end
+  return vim.fn.getcwd()
+end
+
+--- Why flemma-sandbox refuses this call, or nil.
+---@param tool_name string
+---@param input table
+---@param bufnr integer
+---@return string|nil reason
+function M.refusal(tool_name, input, bufnr)
+  if not (READS[tool_name] or WRITES[tool_name]) then
+    return nil
+  end
+  local path = type(input) == "table" and input.path or nil
+  if path ~= nil and type(path) ~= "string" then
+    return nil -- Flemma reports a bad input itself
+  end
+  local view = require("flemma_sandbox.flemma").view(bufnr)
+  if not (view.enabled and view.ours and view.resolved) then
+    return nil -- Flemma's own rules apply
+  end
+  local real = policy.real_path(path or ".", base_dir(tool_name, bufnr))
+  if not real then
+    return nil
+  end
+  if READS[tool_name] then
+    local rule = policy.hidden_rule(real, view.resolved)
+    if rule then
+      return string.format("%s of %s blocked: hidden (%s)", tool_name, real, rule.rule)
+    end
+    return nil
+  end
+  local ok, why = policy.is_writable(real, view.resolved)
+  if not ok then
+    return string.format("%s of %s blocked: %s", tool_name, real, (why:gsub("^" .. vim.pesc(real) .. " ", "")))
+  end
+  return nil
+end
+
+--- Flemma's resolver contract: "deny", or nil to let the chain go on.
+---@param tool_name string
+---@param input table
+---@param context table { bufnr, tool_id }
+---@return "deny"|nil
+function M.resolve(tool_name, input, context)
+  local bufnr = context and context.bufnr
+  if type(bufnr) ~= "number" then
+    return nil
+  end
+  local reason = M.refusal(tool_name, input, bufnr)
+  if not reason then
+    return nil
+  end
+  vim.schedule(function()
+    vim.notify("flemma-sandbox: " .. reason, vim.log.levels.WARN)
+  end)
+  return "deny"
+end
+
+return M

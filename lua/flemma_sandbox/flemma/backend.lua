@@ -1,0 +1,145 @@
+--- The sandbox backend "flemma_sandbox" as Flemma's registry takes it:
+--- available(), wrap(policy, backend_config, inner_cmd) and a config schema
+--- for `sandbox.backends.flemma_sandbox`. Flemma decides whether and with
+--- which policy a command is sandboxed; this adds the hardening (hidden and
+--- protected paths, clean environment, limits, seccomp) to Flemma's
+--- rw_paths, network and allow_privileged.
+local bwrap = require("flemma_sandbox.backends.bwrap")
+local config = require("flemma_sandbox.config")
+local policy = require("flemma_sandbox.policy")
+local util = require("flemma_sandbox.util")
+
+local M = {}
+
+M.name = "flemma_sandbox"
+--- Above Flemma's own bwrap backend (100), so auto-detection picks it.
+M.priority = 200
+M.description = "flemma-sandbox: hardened bubblewrap (hidden secrets, protected files, limits, seccomp)"
+M.CONFIG_KEY = "sandbox.backends.flemma_sandbox"
+
+--- The schema under sandbox.backends.flemma_sandbox, in Flemma's schema
+--- DSL. Every key is optional without a default: a key Flemma's config
+--- leaves unset falls back to require("flemma_sandbox").setup() and then
+--- to flemma-sandbox's defaults.
+---@return table schema a flemma.schema.ObjectNode
+function M.config_schema()
+  local s = require("flemma.schema")
+  local strings = function()
+    return s.optional(s.list(s.string()))
+  end
+  local limit = function()
+    return s.optional(s.union(s.integer(), s.literal(false)))
+  end
+  return s.object({
+    path = s.optional(s.string()),
+    extra_args = strings(),
+    deny_read = strings(),
+    deny_write = strings(),
+    secret_files = strings(),
+    secret_scan_depth = s.optional(s.integer()),
+    env_allow = strings(),
+    allow_sockets = strings(),
+    seccomp = s.optional(s.boolean()),
+    limits = s.optional(s.object({
+      processes = limit(),
+      memory_mb = limit(),
+      cpu_seconds = limit(),
+      file_size_mb = limit(),
+      open_files = limit(),
+    })),
+  })
+end
+
+--- Drops what Flemma's proxies add and empty objects, keeps plain values.
+---@param value any
+---@return any
+local function plain(value)
+  if type(value) ~= "table" then
+    return value
+  end
+  local out = {}
+  for k, v in pairs(value) do
+    if type(k) == "string" or type(k) == "number" then
+      out[k] = plain(v)
+    end
+  end
+  return out
+end
+
+--- flemma-sandbox's effective config for a command under Flemma: the
+--- defaults, then require("flemma_sandbox").setup(), then Flemma's
+--- sandbox.backends.flemma_sandbox (setup and frontmatter, as Flemma
+--- resolved it for the buffer). Flemma's own policy is applied on top by
+--- the caller.
+---@param backend_config table|nil
+---@return flemma_sandbox.Config|nil cfg, string|nil err naming Flemma's key
+function M.effective_config(backend_config)
+  local layer, err = config.from_backend_config(plain(backend_config or {}), M.CONFIG_KEY)
+  if not layer then
+    return nil, err
+  end
+  return config.merge_layer(config.resolve(nil), layer), nil
+end
+
+--- The policy as flemma-sandbox resolves it for one of Flemma's commands.
+---@param flemma_policy table Flemma's resolved policy (rw_paths absolute)
+---@param backend_config table|nil
+---@param context flemma_sandbox.FlemmaCall|nil the tool call, when known
+---@return flemma_sandbox.ResolvedPolicy|nil resolved, string|nil err, flemma_sandbox.Config|nil cfg
+function M.resolve(flemma_policy, backend_config, context)
+  local cfg, err = M.effective_config(backend_config)
+  if not cfg then
+    return nil, err
+  end
+  local p = util.deepcopy(cfg.policy)
+  p.rw_paths = util.deepcopy(flemma_policy.rw_paths or {})
+  p.network = flemma_policy.network ~= false
+  p.allow_privileged = flemma_policy.allow_privileged == true
+  local resolved = policy.resolve(p, context and context.bufnr)
+  -- Flemma's tool environment (tools.<name>.env) reaches the command, but
+  -- credential-like names only when env_allow names them exactly
+  for name, value in pairs(context and context.env or {}) do
+    if not policy.looks_like_credential(name) or vim.tbl_contains(p.env_allow or {}, name) then
+      resolved.env[name] = value
+    end
+  end
+  return resolved, nil, cfg
+end
+
+---@param backend_config table
+---@return boolean ok, string|nil err
+function M.available(backend_config)
+  local cfg, err = M.effective_config(backend_config)
+  if not cfg then
+    return false, err
+  end
+  local ok, why = bwrap.available(cfg.backends.bwrap)
+  if not ok then
+    return false, why
+  end
+  local helper, herr = bwrap.helper()
+  if not helper then
+    return false, herr
+  end
+  return true, nil
+end
+
+--- Set by the bridge: the Flemma tool call whose command is being wrapped.
+---@type fun(): flemma_sandbox.FlemmaCall|nil
+M.current_call = function()
+  return nil
+end
+
+---@param flemma_policy table
+---@param backend_config table
+---@param inner_cmd string[]
+---@return string[]|nil argv, string|nil err
+function M.wrap(flemma_policy, backend_config, inner_cmd)
+  local resolved, err, cfg = M.resolve(flemma_policy, backend_config, M.current_call())
+  if not resolved then
+    return nil, err
+  end
+  return bwrap.wrap(resolved, cfg.backends.bwrap, inner_cmd)
+end
+
+return M

@@ -1,0 +1,168 @@
+--- The Flemma bridge: registers flemma-sandbox with Flemma through Flemma's
+--- documented extension points only (its sandbox backend registry, its
+--- approval resolver chain, its tool registry, its User autocmds, its
+--- config schema) and answers what the hardening is for a buffer under
+--- Flemma's config. It never replaces a Flemma module or function.
+local backend = require("flemma_sandbox.flemma.backend")
+
+local M = {}
+
+---@class flemma_sandbox.FlemmaCall
+---@field bufnr integer
+---@field tool_name string
+---@field tool_id string
+---@field env table<string, string>|nil Flemma's tools.<name>.env for this call
+
+--- Whether Flemma is installed (its modules are on the runtimepath).
+---@return boolean
+function M.flemma_present()
+  local ok = pcall(require, "flemma.sandbox")
+  return ok
+end
+
+local attached = false
+local resolver_registered = false
+---@type flemma_sandbox.FlemmaCall|nil
+local current = nil
+
+--- Flemma's config for a buffer, read through its config facade.
+---@param bufnr integer|nil
+---@return table|nil
+local function flemma_config(bufnr)
+  local ok, facade = pcall(require, "flemma.config")
+  if not ok then
+    return nil
+  end
+  local got, cfg = pcall(facade.materialize, bufnr)
+  return got and cfg or nil
+end
+
+--- Flemma dispatches FlemmaToolExecuting right before it calls the tool's
+--- execute(), which wraps its command in the same tick: remember that call
+--- until the tick ends, so wrap() knows the buffer and the tool.
+---@param data table ev.data of FlemmaToolExecuting
+local function on_tool_executing(data)
+  if type(data) ~= "table" or type(data.bufnr) ~= "number" then
+    return
+  end
+  local cfg = flemma_config(data.bufnr)
+  local tool_cfg = cfg and cfg.tools and cfg.tools[data.tool_name]
+  current = {
+    bufnr = data.bufnr,
+    tool_name = data.tool_name,
+    tool_id = data.tool_id,
+    env = type(tool_cfg) == "table" and type(tool_cfg.env) == "table" and tool_cfg.env or nil,
+  }
+  local this = current
+  vim.schedule(function()
+    if current == this then
+      current = nil
+    end
+  end)
+end
+
+backend.current_call = function()
+  return current
+end
+
+--- Registers the backend with its schema. Before Flemma's setup() Flemma's
+--- config is not initialised and its register() raises after adding the
+--- entry; the entry is what Flemma's setup() needs to resolve
+--- sandbox.backends.flemma_sandbox, so that error is expected here.
+---@return boolean registered
+local function register_backend()
+  local fs = require("flemma.sandbox")
+  local definition = {
+    available = backend.available,
+    wrap = backend.wrap,
+    priority = backend.priority,
+    description = backend.description,
+    config_schema = backend.config_schema(),
+  }
+  local ok = pcall(fs.register, backend.name, definition)
+  return ok or fs.has(backend.name)
+end
+
+--- Registers backend, approval resolver and event listener with Flemma.
+--- Safe to call any number of times, before or after Flemma's setup().
+---@return boolean attached false when Flemma is not installed
+function M.attach()
+  if not M.flemma_present() then
+    return false
+  end
+  local fs = require("flemma.sandbox")
+  if not fs.has(backend.name) then
+    register_backend()
+  end
+  if not resolver_registered then
+    local ok = pcall(function()
+      local approval = require("flemma_sandbox.flemma.approval")
+      require("flemma.tools.approval").register(approval.NAME, {
+        description = approval.DESCRIPTION,
+        priority = approval.PRIORITY,
+        resolve = approval.resolve,
+      })
+    end)
+    resolver_registered = ok
+  end
+  if not attached then
+    attached = true
+    local group = vim.api.nvim_create_augroup("flemma_sandbox_bridge", { clear = true })
+    vim.api.nvim_create_autocmd("User", {
+      group = group,
+      pattern = "FlemmaToolExecuting",
+      callback = function(ev)
+        on_tool_executing(ev.data)
+      end,
+    })
+  end
+  return true
+end
+
+---@return boolean
+function M.is_attached()
+  return attached
+end
+
+---@class flemma_sandbox.FlemmaView
+---@field enabled boolean Flemma's effective sandbox.enabled for the buffer
+---@field backend string|nil the backend Flemma would use
+---@field mode string Flemma's sandbox.backend
+---@field ours boolean whether that backend is flemma_sandbox
+---@field error string|nil
+---@field flemma_policy table|nil Flemma's resolved policy
+---@field resolved flemma_sandbox.ResolvedPolicy|nil the hardening in effect
+---@field config flemma_sandbox.Config|nil
+
+--- What Flemma does with a buffer's commands, and the hardening flemma-sandbox
+--- adds when it is the backend (for status, health and the resolver).
+---@param bufnr integer
+---@return flemma_sandbox.FlemmaView
+function M.view(bufnr)
+  local fs = require("flemma.sandbox")
+  local ok, cfg = pcall(fs.resolve_config, bufnr)
+  if not ok or type(cfg) ~= "table" then
+    return { enabled = false, mode = "?", ours = false, error = "Flemma is not set up: " .. tostring(cfg) }
+  end
+  local view = { enabled = cfg.enabled == true, mode = tostring(cfg.backend) }
+  if cfg.backend == "auto" or cfg.backend == "required" then
+    view.backend, view.error = fs.detect_available_backend(bufnr)
+  else
+    view.backend = cfg.backend
+  end
+  view.ours = view.backend == backend.name
+  if view.ours then
+    local got, flemma_policy = pcall(fs.get_policy, bufnr)
+    if got then
+      view.flemma_policy = flemma_policy
+      local backend_config = (cfg.backends or {})[backend.name]
+      local call = { bufnr = bufnr, tool_name = "bash", tool_id = "" }
+      view.resolved, view.error, view.config = backend.resolve(flemma_policy, backend_config, call)
+    else
+      view.error = tostring(flemma_policy)
+    end
+  end
+  return view
+end
+
+return M

@@ -1,0 +1,119 @@
+--- What plugin/flemma_sandbox.lua does at start-up: help tags, the C core
+--- (built in the background when a plugin manager did not run `make`),
+--- :FlemmaSandbox, and then the Flemma bridge or the standalone runner.
+local M = {}
+
+--- The plugin's folder (the one holding lua/, plugin/, doc/, Makefile).
+---@return string|nil
+function M.root()
+  local source = debug.getinfo(1, "S").source:match("^@(.*)/lua/flemma_sandbox/nvim/start%.lua$")
+  return source and vim.fn.fnamemodify(source, ":p"):gsub("/$", "") or nil
+end
+
+--- Writes doc/tags when it is missing and the folder is writable, so
+--- :help flemma-sandbox works on first start with any plugin manager.
+---@param root string
+function M.ensure_helptags(root)
+  local doc = root .. "/doc"
+  if vim.fn.filereadable(doc .. "/tags") == 0 and vim.fn.filewritable(doc) == 2 then
+    pcall(vim.cmd, "silent! helptags " .. vim.fn.fnameescape(doc))
+  end
+end
+
+--- Whether the C core loads.
+---@return boolean ok, string|nil err
+function M.core_loads()
+  local ok, err = pcall(require, "flemma_sandbox.core")
+  return ok, (not ok) and tostring(err) or nil
+end
+
+local building = false
+
+--- Builds the C core with `make` in the background (never blocking the
+--- editor), then calls done(ok, message).
+---@param root string
+---@param done fun(ok: boolean, message: string)
+function M.build(root, done)
+  if building then
+    return
+  end
+  for _, program in ipairs({ "make", "cc" }) do
+    if vim.fn.executable(program) ~= 1 then
+      return done(false, "the C core is not built and `" .. program .. "` is missing; install gcc and make, then :FlemmaSandbox")
+    end
+  end
+  building = true
+  local output = {}
+  local collect = function(_, data)
+    for _, line in ipairs(data or {}) do
+      if line ~= "" then
+        output[#output + 1] = line
+      end
+    end
+  end
+  local job = vim.fn.jobstart({ "make", "-C", root }, {
+    on_stdout = collect,
+    on_stderr = collect,
+    on_exit = function(_, code)
+      building = false
+      if code == 0 then
+        done(true, "built the C core in " .. root)
+      else
+        local tail = table.concat(vim.list_slice(output, math.max(1, #output - 4)), "\n")
+        done(false, "building the C core failed (make -C " .. root .. "):\n" .. tail)
+      end
+    end,
+  })
+  if job <= 0 then
+    building = false
+    done(false, "could not start make; run `make` in " .. root)
+  end
+end
+
+--- Defines the command and hooks, once the core loads.
+function M.finish()
+  require("flemma_sandbox.nvim.commands").define()
+  local bridge = require("flemma_sandbox.flemma")
+  if not bridge.attach() then
+    require("flemma_sandbox.nvim.autocmds").setup()
+  end
+  require("flemma_sandbox.nvim.autocmds").setup_common()
+end
+
+--- Without a core, :FlemmaSandbox says what is going on instead of raising.
+---@param message string
+local function define_placeholder_command(message)
+  vim.api.nvim_create_user_command("FlemmaSandbox", function()
+    vim.notify("flemma-sandbox: " .. message, vim.log.levels.WARN)
+  end, { nargs = "?", desc = "flemma-sandbox (C core not built yet)" })
+end
+
+function M.run()
+  local root = M.root()
+  if root then
+    M.ensure_helptags(root)
+  end
+  if M.core_loads() then
+    return M.finish()
+  end
+  if not root or vim.fn.filereadable(root .. "/Makefile") == 0 then
+    local _, err = M.core_loads()
+    define_placeholder_command("the C core is not installed: " .. tostring(err))
+    return
+  end
+  define_placeholder_command("the C core is being built in " .. root)
+  vim.notify("flemma-sandbox: building the C core in the background (make)", vim.log.levels.INFO)
+  M.build(root, function(ok, message)
+    vim.schedule(function()
+      if ok and M.core_loads() then
+        vim.notify("flemma-sandbox: " .. message, vim.log.levels.INFO)
+        M.finish()
+      else
+        define_placeholder_command(message)
+        vim.notify("flemma-sandbox: " .. message, vim.log.levels.ERROR)
+      end
+    end)
+  end)
+end
+
+return M
