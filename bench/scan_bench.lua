@@ -74,9 +74,9 @@ print(
   )
 )
 
-local function wrapped(policy)
-  policy.network = false
-  sandbox.setup({ policy = policy })
+local function wrapped(configured)
+  configured.network = false
+  sandbox.setup({ policy = configured })
   return assert(sandbox.wrap_command({ "true" }))
 end
 local no_limits =

@@ -3,13 +3,15 @@
 # "N passed, M failed", as the last line.
 #   spec/run.sh            all suites
 #   spec/run.sh unit       only the unit specs (what `make sanitize` runs)
-# Suites: unit (LuaJIT), exec (LuaJIT, real bwrap), nvim (headless Neovim).
+# Suites: unit (LuaJIT), exec and escape (LuaJIT, real bwrap), nvim (headless
+# Neovim), flemma (headless Neovim 0.11+ with the real Flemma from FLEMMA_DIR;
+# skipped, with one line saying so, when either is missing).
 # SANITIZE=1 preloads the ASan runtime, since luajit itself is not built with it.
 set -u
 cd "$(dirname "$0")/.."
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape nvim)
+[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape nvim flemma)
 
 busted_bin=$(command -v busted || true)
 if [ -z "$busted_bin" ]; then
@@ -30,10 +32,21 @@ passed=0
 failed=0
 status=0
 for suite in "${suites[@]}"; do
+  if [ "$suite" = flemma ]; then
+    if [ -z "${FLEMMA_DIR:-}" ] || [ ! -f "${FLEMMA_DIR}/lua/flemma/init.lua" ]; then
+      echo "== spec/flemma skipped: FLEMMA_DIR does not name a Flemma checkout"
+      continue
+    fi
+    if ! nvim --headless -u NONE -c 'if has("nvim-0.11") | qa! | else | cquit 1 | endif' </dev/null >/dev/null 2>&1; then
+      echo "== spec/flemma skipped: Flemma needs Neovim 0.11+, this is $(nvim --version | head -n 1)"
+      continue
+    fi
+  fi
   echo "== spec/$suite ($(id -un))"
   log=$(mktemp)
-  if [ "$suite" = nvim ]; then
-    nvim --headless -u NONE -i NONE -c "luafile spec/nvim_runner.lua" -c "cquit 1" 2>&1 </dev/null | tee "$log"
+  if [ "$suite" = nvim ] || [ "$suite" = flemma ]; then
+    FLEMMA_SANDBOX_SUITE="spec/$suite" FLEMMA_DIR="$( [ "$suite" = flemma ] && echo "${FLEMMA_DIR:-}" )" \
+      nvim --headless -u NONE -i NONE -c "luafile spec/nvim_runner.lua" -c "cquit 1" 2>&1 </dev/null | tee "$log"
   else
     LD_PRELOAD="$preload" luajit "$busted_bin" -o utfTerminal "spec/$suite" 2>&1 | tee "$log"
   fi

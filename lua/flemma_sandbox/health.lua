@@ -8,7 +8,13 @@ local function reporter()
     return { start = h.start, ok = h.ok, warn = h.warn, error = h.error, info = h.info }
   end
   h = require("health")
-  return { start = h.report_start, ok = h.report_ok, warn = h.report_warn, error = h.report_error, info = h.report_info }
+  return {
+    start = h.report_start,
+    ok = h.report_ok,
+    warn = h.report_warn,
+    error = h.report_error,
+    info = h.report_info,
+  }
 end
 
 --- Advice for the usual reasons an unprivileged bwrap cannot start.

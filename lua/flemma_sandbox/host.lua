@@ -186,9 +186,9 @@ function M.playground()
     return nil, err
   end
   if not core.exists(path) then
-    local ok, err = core.make_dirs(path, tonumber("700", 8))
+    local ok, merr = core.make_dirs(path, tonumber("700", 8))
     if not ok then
-      return nil, err
+      return nil, merr
     end
   end
   return path

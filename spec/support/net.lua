@@ -16,7 +16,9 @@ int close(int fd);
 uint16_t htons(uint16_t v);
 uint16_t ntohs(uint16_t v);
 uint32_t htonl(uint32_t v);
-struct flemma_sockaddr_in6 { sa_family_t sin6_family; uint16_t sin6_port; uint32_t flow; uint8_t addr[16]; uint32_t scope; };
+struct flemma_sockaddr_in6 {
+  sa_family_t sin6_family; uint16_t sin6_port; uint32_t flow; uint8_t addr[16]; uint32_t scope;
+};
 struct flemma_sockaddr_un_l { sa_family_t sun_family; char sun_path[108]; };
 long recv(int fd, void *buf, unsigned long n, int flags);
 ]])

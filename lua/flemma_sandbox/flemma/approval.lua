@@ -71,7 +71,7 @@ function M.refusal(tool_name, input, bufnr)
   end
   local ok, why = policy.is_writable(real, view.resolved)
   if not ok then
-    return string.format("%s of %s blocked: %s", tool_name, real, (why:gsub("^" .. vim.pesc(real) .. " ", "")))
+    return string.format("%s of %s blocked: %s", tool_name, real, (why:gsub("^" .. vim.pesc(real) .. " is ", "")))
   end
   return nil
 end

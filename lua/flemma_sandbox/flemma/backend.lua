@@ -27,8 +27,10 @@ function M.config_schema()
   local strings = function()
     return s.optional(s.list(s.string()))
   end
+  -- a number or false; not s.literal(false), which Flemma materializes as
+  -- a default (every limit would be off). `true` is refused by our check.
   local limit = function()
-    return s.optional(s.union(s.integer(), s.literal(false)))
+    return s.optional(s.union(s.integer(), s.boolean()))
   end
   return s.object({
     path = s.optional(s.string()),

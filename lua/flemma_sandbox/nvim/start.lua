@@ -39,7 +39,8 @@ function M.build(root, done)
   end
   for _, program in ipairs({ "make", "cc" }) do
     if vim.fn.executable(program) ~= 1 then
-      return done(false, "the C core is not built and `" .. program .. "` is missing; install gcc and make, then :FlemmaSandbox")
+      local why = "the C core is not built and `" .. program .. "` is missing"
+      return done(false, why .. "; install gcc and make, then restart Neovim")
     end
   end
   building = true

@@ -298,7 +298,7 @@ function M.run(argv, opts)
         return opts.on_exit(r)
       end
       retried = true
-      local again, err = run_once(argv, opts)
+      local again = run_once(argv, opts)
       if not again then
         return opts.on_exit(r)
       end
