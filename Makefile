@@ -22,7 +22,7 @@ HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c 
 NVIM ?= nvim
 LUAJIT ?= luajit
 
-.PHONY: all test sanitize valgrind fuzz bench demo clean install format
+.PHONY: all test lint sanitize valgrind fuzz bench demo clean install format
 
 all: $(CORE) $(HELPER)
 
@@ -41,6 +41,10 @@ install: $(CORE) $(HELPER)
 
 test: $(CORE) $(HELPER)
 	bash spec/run.sh
+
+# luacheck (Debian: lua-check) reads .luacheckrc; zero warnings
+lint:
+	luacheck --formatter plain --codes lua plugin spec bench demo
 
 sanitize:
 	$(MAKE) -B $(CORE) $(HELPER) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"

@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/.."
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape nvim flemma)
+[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape nvim flemma flemma-own)
 
 busted_bin=$(command -v busted || true)
 if [ -z "$busted_bin" ]; then
@@ -31,6 +31,39 @@ fi
 passed=0
 failed=0
 status=0
+
+# Flemma's own sandbox and tool specs (plenary, from FLEMMA_DIR and
+# PLENARY_DIR) with flemma-sandbox's bridge registered: they must still pass.
+run_flemma_own() {
+  if [ -z "${FLEMMA_DIR:-}" ] || [ -z "${PLENARY_DIR:-}" ]; then
+    echo "== Flemma's own specs skipped: FLEMMA_DIR and PLENARY_DIR name no checkouts"
+    return
+  fi
+  echo "== Flemma's own sandbox and tool specs, bridge registered ($(id -un))"
+  local d log
+  d=$(mktemp -d) log=$(mktemp)
+  # plenary finds regular files only: copies (test time only, never kept)
+  cp "$FLEMMA_DIR"/tests/flemma/{sandbox_spec.lua,sandbox_*_spec.lua,tool_execution_spec.lua,tool_approval_spec.lua,tools_*_spec.lua} "$d/"
+  (cd "$FLEMMA_DIR" && PROJECT_ROOT="$FLEMMA_DIR" PLENARY_PATH="$PLENARY_DIR" FLEMMA_SANDBOX_DIR="$OLDPWD" \
+    timeout 900 nvim --headless --noplugin -u tests/minimal.vim \
+    -c "PlenaryBustedDirectory $d {minimal_init = '$OLDPWD/spec/flemma_own/minimal_init.lua', sequential = true}" \
+    </dev/null >"$log" 2>&1)
+  local rc=$? ok bad files
+  files=$(ls "$d" | wc -l)
+  ok=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '/^[a-z_]+_spec\.lua: [0-9]+ passed$/ { n += $2 } /^Success: / { n += $2 } END { print n + 0 }')
+  bad=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '/^(Failed|Errors) *: / { n += $3 } END { print n + 0 }')
+  summaries=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -cE '^[a-z_]+_spec\.lua: [0-9]+ passed$|^Success: ')
+  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E ' passed$|Fail.*\|\||Failed :|Errors :' | head -n 40
+  if [ "$rc" -ne 0 ] || [ "$summaries" -lt "$files" ]; then
+    [ "$bad" -eq 0 ] && bad=1
+    echo "Flemma's specs: exit $rc, $summaries of $files files reported"
+    tail -n 20 "$log"
+  fi
+  passed=$((passed + ok))
+  failed=$((failed + bad))
+  [ "$bad" -eq 0 ] || status=1
+  rm -rf "$d" "$log"
+}
 for suite in "${suites[@]}"; do
   if [ "$suite" = flemma ]; then
     if [ -z "${FLEMMA_DIR:-}" ] || [ ! -f "${FLEMMA_DIR}/lua/flemma/init.lua" ]; then
@@ -41,6 +74,10 @@ for suite in "${suites[@]}"; do
       echo "== spec/flemma skipped: Flemma needs Neovim 0.11+, this is $(nvim --version | head -n 1)"
       continue
     fi
+  fi
+  if [ "$suite" = flemma-own ]; then
+    run_flemma_own
+    continue
   fi
   echo "== spec/$suite ($(id -un))"
   log=$(mktemp)
