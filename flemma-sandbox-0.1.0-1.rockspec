@@ -15,7 +15,7 @@ Flemma documents for require("flemma_sandbox").
   labels = { "neovim", "sandbox", "bubblewrap" },
 }
 dependencies = {
-  "lua >= 5.1",
+  "lua == 5.1", -- LuaJIT or Lua 5.1: the C core uses the 5.1 API
 }
 build = {
   type = "make",

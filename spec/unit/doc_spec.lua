@@ -15,11 +15,12 @@ describe("doc/flemma-sandbox.txt", function()
 
   it("has a tag for every subcommand and for job.run()", function()
     for _, name in ipairs({ "enable", "disable", "status" }) do
-      assert.truthy(doc:find("*:Flemma-sandbox:" .. name .. "*", 1, true), "no tag for sandbox:" .. name)
+      assert.truthy(doc:find("*:FlemmaSandbox-" .. name .. "*", 1, true), "no tag for " .. name)
     end
     assert.truthy(doc:find("*flemma_sandbox.run.job.run()*", 1, true))
     assert.truthy(doc:find("*flemma-sandbox-frontmatter*", 1, true))
     assert.truthy(doc:find("*flemma-sandbox-health*", 1, true))
+    assert.truthy(doc:find("*flemma-sandbox-flemma*", 1, true))
   end)
 
   it("documents every policy key and its default", function()
