@@ -42,14 +42,23 @@ run_flemma_own() {
   echo "== Flemma's own sandbox and tool specs, bridge registered ($(id -un))"
   local d log
   d=$(mktemp -d) log=$(mktemp)
-  # plenary finds regular files only: copies (test time only, never kept)
-  cp "$FLEMMA_DIR"/tests/flemma/{sandbox_spec.lua,sandbox_*_spec.lua,tool_execution_spec.lua,tool_approval_spec.lua,tools_*_spec.lua} "$d/"
+  # plenary finds regular files only: copies (test time only, never kept),
+  # laid out as in Flemma's tests/ so "../fixtures" still resolves
+  mkdir "$d/flemma"
+  cp "$FLEMMA_DIR"/tests/flemma/{sandbox_spec.lua,sandbox_*_spec.lua,tool_execution_spec.lua,tool_approval_spec.lua,tools_*_spec.lua} "$d/flemma/"
+  cp -r "$FLEMMA_DIR/tests/fixtures" "$d/fixtures"
+  # a checkout without git-lfs holds a pointer where the read tool's specs
+  # expect a PNG: put a real 1x1 PNG there
+  if grep -qs '^version https://git-lfs' "$d/fixtures/sample.png"; then
+    printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\0\x01\0\0\x05\0\x01\r\n-\xb4\0\0\0\0IEND\xaeB`\x82' \
+      >"$d/fixtures/sample.png"
+  fi
   (cd "$FLEMMA_DIR" && PROJECT_ROOT="$FLEMMA_DIR" PLENARY_PATH="$PLENARY_DIR" FLEMMA_SANDBOX_DIR="$OLDPWD" \
     timeout 900 nvim --headless --noplugin -u tests/minimal.vim \
-    -c "PlenaryBustedDirectory $d {minimal_init = '$OLDPWD/spec/flemma_own/minimal_init.lua', sequential = true}" \
+    -c "PlenaryBustedDirectory $d/flemma {minimal_init = '$OLDPWD/spec/flemma_own/minimal_init.lua', sequential = true}" \
     </dev/null >"$log" 2>&1)
   local rc=$? ok bad files
-  files=$(ls "$d" | wc -l)
+  files=$(ls "$d/flemma" | wc -l)
   ok=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '/^[a-z_]+_spec\.lua: [0-9]+ passed$/ { n += $2 } /^Success: / { n += $2 } END { print n + 0 }')
   bad=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '/^(Failed|Errors) *: / { n += $3 } END { print n + 0 }')
   summaries=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -cE '^[a-z_]+_spec\.lua: [0-9]+ passed$|^Success: ')
