@@ -53,6 +53,8 @@ describe("flemma-sandbox inside Flemma", function()
   -- Flemma's LSP would write its log under the test's HOME
   local function setup_flemma(opts)
     require("flemma").setup(vim.tbl_deep_extend("force", { lsp = { enabled = false } }, opts or {}))
+    -- what a request does first: loads the tools.modules sources
+    require("flemma.tools").get_all()
   end
 
   before_each(function()
@@ -181,6 +183,81 @@ describe("flemma-sandbox inside Flemma", function()
     -- Flemma's own backend: Flemma's rules, not ours
     setup_flemma({ sandbox = { backend = "bwrap" } })
     assert.are_not.equal("deny", approval.resolve("read", { label = "r", path = home .. "/.ssh/id_test" }, ctx))
+  end)
+
+  describe("the git tool module", function()
+    local origin, playground
+    local function host_git(args, cwd)
+      local env = { GIT_CONFIG_GLOBAL = "/dev/null", GIT_CONFIG_NOSYSTEM = "1" }
+      local r = h.run(vim.list_extend({ "git" }, args), env, cwd)
+      assert(r.code == 0, table.concat(args, " ") .. ": " .. r.stderr)
+    end
+
+    before_each(function()
+      -- a repository to clone, outside the project: file:// needs no network
+      -- but git tells clone from local operations by the subcommand alone
+      origin = home .. "/origin"
+      vim.fn.mkdir(origin, "p")
+      host_git({ "init", "-q", "-b", "main" }, origin)
+      h.write(origin .. "/f.txt", "from origin\n")
+      host_git({ "add", "f.txt" }, origin)
+      host_git({ "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one" }, origin)
+      playground = home .. "/.local/share/flemma-sandbox/playground"
+      vim.env.XDG_DATA_HOME = nil
+    end)
+
+    -- Flemma's rw_paths without ~/.local/share: the playground is writable
+    -- only because the git tool asks for it
+    local narrow = { rw_paths = { "urn:flemma:cwd" } }
+
+    it("clones into the playground through flemma-sandbox's backend; bash cannot write there", function()
+      setup_flemma({ tools = { modules = { "flemma_sandbox.flemma.tools" } }, sandbox = { policy = narrow } })
+      local input = { label = "c", args = { "clone", "-q", "file://" .. origin } }
+      local text = execute(project .. "/j.chat", "git", input)
+      assert.matches("cloned into " .. vim.pesc(playground .. "/origin"), text)
+      assert.are.equal("from origin\n", h.read(playground .. "/origin/f.txt"))
+      -- control: the same policy keeps a bash command out of the playground
+      local touch = { label = "t", command = "touch " .. playground .. "/x", timeout = 20 }
+      text = execute(project .. "/k.chat", "bash", touch)
+      assert.matches("Read%-only file system", text)
+      assert.are.equal(0, vim.fn.filereadable(playground .. "/x"))
+    end)
+
+    it("runs local subcommands sandboxed: status works, the key stays hidden", function()
+      setup_flemma({ tools = { modules = { "flemma_sandbox.flemma.tools" } } })
+      host_git({ "init", "-q", "-b", "main" }, project)
+      local text = execute(project .. "/l.chat", "git", { label = "s", args = { "status" } })
+      assert.matches("On branch main", text)
+      local diff = { label = "s", args = { "diff", "--no-index", "/dev/null", home .. "/.ssh/id_test" } }
+      text = execute(project .. "/m.chat", "git", diff)
+      assert.is_nil(text:find(secret, 1, true), text)
+      -- control: under Flemma's own bwrap backend git reads the key
+      setup_flemma({ tools = { modules = { "flemma_sandbox.flemma.tools" } }, sandbox = { backend = "bwrap" } })
+      text = execute(project .. "/m2.chat", "git", diff)
+      assert.truthy(text:find(secret, 1, true), text)
+    end)
+
+    it("refuses network subcommands when Flemma's policy has no network, with the reason", function()
+      setup_flemma({
+        tools = { modules = { "flemma_sandbox.flemma.tools" } },
+        sandbox = { policy = { network = false } },
+      })
+      local text = execute(project .. "/n.chat", "git", { label = "c", args = { "clone", "file://" .. origin } })
+      assert.matches("needs the network, and Flemma's sandbox.policy.network is off", text)
+      assert.are.equal(0, vim.fn.isdirectory(playground .. "/origin"))
+    end)
+
+    it("always asks before a clone outside the playground, even when git is auto-approved", function()
+      setup_flemma({ tools = { modules = { "flemma_sandbox.flemma.tools" }, auto_approve = { "git" } } })
+      vim.cmd("edit " .. vim.fn.fnameescape(project .. "/o.chat"))
+      local ctx = { bufnr = vim.api.nvim_get_current_buf(), tool_id = "toolu_y" }
+      local approval = require("flemma.tools.approval")
+      local outside = { label = "c", args = { "clone", "file://" .. origin, project .. "/dest" } }
+      local inside = { label = "c", args = { "clone", "file://" .. origin } }
+      assert.are.equal("require_approval", approval.resolve("git", outside, ctx))
+      -- control: the same auto_approve lets a clone into the playground through
+      assert.are.equal("approve", approval.resolve("git", inside, ctx))
+    end)
   end)
 
   it("other load order: Flemma set up in init.lua, flemma-sandbox's plugin file after it", function()

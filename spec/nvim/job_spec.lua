@@ -58,20 +58,8 @@ describe("job.run", function()
 
   it("kills every process of a sandboxed command on timeout, grandchildren included", function()
     local m = n.marker()
-    local found = {}
-    local timer = (vim.uv or vim.loop).new_timer()
-    timer:start(
-      700,
-      0,
-      vim.schedule_wrap(function()
-        found = n.pids_with("1000." .. m)
-      end)
-    )
-    local r = n.run_job({ "sh", "-c", "sleep 1000." .. m .. " & sleep 1001." .. m .. " & wait" }, {
-      timeout_ms = 1500,
-      grace_ms = 300,
-    })
-    timer:close()
+    local cmd = "sleep 1000." .. m .. " & sleep 1001." .. m .. " & wait"
+    local r, found = n.run_job_watching({ "sh", "-c", cmd }, { timeout_ms = 1500, grace_ms = 300 }, "1000." .. m)
     assert.is_true(r.timed_out)
     assert.is_true(#found >= 1, "the grandchild was never seen")
     assert.are.same({}, n.survivors(found))
@@ -81,20 +69,8 @@ describe("job.run", function()
   it("kills the process group and its strays when unsandboxed", function()
     sandbox.set_enabled(false)
     local m = n.marker()
-    local found = {}
-    local timer = (vim.uv or vim.loop).new_timer()
-    timer:start(
-      700,
-      0,
-      vim.schedule_wrap(function()
-        found = n.pids_with(m)
-      end)
-    )
-    local r = n.run_job({ "sh", "-c", "sleep 1000." .. m .. " & setsid sleep 1002." .. m .. " & wait" }, {
-      timeout_ms = 1500,
-      grace_ms = 300,
-    })
-    timer:close()
+    local cmd = "sleep 1000." .. m .. " & setsid sleep 1002." .. m .. " & wait"
+    local r, found = n.run_job_watching({ "sh", "-c", cmd }, { timeout_ms = 1500, grace_ms = 300 }, m)
     assert.is_false(r.sandboxed)
     assert.is_true(r.timed_out)
     assert.is_true(#found >= 2, "expected the sleeps, saw " .. #found)

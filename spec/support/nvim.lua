@@ -43,6 +43,32 @@ function M.run_job(argv, opts, wait_ms)
   return result, handle
 end
 
+--- Runs a job like run_job and, while it runs, watches for host processes
+--- whose command line holds marker; returns the result and the largest set
+--- seen (no fixed sampling time, which a loaded machine can miss).
+---@return table result, integer[] seen
+function M.run_job_watching(argv, opts, marker)
+  local result
+  opts.on_exit = function(r)
+    result = r
+  end
+  local seen = {}
+  assert(require("flemma_sandbox.run.job").run(argv, opts))
+  assert(
+    vim.wait(20000, function()
+      if result == nil then
+        local now = M.pids_with(marker)
+        if #now > #seen then
+          seen = now
+        end
+      end
+      return result ~= nil
+    end, 20),
+    "job did not finish"
+  )
+  return result, seen
+end
+
 --- Host PIDs whose command line contains marker.
 ---@param marker string
 ---@return integer[]

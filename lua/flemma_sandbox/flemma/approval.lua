@@ -1,7 +1,8 @@
 --- An approval resolver for Flemma's chain: denies Flemma's host-side file
 --- tools where flemma-sandbox's rules would refuse the sandboxed command —
 --- read, ls, find and grep of a hidden path, write and edit of a protected
---- one or one outside the writable roots. It runs above Flemma's own
+--- one or one outside the writable roots — and asks before flemma-sandbox's
+--- git tool clones outside the playground. It runs above Flemma's own
 --- resolvers, so an auto_approve list cannot let such a call through, and
 --- passes (nil) on everything else.
 local policy = require("flemma_sandbox.policy")
@@ -76,15 +77,29 @@ function M.refusal(tool_name, input, bufnr)
   return nil
 end
 
---- Flemma's resolver contract: "deny", or nil to let the chain go on.
+--- flemma-sandbox's git tool cloning outside the playground: the user is
+--- asked even when an auto_approve rule covers git.
+---@param input table
+---@param bufnr integer
+---@return boolean
+function M.clone_outside_playground(input, bufnr)
+  local plan = require("flemma_sandbox.tools.git").plan(type(input) == "table" and input.args, base_dir("git", bufnr))
+  return plan ~= nil and plan.clone ~= nil and not plan.clone.in_playground
+end
+
+--- Flemma's resolver contract: "deny", "require_approval", or nil to let
+--- the chain go on.
 ---@param tool_name string
 ---@param input table
 ---@param context table { bufnr, tool_id }
----@return "deny"|nil
+---@return "deny"|"require_approval"|nil
 function M.resolve(tool_name, input, context)
   local bufnr = context and context.bufnr
   if type(bufnr) ~= "number" then
     return nil
+  end
+  if tool_name == "git" and M.clone_outside_playground(input, bufnr) then
+    return "require_approval"
   end
   local reason = M.refusal(tool_name, input, bufnr)
   if not reason then

@@ -95,6 +95,7 @@ function M.resolve(flemma_policy, backend_config, context)
   end
   local p = util.deepcopy(cfg.policy)
   p.rw_paths = util.deepcopy(flemma_policy.rw_paths or {})
+  vim.list_extend(p.rw_paths, context and context.rw_paths or {})
   p.network = flemma_policy.network ~= false
   p.allow_privileged = flemma_policy.allow_privileged == true
   local resolved = policy.resolve(p, context and context.bufnr)

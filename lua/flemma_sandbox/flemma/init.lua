@@ -12,6 +12,7 @@ local M = {}
 ---@field tool_name string
 ---@field tool_id string
 ---@field env table<string, string>|nil Flemma's tools.<name>.env for this call
+---@field rw_paths string[]|nil writable for this call beyond Flemma's rw_paths (flemma-sandbox's own tools)
 
 --- Whether Flemma is installed (its modules are on the runtimepath).
 ---@return boolean
@@ -63,6 +64,31 @@ end
 
 backend.current_call = function()
   return current
+end
+
+--- Wraps argv for one of flemma-sandbox's own Flemma tools with Flemma's
+--- ctx.sandbox.wrap_command (so Flemma's enabled, backend and policy
+--- decide), telling our backend what this call needs beyond Flemma's
+--- policy: extra writable paths and environment. Flemma's wrap is
+--- synchronous, so the call is known only for its duration.
+---@param ctx table Flemma's ExecutionContext
+---@param tool_name string
+---@param argv string[]
+---@param extra { rw_paths: string[]|nil, env: table<string, string>|nil }
+---@return string[]|nil argv, string|nil err
+function M.wrap_for_call(ctx, tool_name, argv, extra)
+  local saved = current
+  local env = vim.deepcopy(saved and saved.bufnr == ctx.bufnr and saved.env or {})
+  for k, v in pairs(extra.env or {}) do
+    env[k] = v
+  end
+  current = { bufnr = ctx.bufnr, tool_name = tool_name, tool_id = ctx.tool_id, env = env, rw_paths = extra.rw_paths }
+  local ok, wrapped, err = pcall(ctx.sandbox.wrap_command, argv)
+  current = saved
+  if not ok then
+    return nil, tostring(wrapped)
+  end
+  return wrapped, err
 end
 
 --- Registers the backend with its schema. Before Flemma's setup() Flemma's

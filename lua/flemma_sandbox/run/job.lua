@@ -28,6 +28,8 @@ local M = {}
 ---@class flemma_sandbox.JobOpts
 ---@field bufnr? integer the buffer whose policy applies
 ---@field sandbox_opts? table passed to wrap_command as opts
+--- wraps argv instead of wrap_command (Flemma's ctx.sandbox.wrap_command)
+---@field wrap? fun(argv: string[]): string[]|nil, string|nil
 ---@field cwd? string
 ---@field env? table<string, string>
 ---@field stdin? string written, then stdin is closed (it is always closed)
@@ -84,7 +86,12 @@ local function run_once(argv, opts)
     sandbox_opts = type(sandbox_opts) == "table" and vim.deepcopy(sandbox_opts) or { bufnr = sandbox_opts }
     sandbox_opts.env = opts.env
   end
-  local wrapped, err = sandbox.wrap_command(argv, opts.bufnr, sandbox_opts)
+  local wrapped, err
+  if opts.wrap then
+    wrapped, err = opts.wrap(argv)
+  else
+    wrapped, err = sandbox.wrap_command(argv, opts.bufnr, sandbox_opts)
+  end
   if not wrapped then
     return nil, err
   end

@@ -32,12 +32,41 @@ function M.repo_name(url)
   return (name:gsub("%.git$", ""))
 end
 
---- The clone's url and destination (the playground by default).
-local function clone_target(args, ctx)
+local SUBCOMMANDS = "local: status, log, diff, show, add, commit, branch; network: clone, fetch, pull"
+
+---@class flemma_sandbox.GitPlan
+---@field argv string[] what runs, destination of a clone included
+---@field sub string the subcommand
+---@field wants_network boolean
+---@field clone { dest: string, playground: string, in_playground: boolean }|nil
+
+--- What a git call does, shared by the standalone tool and the Flemma one:
+--- the argv (a clone without a destination goes to the playground), whether
+--- it needs the network, and where a clone lands.
+---@param args any the tool input's args
+---@param cwd string
+---@return flemma_sandbox.GitPlan|nil plan, string|nil err
+function M.plan(args, cwd)
+  if type(args) ~= "table" or #args == 0 then
+    return nil, 'git: "args" must be a non-empty list of strings, e.g. ["status"]'
+  end
+  for i, a in ipairs(args) do
+    if type(a) ~= "string" then
+      return nil, string.format('git: "args"[%d] must be a string', i)
+    end
+  end
+  local sub = args[1]
+  if not (LOCAL[sub] or NETWORK[sub]) then
+    return nil, "unsupported git subcommand: " .. sub .. " (" .. SUBCOMMANDS .. ")"
+  end
+  local plan = { argv = { "git", unpack(args) }, sub = sub, wants_network = NETWORK[sub] == true }
+  if sub ~= "clone" then
+    return plan
+  end
   local words = {}
   for i = 2, #args do
     if args[i]:sub(1, 1) ~= "-" then
-      words[#words + 1] = { i = i, word = args[i] }
+      words[#words + 1] = args[i]
     end
   end
   if not words[1] then
@@ -47,47 +76,37 @@ local function clone_target(args, ctx)
   if not playground then
     return nil, err
   end
-  local dest = words[2] and core.resolve(words[2].word, ctx.cwd) or (playground .. "/" .. M.repo_name(words[1].word))
-  return { url_index = words[1].i, dest_index = words[2] and words[2].i, dest = dest, playground = playground }
+  local dest = words[2] and core.resolve(words[2], cwd) or (playground .. "/" .. M.repo_name(words[1]))
+  if not words[2] then
+    plan.argv[#plan.argv + 1] = dest
+  end
+  plan.clone = { dest = dest, playground = playground, in_playground = core.is_within(dest, playground) }
+  return plan
 end
 
 function M.prepare(input, ctx)
-  local sub = input.args[1]
-  if not sub or not (LOCAL[sub] or NETWORK[sub]) then
-    return nil,
-      "unsupported git subcommand: "
-        .. tostring(sub)
-        .. " (local: status, log, diff, show, add, commit, "
-        .. "branch; network: clone, fetch, pull)"
+  local plan, err = M.plan(input.args, ctx.cwd)
+  if not plan then
+    return nil, err
   end
+  ctx.git = plan
   local request = {
     lines = { "$ git " .. table.concat(input.args, " "), "in " .. ctx.cwd },
-    wants_network = NETWORK[sub] == true,
+    wants_network = plan.wants_network,
   }
-  if sub == "clone" then
-    local target, err = clone_target(input.args, ctx)
-    if not target then
-      return nil, err
-    end
-    request.lines[#request.lines + 1] = "into " .. target.dest
+  if plan.clone then
+    request.lines[#request.lines + 1] = "into " .. plan.clone.dest
     -- outside the playground, a clone needs the user's explicit yes
-    request.must_ask = not core.is_within(target.dest, target.playground)
-    ctx.clone = target
+    request.must_ask = not plan.clone.in_playground
   end
   return request
 end
 
-function M.run(input, ctx, done)
-  local argv = { "git" }
-  for _, a in ipairs(input.args) do
-    argv[#argv + 1] = a
-  end
-  if ctx.clone and not ctx.clone.dest_index then
-    argv[#argv + 1] = ctx.clone.dest
-  end
-  bash.run_argv(argv, ctx, { env = { GIT_TERMINAL_PROMPT = "0" } }, function(result, notes)
-    if ctx.clone and result.exit_code == 0 then
-      notes[#notes + 1] = "cloned into " .. ctx.clone.dest
+function M.run(_, ctx, done)
+  local plan = ctx.git
+  bash.run_argv(plan.argv, ctx, { env = { GIT_TERMINAL_PROMPT = "0" } }, function(result, notes)
+    if plan.clone and result.exit_code == 0 then
+      notes[#notes + 1] = "cloned into " .. plan.clone.dest
     end
   end, done)
 end

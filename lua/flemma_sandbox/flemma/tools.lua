@@ -1,0 +1,137 @@
+--- flemma-sandbox's tools as a Flemma tool module, registered by the user
+--- with Flemma's `tools.modules = { "flemma_sandbox.flemma.tools" }` or
+--- `require("flemma.tools").register("flemma_sandbox.flemma.tools")`.
+---
+--- git: every call runs through Flemma's sandbox for the buffer (whichever
+--- backend Flemma picks; Flemma's approvals decide whether it runs). clone,
+--- fetch and pull need the network, so they are refused with the reason when
+--- Flemma's policy has it off; a clone without a destination lands in the
+--- playground, which that call may write. A clone elsewhere always asks (see
+--- flemma_sandbox.flemma.approval).
+local git = require("flemma_sandbox.tools.git")
+local host = require("flemma_sandbox.host")
+local job = require("flemma_sandbox.run.job")
+
+local M = {}
+
+--- Whether Flemma's sandbox leaves the network on for the buffer (an
+--- unsandboxed command has the host's).
+---@param bufnr integer
+---@return boolean
+local function network_allowed(bufnr)
+  local fs = require("flemma.sandbox")
+  local ok, cfg = pcall(fs.resolve_config, bufnr)
+  if not ok or type(cfg) ~= "table" or not cfg.enabled then
+    return true
+  end
+  local got, policy = pcall(fs.get_policy, bufnr)
+  return got and type(policy) == "table" and policy.network ~= false
+end
+
+--- The text the model gets back, as Flemma's bash tool shapes it.
+---@param r flemma_sandbox.JobResult
+---@param plan flemma_sandbox.GitPlan
+---@param timeout integer seconds
+---@param ctx table Flemma's ExecutionContext
+---@return table result Flemma's ExecutionResult
+local function to_result(r, plan, timeout, ctx)
+  if r.error then
+    return { success = false, error = r.error }
+  end
+  local parts = {}
+  for _, stream in ipairs({ r.stdout, r.stderr }) do
+    if stream:find("%S") then
+      parts[#parts + 1] = (stream:gsub("%s+$", ""))
+    end
+  end
+  local text = table.concat(parts, "\n")
+  text = ctx.truncate.truncate_with_overflow(text, { direction = "tail" }).content
+  if text == "" then
+    text = "(no output)"
+  end
+  if r.timed_out then
+    return { success = false, error = text .. string.format("\n\nCommand timed out after %d seconds.", timeout) }
+  end
+  if r.exit_code ~= 0 then
+    return { success = false, error = text .. string.format("\n\nCommand exited with code %d", r.exit_code) }
+  end
+  if plan.clone then
+    text = text .. "\n\ncloned into " .. plan.clone.dest
+  end
+  return { success = true, output = text }
+end
+
+local function describe()
+  local playground = host.playground_path() or "the playground"
+  return "Run git in the project, inside the sandbox. Local subcommands: status, log, diff, show, add, "
+    .. "commit, branch. Network subcommands (only when the sandbox allows network): clone, fetch, pull. "
+    .. "clone goes to "
+    .. playground
+    .. "/<repo-name> unless you give a destination; elsewhere the user is always asked."
+end
+
+M.definitions = {
+  {
+    name = "git",
+    description = describe(),
+    input_schema = {
+      type = "object",
+      properties = {
+        label = { type = "string", description = "A short human-readable label for this operation" },
+        args = {
+          type = "array",
+          items = { type = "string" },
+          description = 'git\'s arguments without "git", e.g. ["status"] or ["clone", "https://host/repo.git"]',
+        },
+      },
+      required = { "label", "args" },
+      additionalProperties = false,
+    },
+    async = true,
+    format_preview = function(input)
+      local args = type(input.args) == "table" and input.args or {}
+      local ok, joined = pcall(table.concat, args, " ")
+      return { label = input.label, detail = "$ git " .. (ok and joined or "?") }
+    end,
+    execute = function(input, ctx, callback)
+      -- after execute() returns: Flemma loses a result delivered before
+      local function fail(message)
+        vim.schedule(function()
+          callback({ success = false, error = message })
+        end)
+      end
+      local plan, err = git.plan(input.args, ctx.cwd)
+      if not plan then
+        return fail(err)
+      end
+      if plan.wants_network and not network_allowed(ctx.bufnr) then
+        return fail(
+          "git " .. plan.sub .. " needs the network, and Flemma's sandbox.policy.network is off for this buffer"
+        )
+      end
+      local bridge = require("flemma_sandbox.flemma")
+      local timeout = ctx.timeout or 30
+      local handle, start_err = job.run(plan.argv, {
+        cwd = ctx.cwd,
+        timeout_ms = timeout * 1000,
+        -- GIT_TERMINAL_PROMPT: fail instead of asking for a password nobody sees
+        env = { GIT_TERMINAL_PROMPT = "0" },
+        wrap = function(argv)
+          return bridge.wrap_for_call(ctx, "git", argv, {
+            rw_paths = plan.clone and plan.clone.in_playground and { plan.clone.playground } or nil,
+            env = { GIT_TERMINAL_PROMPT = "0" },
+          })
+        end,
+        on_exit = function(r)
+          callback(to_result(r, plan, timeout, ctx))
+        end,
+      })
+      if not handle then
+        return fail("Sandbox error: " .. tostring(start_err))
+      end
+      return handle.cancel
+    end,
+  },
+}
+
+return M
