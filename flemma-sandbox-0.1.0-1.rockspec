@@ -2,7 +2,8 @@ rockspec_format = "3.0"
 package = "flemma-sandbox"
 version = "0.1.0-1"
 source = {
-  url = "git+file://.",
+  url = "git+https://github.com/flemma-sandbox/flemma-sandbox.git",
+  tag = "v0.1.0",
 }
 description = {
   summary = "Bubblewrap sandbox for the tool calls LLM agents make from Neovim chat buffers",
@@ -11,6 +12,7 @@ Runs every tool command inside bubblewrap: the filesystem read-only, a short
 allowlist of writable paths, no network unless allowed. Implements the Lua API
 Flemma documents for require("flemma_sandbox").
 ]],
+  homepage = "https://github.com/flemma-sandbox/flemma-sandbox",
   license = "MIT",
   labels = { "neovim", "sandbox", "bubblewrap" },
 }
@@ -28,5 +30,7 @@ build = {
     INST_LIBDIR = "$(LIBDIR)",
     INST_LUADIR = "$(LUADIR)",
   },
-  copy_directories = { "doc", "plugin" },
+  -- what a rock-aware plugin manager (rocks.nvim) puts on 'runtimepath':
+  -- the command, the help and the health check's entry point
+  copy_directories = { "doc", "plugin", "autoload" },
 }

@@ -4,14 +4,17 @@
 #   spec/run.sh            all suites
 #   spec/run.sh unit       only the unit specs (what `make sanitize` runs)
 # Suites: unit (LuaJIT), exec and escape (LuaJIT, real bwrap), nvim (headless
-# Neovim), flemma (headless Neovim 0.11+ with the real Flemma from FLEMMA_DIR;
-# skipped, with one line saying so, when either is missing).
+# Neovim), install (first start without a build, luarocks make and pack, and
+# lazy.nvim from LAZY_DIR on Neovim 0.8+), flemma (headless Neovim 0.11+ with
+# the real Flemma from FLEMMA_DIR), flemma-own (Flemma's own specs with the
+# bridge, plenary from PLENARY_DIR). What needs a checkout that is not there
+# is skipped with one line saying so.
 # SANITIZE=1 preloads the ASan runtime, since luajit itself is not built with it.
 set -u
 cd "$(dirname "$0")/.."
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape nvim flemma flemma-own)
+[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape nvim install flemma flemma-own)
 
 busted_bin=$(command -v busted || true)
 if [ -z "$busted_bin" ]; then

@@ -260,6 +260,18 @@ describe("flemma-sandbox inside Flemma", function()
     end)
   end)
 
+  it("uses no deprecated Neovim API on the bridge's paths", function()
+    setup_flemma({ tools = { modules = { "flemma_sandbox.flemma.tools" } } })
+    execute(project .. "/p.chat", "bash", { label = "t", command = "true", timeout = 20 })
+    execute(project .. "/q.chat", "git", { label = "s", args = { "status" } })
+    vim.cmd("silent FlemmaSandbox status")
+    vim.cmd("checkhealth flemma_sandbox")
+    vim.cmd("bwipeout!")
+    vim.cmd("checkhealth vim.deprecated")
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    assert.matches("No deprecated functions detected", text)
+  end)
+
   it("other load order: Flemma set up in init.lua, flemma-sandbox's plugin file after it", function()
     local out = h.tmpdir()
     local init = out .. "/init.lua"

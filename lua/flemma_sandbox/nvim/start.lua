@@ -10,13 +10,25 @@ function M.root()
   return source and vim.fn.fnamemodify(source, ":p"):gsub("/$", "") or nil
 end
 
---- Writes doc/tags when it is missing and the folder is writable, so
---- :help flemma-sandbox works on first start with any plugin manager.
----@param root string
+--- Writes doc/tags where it is missing and the folder is writable, so
+--- :help flemma-sandbox works on first start with any plugin manager: in
+--- the plugin's folder, and in a rock's folder on 'runtimepath' (rocks.nvim
+--- puts the rock's copied doc/ there; its Lua stays on package.path).
+---@param root string|nil
 function M.ensure_helptags(root)
-  local doc = root .. "/doc"
-  if vim.fn.filereadable(doc .. "/tags") == 0 and vim.fn.filewritable(doc) == 2 then
-    pcall(vim.cmd, "silent! helptags " .. vim.fn.fnameescape(doc))
+  local docs = {}
+  for _, file in ipairs(vim.api.nvim_get_runtime_file("doc/flemma-sandbox.txt", true)) do
+    docs[vim.fn.fnamemodify(file, ":p:h")] = true
+  end
+  if root then
+    docs[root .. "/doc"] = true
+  end
+  for doc in pairs(docs) do
+    if vim.fn.filereadable(doc .. "/flemma-sandbox.txt") == 1 then
+      if vim.fn.filereadable(doc .. "/tags") == 0 and vim.fn.filewritable(doc) == 2 then
+        pcall(vim.cmd, "silent! helptags " .. vim.fn.fnameescape(doc))
+      end
+    end
   end
 end
 
@@ -91,9 +103,7 @@ end
 
 function M.run()
   local root = M.root()
-  if root then
-    M.ensure_helptags(root)
-  end
+  M.ensure_helptags(root)
   if M.core_loads() then
     return M.finish()
   end
