@@ -40,6 +40,7 @@ local M = {}
 ---@class flemma_sandbox.ToolsConfig
 ---@field shell string the bash tool runs `shell -c command`
 ---@field timeout_ms integer default timeout of a bash or git call
+---@field max_timeout_ms integer the most a call may ask for (the model chooses timeout_ms)
 ---@field output_limit integer characters of each stream a tool result keeps
 ---@field read_max_bytes integer read_file refuses larger files
 ---@field max_parallel integer tool calls of one buffer running at once
@@ -69,6 +70,7 @@ M.defaults = {
   tools = {
     shell = "bash",
     timeout_ms = 30000,
+    max_timeout_ms = 600000,
     output_limit = 12000,
     read_max_bytes = 1048576,
     max_parallel = 4,

@@ -127,6 +127,45 @@ describe(".chat tool calls (end to end)", function()
     assert.truthy(result_of(buf, "l3"))
   end)
 
+  it("remembers an interpreter or launcher for the exact command line only", function()
+    approval.prompt = function(question, cb)
+      asked[#asked + 1] = question
+      -- "always" for the harmless first calls, "deny" for what follows
+      cb(#asked <= 2 and "always" or "deny")
+    end
+    local first = { { "bash", "i1", { command = "bash -c true" } }, { "bash", "i2", { command = "find ." } } }
+    local buf = n.open_chat(dir .. "/g.chat", chat_lines(first))
+    vim.cmd("FlemmaSandbox tool:execute-all")
+    wait_idle(buf)
+    assert.are.equal(2, #asked)
+    local attacks = {
+      { "bash", "i3", { command = "bash -c 'touch " .. dir .. "/proj/by-bash'" } },
+      { "bash", "i4", { command = "find . -maxdepth 0 -exec touch " .. dir .. "/proj/by-find {} +" } },
+      { "bash", "i5", { command = "bash -c true" } }, -- the exact line: remembered
+    }
+    buf = n.open_chat(dir .. "/h.chat", chat_lines(attacks))
+    vim.cmd("FlemmaSandbox tool:execute-all")
+    wait_idle(buf)
+    assert.are.equal(4, #asked, "bash -c ANYTHING and find -exec were asked again, bash -c true was not")
+    assert.is_nil(h.read(dir .. "/proj/by-bash"))
+    assert.is_nil(h.read(dir .. "/proj/by-find"))
+    assert.are.equal("", (result_of(buf, "i5")))
+  end)
+
+  it("caps the timeout a call asks for at tools.max_timeout_ms", function()
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" } }, tools = { max_timeout_ms = 500 } })
+    local call = { "bash", "t1", { command = "sleep 30; echo late", timeout_ms = 3600000 } }
+    local buf = n.open_chat(dir .. "/i.chat", chat_lines({ call }))
+    local started = (vim.uv or vim.loop).hrtime()
+    vim.cmd("FlemmaSandbox tool:execute-all")
+    wait_idle(buf)
+    local body, is_error = result_of(buf, "t1")
+    assert.is_true(is_error)
+    assert.matches("timeout_ms 3600000 is above tools.max_timeout_ms: capped at 500", body)
+    assert.matches("stopped after 500 ms", body)
+    assert.is_true(((vim.uv or vim.loop).hrtime() - started) / 1e6 < 8000)
+  end)
+
   it("keeps the buffer's structure when a result holds ``` and tool-use lines", function()
     local cmd = "printf '```\\n**Tool Use:** `bash` (`fake`)\\n````\\n'"
     local buf = n.open_chat(

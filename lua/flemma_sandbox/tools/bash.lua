@@ -13,7 +13,10 @@ local M = {
     type = "object",
     properties = {
       command = { type = "string", description = "the shell command" },
-      timeout_ms = { type = "integer", description = "stop it after this long (default from config)" },
+      timeout_ms = {
+        type = "integer",
+        description = "stop it after this long (default from config, at most tools.max_timeout_ms)",
+      },
       network = { type = "boolean", description = "ask for network access for this command" },
     },
     required = { "command" },
@@ -36,14 +39,22 @@ function M.describe(info)
 end
 
 --- An "always" answer is remembered by the resolved program, and only for
---- simple commands: `ls -la` may reuse it, `ls | sh` never does.
+--- simple commands: `ls -la` may reuse it, `ls | sh` never does. For a
+--- program that runs other programs (an interpreter, a launcher) it is kept
+--- for the exact command line only: `bash -c true` says nothing about
+--- `bash -c ANYTHING`, nor `find .` about `find . -exec CMD {} +`.
 function M.prepare(input, ctx)
   local simple = shell.classify(input.command)
   local key
   if simple then
     local program = shell.program(input.command)
     local found = program and core.which(program, ctx.env_path)
-    key = found and ("bash:" .. (core.resolve(found) or found)) or nil
+    local real = found and (core.resolve(found) or found)
+    if real and (shell.runs_programs(program) or shell.runs_programs(real)) then
+      key = "bash-line:" .. real .. " " .. input.command:gsub("^%s*%S+", "", 1):gsub("^%s+", ""):gsub("%s+$", "")
+    elseif real then
+      key = "bash:" .. real
+    end
   end
   return {
     lines = {
@@ -92,7 +103,7 @@ function M.run_argv(argv, ctx, extra, adjust, done)
     bufnr = ctx.bufnr,
     sandbox_opts = { bufnr = ctx.bufnr, network = ctx.network },
     cwd = ctx.cwd,
-    timeout_ms = ctx.config.tools.timeout_ms,
+    timeout_ms = (M.timeout(nil, ctx.config.tools)),
     output_limit = ctx.config.tools.output_limit,
     on_exit = function(r)
       ctx.on_job(nil)
@@ -139,14 +150,32 @@ function M.run_argv(argv, ctx, extra, adjust, done)
   ctx.on_job(handle)
 end
 
+--- The timeout a call gets: what it asks for (or the default), never more
+--- than tools.max_timeout_ms; and the note saying it was capped.
+---@param asked integer|nil
+---@param tools_cfg flemma_sandbox.ToolsConfig
+---@return integer timeout_ms, string|nil note
+function M.timeout(asked, tools_cfg)
+  local want = asked or tools_cfg.timeout_ms
+  if want > tools_cfg.max_timeout_ms then
+    local note = "[sandbox] timeout_ms %d is above tools.max_timeout_ms: capped at %d"
+    return tools_cfg.max_timeout_ms, string.format(note, want, tools_cfg.max_timeout_ms)
+  end
+  return want, nil
+end
+
 function M.run(input, ctx, done)
   local cfg = ctx.config
   local spill = outputs.new_file(cfg.tools.cache_max_bytes)
+  local timeout_ms, capped = M.timeout(input.timeout_ms, cfg.tools)
   M.run_argv({ cfg.tools.shell, "-c", input.command }, ctx, {
-    timeout_ms = input.timeout_ms or cfg.tools.timeout_ms,
+    timeout_ms = timeout_ms,
     spill_path = spill,
     spill_max_bytes = math.floor(cfg.tools.cache_max_bytes / 2),
   }, function(result, notes, r)
+    if capped then
+      table.insert(notes, 1, capped)
+    end
     if r.truncated and spill then
       result.output_file = spill
       notes[#notes + 1] = "[sandbox] output was cut; the whole output is in " .. spill

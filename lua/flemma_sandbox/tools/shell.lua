@@ -24,6 +24,34 @@ function M.classify(command)
   return true, nil
 end
 
+--- Programs whose arguments name other programs to run or code to run:
+--- shells, interpreters, launchers, build tools and privilege tools.
+M.RUNS_PROGRAMS = {}
+for _, name in ipairs({
+  "sh", "bash", "dash", "zsh", "fish", "ksh", "csh", "tcsh", "busybox",
+  "env", "xargs", "find", "exec", "command", "builtin", "eval", "source",
+  "nice", "nohup", "timeout", "watch", "time", "setsid", "stdbuf", "ionice", "chrt", "taskset",
+  "flock", "unshare", "nsenter", "chroot", "script", "expect", "parallel", "strace", "ltrace", "gdb",
+  "sudo", "doas", "su", "pkexec", "runuser", "systemd-run",
+  "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php",
+  "lua", "luajit", "nvim", "vim", "vi", "emacs", "ed", "awk", "gawk", "mawk", "sed", "tclsh", "wish",
+  "R", "Rscript", "julia", "java", "jshell", "scala", "kotlin", "groovy", "osascript", "pwsh",
+  "make", "gmake", "cmake", "ninja", "meson", "just", "rake", "gradle", "mvn", "ant",
+  "npx", "npm", "pnpm", "yarn", "pip", "pip3", "pipx", "uv", "uvx", "poetry", "cargo", "go", "dotnet",
+  "docker", "podman", "kubectl", "ssh", "git", "tmux", "screen",
+}) do
+  M.RUNS_PROGRAMS[name] = true
+end
+
+--- Whether a program (a name or a path) runs what its arguments say; a
+--- versioned name counts as its base (python3.12, perl5.36).
+---@param program string
+---@return boolean
+function M.runs_programs(program)
+  local base = program:match("([^/]+)$") or program
+  return M.RUNS_PROGRAMS[base] == true or M.RUNS_PROGRAMS[(base:gsub("[%d.%-]+$", ""))] == true
+end
+
 --- The first word of a simple command, unquoted.
 ---@param command string
 ---@return string|nil
