@@ -16,6 +16,7 @@ local M = {}
 ---@field limits flemma_sandbox.Limits
 ---@field network boolean|"ask" "ask": off unless a tool call asks and the user agrees
 ---@field allow_privileged boolean
+---@field allow_home_rw boolean let a writable path be the home folder or a folder above it (off: skipped)
 ---@field env_allow string[] environment variables passed in besides the default list ("NAME" or "PREFIX*")
 
 ---@class flemma_sandbox.Limits per command; false: no limit
@@ -58,6 +59,7 @@ M.defaults = {
     secret_scan_depth = 2,
     network = true,
     allow_privileged = false,
+    allow_home_rw = false,
     env_allow = {},
     allow_sockets = {},
     seccomp = true,
@@ -138,7 +140,7 @@ local function check_policy(key, policy)
   if policy.network ~= nil and type(policy.network) ~= "boolean" and policy.network ~= "ask" then
     return type_error(key .. ".network", 'true, false or "ask"', policy.network)
   end
-  for _, name in ipairs({ "allow_privileged", "seccomp" }) do
+  for _, name in ipairs({ "allow_privileged", "allow_home_rw", "seccomp" }) do
     if policy[name] ~= nil and type(policy[name]) ~= "boolean" then
       return type_error(key .. "." .. name, "boolean", policy[name])
     end
@@ -252,6 +254,7 @@ M.BACKEND_POLICY_KEYS = {
   "allow_sockets",
   "seccomp",
   "limits",
+  "allow_home_rw",
 }
 
 --- Turns Flemma's backend config for flemma_sandbox into a layer of ours

@@ -76,10 +76,10 @@ end
 
 --- Points the policy layer at the fake home and project.
 ---@param w table
----@param over? table host fields to override
+---@param over? table host fields to override (cwd, ...)
 function M.use_host(w, over)
   local env = setmetatable({ HOME = w.home }, { __index = M.ENV })
-  host.use(setmetatable({
+  local fake = {
     cwd = function()
       return w.proj
     end,
@@ -100,7 +100,11 @@ function M.use_host(w, over)
       end
       return all
     end,
-  }, { __index = over or {} }))
+  }
+  for k, v in pairs(over or {}) do
+    fake[k] = v
+  end
+  host.use(fake)
   -- our state folder is made now, so the snapshots do not see it appear
   assert(host.state_dir("placeholders"))
   assert(host.state_dir("args"))

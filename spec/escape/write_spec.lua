@@ -153,7 +153,7 @@ describe("escape: changing what runs later on the host", function()
 
   describe("with the home folder writable", function()
     before_each(function()
-      f.policy({ rw_paths = { "$CWD", "~" } })
+      f.policy({ rw_paths = { "$CWD", "~" }, allow_home_rw = true })
     end)
 
     it("~/.bashrc cannot be changed", function()

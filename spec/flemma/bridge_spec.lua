@@ -138,6 +138,19 @@ describe("flemma-sandbox inside Flemma", function()
     assert.are.equal(1, vim.fn.filereadable(home .. "/outside"))
   end)
 
+  it("keeps the home folder read-only when Neovim was started there", function()
+    setup_flemma()
+    vim.cmd("cd " .. vim.fn.fnameescape(home))
+    local input = { label = "t", command = "echo evil >> ~/.bash_aliases", timeout = 20 }
+    local text = execute(home .. "/r.chat", "bash", input)
+    assert.matches("Read%-only file system", text)
+    assert.are.equal(0, vim.fn.filereadable(home .. "/.bash_aliases"))
+    -- control: Flemma's own backend makes urn:flemma:cwd, the home folder, writable
+    setup_flemma({ sandbox = { backend = "bwrap" } })
+    execute(home .. "/s.chat", "bash", input)
+    assert.are.equal(1, vim.fn.filereadable(home .. "/.bash_aliases"))
+  end)
+
   it("takes flemma-sandbox settings from Flemma's frontmatter", function()
     setup_flemma()
     local text = execute(

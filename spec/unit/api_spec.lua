@@ -179,7 +179,9 @@ describe("flemma_sandbox API", function()
     assert.is_false((sandbox.is_path_writable(dir .. "/proj/../outside/x", 7)))
     assert.is_false((sandbox.is_path_writable("/etc/passwd", 7)))
     assert.is_false((sandbox.is_path_writable("~/.bashrc", 7)))
-    local home_rw = { sandbox = { policy = { rw_paths = { "~" } } } }
+    -- the home folder as a writable path: left out, unless allow_home_rw
+    assert.is_false((sandbox.is_path_writable("~/notes.txt", 7, { sandbox = { policy = { rw_paths = { "~" } } } })))
+    local home_rw = { sandbox = { policy = { rw_paths = { "~" }, allow_home_rw = true } } }
     assert.is_true((sandbox.is_path_writable("~/notes.txt", 7, home_rw)))
     local protected, why = sandbox.is_path_writable("~/.bashrc", 7, home_rw)
     assert.is_false(protected)

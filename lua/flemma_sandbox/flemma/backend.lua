@@ -42,6 +42,7 @@ function M.config_schema()
     env_allow = strings(),
     allow_sockets = strings(),
     seccomp = s.optional(s.boolean()),
+    allow_home_rw = s.optional(s.boolean()),
     limits = s.optional(s.object({
       processes = limit(),
       memory_mb = limit(),

@@ -67,13 +67,30 @@ local function warn_once(message)
   end
 end
 
+--- Why a writable path would open the home folder, or nil: it is $HOME or
+--- a folder above it (`/`, `/home`). Neovim started in ~ makes $CWD the
+--- home folder, where dozens of files run code later (shell start-up,
+--- ~/bin on PATH, git and editor config, autostart entries).
+---@param resolved string
+---@return string|nil reason
+function M.opens_home(resolved)
+  local home = host.getenv("HOME")
+  home = home and home ~= "" and core.resolve(home, "/") or nil
+  if not home or not core.is_within(home, resolved) then
+    return nil
+  end
+  local what = resolved == home and "is the home folder" or "holds the home folder"
+  return resolved .. " " .. what .. ": not writable unless policy.allow_home_rw = true"
+end
+
 --- Expands and resolves one list of configured paths.
 ---@param list string[]
 ---@param vars table
 ---@param cwd string|nil
 ---@param skipped flemma_sandbox.Skipped[] appended to
+---@param refuse? fun(resolved: string): string|nil a reason to leave a path out
 ---@return string[]
-local function resolve_list(list, vars, cwd, skipped)
+local function resolve_list(list, vars, cwd, skipped, refuse)
   local out = {}
   for _, entry in ipairs(list) do
     local expanded, err, unset = core.expand(entry, vars)
@@ -83,6 +100,11 @@ local function resolve_list(list, vars, cwd, skipped)
     end
     if resolved and not core.exists(resolved) then
       resolved, err = nil, resolved .. " does not exist"
+    end
+    local refused = resolved and refuse and refuse(resolved)
+    if refused then
+      resolved, err = nil, refused
+      warn_once(string.format("flemma-sandbox: %s left out of rw_paths: %s", entry, refused))
     end
     if resolved then
       out[#out + 1] = resolved
@@ -163,7 +185,8 @@ end
 function M.resolve(policy, bufnr)
   local vars, cwd = M.variables(bufnr)
   local skipped = {}
-  local rw = core.dedupe(resolve_list(policy.rw_paths or {}, vars, cwd, skipped))
+  local refuse = policy.allow_home_rw ~= true and M.opens_home or nil
+  local rw = core.dedupe(resolve_list(policy.rw_paths or {}, vars, cwd, skipped, refuse))
   local function expand(entry)
     local expanded, err = core.expand(entry, vars)
     if not expanded then
