@@ -77,3 +77,44 @@ describe("escape: Neovim started in the home folder", function()
     )
   end)
 end)
+
+describe("escape: a project under /tmp", function()
+  local w, proj
+  setup(function()
+    w = f.create()
+    proj = (h.capture("mktemp -d /tmp/flemma-escape-proj.XXXXXX"):gsub("%s+$", ""))
+    proj = require("flemma_sandbox.core").resolve(proj, "/")
+    h.sh("mkdir -p " .. h.shell_quote(proj .. "/.git"))
+    h.write(proj .. "/.git/config", "[core]\n\tbare = false\n")
+    h.write(proj .. "/.env", "API_KEY=" .. f.SECRET .. "\n")
+    f.use_host(w, {
+      cwd = function()
+        return proj
+      end,
+    })
+  end)
+  teardown(function()
+    f.destroy(w)
+    h.sh("rm -rf " .. h.shell_quote(proj))
+  end)
+
+  local cmd = function()
+    local q = h.shell_quote
+    return "cat " .. q(proj .. "/.env") .. "; echo '[core] fsmonitor = evil' >> " .. q(proj .. "/.git/config")
+  end
+
+  it("keeps its protected files and its secret scan although /tmp is writable", function()
+    f.policy({ rw_paths = { "$CWD", "/tmp" } })
+    local r = f.attack(w, cmd())
+    assert.is_nil(r.stdout:find(f.SECRET, 1, true))
+    assert.are.equal("[core]\n\tbare = false\n", h.read(proj .. "/.git/config"))
+  end)
+
+  it("control: named only through /tmp it is no project, and the attack works", function()
+    f.policy({ rw_paths = { "/tmp" } })
+    local r = f.attack(w, cmd())
+    assert.truthy(r.stdout:find(f.SECRET, 1, true))
+    assert.matches("fsmonitor = evil", h.read(proj .. "/.git/config"))
+    h.write(proj .. "/.git/config", "[core]\n\tbare = false\n")
+  end)
+end)

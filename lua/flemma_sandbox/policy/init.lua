@@ -186,7 +186,11 @@ function M.resolve(policy, bufnr)
   local vars, cwd = M.variables(bufnr)
   local skipped = {}
   local refuse = policy.allow_home_rw ~= true and M.opens_home or nil
-  local rw = core.dedupe(resolve_list(policy.rw_paths or {}, vars, cwd, skipped, refuse))
+  local listed = resolve_list(policy.rw_paths or {}, vars, cwd, skipped, refuse)
+  local rw = core.dedupe(listed)
+  -- projects before dedupe: a project under /tmp is swallowed by /tmp in
+  -- rw, but keeps its protected files and its secret scan
+  local projects = protect.project_roots(listed)
   local function expand(entry)
     local expanded, err = core.expand(entry, vars)
     if not expanded then
@@ -194,12 +198,12 @@ function M.resolve(policy, bufnr)
     end
     return core.resolve(expanded, cwd)
   end
-  local hidden = protect.hidden(policy, expand, rw, skipped)
+  local hidden = protect.hidden(policy, expand, rw, skipped, projects)
   for _, socket in ipairs(sockets.hidden(policy, expand, rw, hidden)) do
     hidden[#hidden + 1] = socket
   end
   local chat_file = host.buffer_file(bufnr)
-  local protected = protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"))
+  local protected = protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"), projects)
   local deny, ro = {}, {}
   for _, h in ipairs(hidden) do
     deny[#deny + 1] = h.path

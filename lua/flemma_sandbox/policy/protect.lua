@@ -129,15 +129,17 @@ local function is_shared_temp(root)
 end
 
 --- Writable folders that may be projects: not shared temp folders, not
---- the playground (nothing on the host runs from either by itself).
+--- the playground (nothing on the host runs from either by itself). Given
+--- the list before dedupe, a project inside /tmp stays a project.
 ---@param rw string[]
 ---@return string[]
 function M.project_roots(rw)
-  local out = {}
+  local out, seen = {}, {}
   local playground = host.playground_path()
   playground = playground and core.resolve(playground, "/")
   for _, root in ipairs(rw) do
-    if not is_shared_temp(root) and root ~= playground then
+    if not is_shared_temp(root) and root ~= playground and not seen[root] then
+      seen[root] = true
       out[#out + 1] = root
     end
   end
@@ -166,8 +168,9 @@ end
 ---@param expand fun(entry: string): string|nil, string|nil
 ---@param rw string[] resolved writable folders
 ---@param skipped flemma_sandbox.Skipped[]
+---@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
 ---@return flemma_sandbox.Rule[]
-function M.hidden(policy, expand, rw, skipped)
+function M.hidden(policy, expand, rw, skipped, projects)
   local out = {}
   for _, entry in ipairs(M.effective(policy.deny_read)) do
     local real, err = expand(entry)
@@ -185,15 +188,15 @@ function M.hidden(policy, expand, rw, skipped)
   local patterns = M.effective(policy.secret_files)
   local depth = policy.secret_scan_depth or 2
   if depth > 0 and #patterns > 0 then
-    -- shared temp folders hold everyone's files, often thousands: not scanned
-    for _, root in ipairs(rw) do
-      local found, truncated = {}, false
-      if not is_shared_temp(root) then
-        found, truncated = core.scan_secrets(root, patterns, M.SCAN_SKIP, depth, M.SCAN_LIMIT)
-      end
+    -- shared temp folders hold everyone's files, often thousands: not
+    -- scanned; a project inside one is
+    local seen = {}
+    for _, root in ipairs(projects or M.project_roots(rw)) do
+      local found, truncated = core.scan_secrets(root, patterns, M.SCAN_SKIP, depth, M.SCAN_LIMIT)
       for _, path in ipairs(found or {}) do
         local real = core.resolve(path, "/")
-        if real and core.exists(real) and not M.covers_rw(real, rw) then
+        if real and not seen[real] and core.exists(real) and not M.covers_rw(real, rw) then
+          seen[real] = true
           out[#out + 1] = { path = real, rule = "secret_files" }
         end
       end
@@ -285,8 +288,9 @@ end
 ---@param expand fun(entry: string): string|nil, string|nil
 ---@param rw string[]
 ---@param chat_file? string the buffer's own file: its frontmatter sets the policy
+---@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
 ---@return flemma_sandbox.Rule[]
-function M.protected(policy, expand, rw, chat_file)
+function M.protected(policy, expand, rw, chat_file, projects)
   local candidates = {}
   if chat_file and core.exists(chat_file) then
     candidates[1] = { rule = "the chat file (its frontmatter sets this policy)", path = chat_file, dir = false }
@@ -297,7 +301,7 @@ function M.protected(policy, expand, rw, chat_file)
   if state and core.exists(state) then
     candidates[#candidates + 1] = { rule = "flemma-sandbox's own state", path = state, dir = true }
   end
-  local projects = M.project_roots(rw)
+  projects = projects or M.project_roots(rw)
   for _, entry in ipairs(M.effective(policy.deny_write)) do
     local dir = entry:sub(-1) == "/"
     local bare = dir and entry:sub(1, -2) or entry
