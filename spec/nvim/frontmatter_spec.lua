@@ -45,6 +45,10 @@ describe("frontmatter.evaluate", function()
   end
 end)
 
+local function protect_effective(list)
+  return require("flemma_sandbox.policy.protect").effective(list)
+end
+
 describe("frontmatter in .chat buffers", function()
   local dir, notes, restore
   before_each(function()
@@ -72,15 +76,72 @@ describe("frontmatter in .chat buffers", function()
     local cfg, source = sandbox.resolve_config(buf)
     assert.is_true(cfg.enabled)
     assert.are.equal("buffer", source)
+    -- a new writable path loosens: only once the content is trusted
+    assert.are_not.same({ dir .. "/data" }, sandbox.get_policy(buf).rw_paths)
+    vim.cmd("FlemmaSandbox trust")
     local policy = sandbox.get_policy(buf)
     assert.are.same({ dir .. "/data" }, policy.rw_paths)
     assert.is_false(policy.network)
     assert.is_false(sandbox.is_enabled(nil))
+    vim.cmd("FlemmaSandbox untrust")
 
     vim.cmd("FlemmaSandbox disable")
     assert.is_false(sandbox.is_enabled(buf))
     sandbox.reset_enabled()
     assert.is_true(sandbox.is_enabled(buf))
+  end)
+
+  it("applies what tightens at once; what loosens only after :FlemmaSandbox trust of that exact text", function()
+    sandbox.setup({ policy = { network = "ask", limits = { processes = 100 } } })
+    local lines = {
+      "```lua",
+      "flemma.opt.sandbox = { policy = { network = true, limits = { processes = 50 }, deny_write = { '!.envrc' } } }",
+      "flemma.opt.approval = { bash = 'allow', write_file = 'deny' }",
+      "```",
+      "@You: hi",
+    }
+    local buf = n.open_chat(dir .. "/t.chat", lines)
+    local cfg = sandbox.resolve_config(buf)
+    assert.are.equal("ask", cfg.policy.network)
+    assert.are.equal(50, cfg.policy.limits.processes)
+    assert.is_true(vim.tbl_contains(protect_effective(cfg.policy.deny_write), ".envrc"))
+    assert.are.equal("ask", cfg.approval.bash)
+    assert.are.equal("deny", cfg.approval.write_file)
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(buf), "\n")
+    local ignored = "frontmatter NOT trusted, ignored: approval%.bash = allow; policy%.deny_write removes %.envrc; "
+    assert.matches(ignored, status)
+    assert.matches(":FlemmaSandbox trust applies it", status)
+
+    vim.cmd("FlemmaSandbox trust")
+    cfg = sandbox.resolve_config(buf)
+    assert.is_true(cfg.policy.network)
+    assert.are.equal("allow", cfg.approval.bash)
+    assert.is_false(vim.tbl_contains(protect_effective(cfg.policy.deny_write), ".envrc"))
+    assert.matches("frontmatter trusted", table.concat(require("flemma_sandbox.nvim.status").lines(buf), "\n"))
+
+    -- a change to the text (here by a command in the sandbox, on disk) drops the trust
+    vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "flemma.opt.sandbox = { policy = { network = true } }" })
+    vim.cmd("doautocmd TextChanged")
+    assert.are.equal("ask", sandbox.resolve_config(buf).policy.network)
+    -- and the trust record lives where no sandbox can write
+    assert.is_false((sandbox.is_path_writable(require("flemma_sandbox.host").state_dir("trust") .. "/x", buf)))
+    vim.cmd("FlemmaSandbox untrust")
+  end)
+
+  it("never runs a program path from a buffer, trusted or not", function()
+    local lines = {
+      "```lua",
+      "flemma.opt.sandbox = { backends = { bwrap = { path = '/tmp/evil' } }, tools = { shell = '/tmp/evil' } }",
+      "```",
+    }
+    local buf = n.open_chat(dir .. "/u.chat", lines)
+    vim.cmd("FlemmaSandbox trust")
+    local cfg = sandbox.resolve_config(buf)
+    assert.are.equal("bwrap", cfg.backends.bwrap.path)
+    assert.are.equal("bash", cfg.tools.shell)
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(buf), "\n")
+    assert.matches("frontmatter ignored: backends%.bwrap%.path: a program path from a buffer is never run", status)
+    vim.cmd("FlemmaSandbox untrust")
   end)
 
   it("re-reads after a change to the frontmatter, and only then", function()

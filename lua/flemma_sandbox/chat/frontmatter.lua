@@ -2,6 +2,7 @@
 --- an environment where only `flemma.opt` can be written. The result
 --- becomes the buffer's layer of the config (flemma.opt.sandbox).
 local config = require("flemma_sandbox.config")
+local trust = require("flemma_sandbox.chat.trust")
 
 local M = {}
 
@@ -15,6 +16,10 @@ M.max_instructions = 1000000
 ---@field error string|nil why it was rejected
 ---@field opts table|nil the flemma.opt table it produced
 ---@field evaluations integer how often it was evaluated
+---@field code string|nil the frontmatter text
+---@field loose string[]|nil what it loosens (applied only when trusted)
+---@field never string[]|nil what is never taken from a buffer
+---@field trusted boolean|nil whether the user trusts this exact text
 
 ---@type table<integer, flemma_sandbox.FrontmatterState>
 local states = {}
@@ -162,7 +167,8 @@ function M.refresh(bufnr)
     return s.error, false
   end
   s.key = key
-  s.error, s.opts = extract_err, nil
+  s.error, s.opts, s.code = extract_err, nil, code
+  s.loose, s.never, s.trusted = nil, nil, nil
   if code then
     s.evaluations = s.evaluations + 1
     s.opts, s.error = M.evaluate(code)
@@ -176,6 +182,19 @@ function M.refresh(bufnr)
     -- flemma.opt.approval sits beside flemma.opt.sandbox; one layer holds both
     layer = config.expand_shorthand(layer) or {}
     layer.approval = s.opts.approval
+  end
+  layer = config.expand_shorthand(layer)
+  if layer ~= nil and not s.error then
+    local valid, invalid = config.validate(layer, "flemma.opt.sandbox")
+    if valid then
+      -- what loosens applies only to content the user trusts
+      local split = trust.split(layer, config.resolve(nil))
+      s.trusted = trust.is_trusted(bufnr, code)
+      s.loose, s.never = split.loose, split.never
+      layer = s.trusted and trust.without_never(layer) or split.tight
+    else
+      s.error = invalid
+    end
   end
   local ok, err = config.set_buffer(bufnr, layer)
   if not ok then
@@ -197,6 +216,36 @@ function M.sync(bufnr)
   if vim.api.nvim_buf_get_name(bufnr):match("%.chat$") then
     pcall(M.refresh, bufnr)
   end
+end
+
+--- Trusts (or with trusted = false forgets) the buffer's frontmatter as it
+--- is now, and applies the result.
+---@param bufnr integer
+---@param trusted boolean
+---@return boolean ok, string message
+function M.set_trust(bufnr, trusted)
+  local s = M.state(bufnr)
+  s.key = nil
+  M.refresh(bufnr)
+  if not s.code then
+    return false, "this buffer has no frontmatter"
+  end
+  if s.error then
+    return false, "the frontmatter has an error: " .. s.error
+  end
+  local ok, err = trust.set(bufnr, trusted and s.code)
+  if not ok then
+    return false, "cannot keep the trust: " .. tostring(err)
+  end
+  s.key = nil
+  M.refresh(bufnr)
+  if not trusted then
+    return true, "no longer trusted: what the frontmatter loosens is ignored"
+  end
+  if #(s.loose or {}) == 0 then
+    return true, "trusted (it loosens nothing)"
+  end
+  return true, "trusted; now applied: " .. table.concat(s.loose, "; ")
 end
 
 --- Forgets a buffer (BufWipeout).

@@ -1,5 +1,5 @@
---- :FlemmaSandbox status | enable | disable | tool:execute |
---- tool:execute-all | tool:cancel. flemma-sandbox never defines :Flemma:
+--- :FlemmaSandbox status | enable | disable | trust | untrust |
+--- tool:execute | tool:execute-all | tool:cancel. flemma-sandbox never defines :Flemma:
 --- that command is Flemma's. With Flemma installed, enable and disable are
 --- Flemma's session switch and the tool subcommands are Flemma's
 --- (:Flemma tool:execute).
@@ -24,7 +24,7 @@ end
 local function standalone_only(run)
   return function(bufnr)
     if flemma_sandbox() then
-      notify("Flemma runs the tool calls here: use :Flemma tool:execute, tool:cancel", vim.log.levels.INFO)
+      notify("Flemma runs the tool calls and reads the frontmatter here: use :Flemma", vim.log.levels.INFO)
       return
     end
     run(bufnr)
@@ -65,6 +65,14 @@ M.actions = {
   status = function(bufnr)
     status.show(status.lines(bufnr))
   end,
+  trust = standalone_only(function(bufnr)
+    local ok, message = require("flemma_sandbox.chat.frontmatter").set_trust(bufnr, true)
+    notify(message, ok and vim.log.levels.INFO or vim.log.levels.WARN)
+  end),
+  untrust = standalone_only(function(bufnr)
+    local ok, message = require("flemma_sandbox.chat.frontmatter").set_trust(bufnr, false)
+    notify(message, ok and vim.log.levels.INFO or vim.log.levels.WARN)
+  end),
   ["tool:execute"] = standalone_only(function(bufnr)
     local ok, err = require("flemma_sandbox.chat").execute_at(bufnr, vim.api.nvim_win_get_cursor(0)[1] - 1)
     if not ok then
@@ -82,7 +90,16 @@ M.actions = {
   end),
 }
 
-M.SUBCOMMANDS = { "status", "enable", "disable", "tool:execute", "tool:execute-all", "tool:cancel" }
+M.SUBCOMMANDS = {
+  "status",
+  "enable",
+  "disable",
+  "trust",
+  "untrust",
+  "tool:execute",
+  "tool:execute-all",
+  "tool:cancel",
+}
 
 --- Defines :FlemmaSandbox (replacing an earlier definition of ours).
 ---@return string name

@@ -27,9 +27,20 @@ function M.standalone_lines(bufnr)
     string.format("flemma-sandbox, buffer %d%s", bufnr, name ~= "" and (": " .. name) or ""),
     string.format("  enabled:    %s (from %s)", cfg.enabled and "yes" or "no", SOURCES[source]),
   }
-  local fm_error = frontmatter.state(bufnr).error
-  if fm_error then
-    lines[#lines + 1] = "  frontmatter error (ignored): " .. fm_error
+  local fm = frontmatter.state(bufnr)
+  if fm.error then
+    lines[#lines + 1] = "  frontmatter error (ignored): " .. fm.error
+  end
+  if fm.loose and #fm.loose > 0 then
+    if fm.trusted then
+      lines[#lines + 1] = "  frontmatter trusted, loosens: " .. table.concat(fm.loose, "; ")
+    else
+      lines[#lines + 1] = "  frontmatter NOT trusted, ignored: " .. table.concat(fm.loose, "; ")
+      lines[#lines + 1] = "    (:FlemmaSandbox trust applies it; any change to the text needs trust again)"
+    end
+  end
+  for _, item in ipairs(fm.never or {}) do
+    lines[#lines + 1] = "  frontmatter ignored: " .. item
   end
 
   local backend = sandbox.backend_status(bufnr)

@@ -1,0 +1,265 @@
+--- Trust for frontmatter that loosens the sandbox. A .chat file lives where
+--- sandboxed commands may write, so its frontmatter may have been written by
+--- one: what it tightens always applies; what it loosens (disabling, a
+--- backend, more writable paths, network, privileges, fewer hidden or
+--- protected paths, approvals, limits) applies only once the user ran
+--- :FlemmaSandbox trust on that exact content. Trust is kept by the file's
+--- path and the SHA-256 of its frontmatter in flemma-sandbox's state folder,
+--- which no sandbox can write; any change to the text drops it. A program
+--- path from a buffer (backends.*.path, tools.shell) is never used.
+local host = require("flemma_sandbox.host")
+local util = require("flemma_sandbox.util")
+
+local M = {}
+
+local NETWORK_RANK = { [false] = 0, ask = 1, [true] = 2 }
+local APPROVAL_RANK = { deny = 0, ask = 1, allow = 2 }
+local LOOSER_WHEN_LARGER = { "timeout_ms", "max_timeout_ms", "output_limit", "read_max_bytes", "max_parallel" }
+
+---@param list any
+---@param value any
+---@return boolean
+local function contains(list, value)
+  for _, v in ipairs(type(list) == "table" and list or {}) do
+    if v == value then
+      return true
+    end
+  end
+  return false
+end
+
+--- The entries of `list` that `base` lacks.
+local function added(list, base)
+  local out = {}
+  for _, v in ipairs(list) do
+    if not contains(base, v) then
+      out[#out + 1] = tostring(v)
+    end
+  end
+  return out
+end
+
+---@class flemma_sandbox.TrustSplit
+---@field tight table the layer without what loosens (always applied)
+---@field loose string[] what the layer loosens, one line each
+---@field never string[] what is never taken from a buffer
+
+--- Splits a frontmatter layer (already validated) into what tightens or
+--- keeps the base config and what loosens it.
+---@param layer table flemma.opt.sandbox (+ approval), shorthand expanded
+---@param base flemma_sandbox.Config the config without the buffer's layer
+---@return flemma_sandbox.TrustSplit
+function M.split(layer, base)
+  local tight, loose, never = {}, {}, {}
+  local function lose(text)
+    loose[#loose + 1] = text
+  end
+  if layer.enabled ~= nil then
+    if layer.enabled == false and base.enabled ~= false then
+      lose("enabled = false")
+    else
+      tight.enabled = layer.enabled
+    end
+  end
+  if layer.backend ~= nil then
+    if layer.backend ~= base.backend then
+      lose("backend = " .. tostring(layer.backend))
+    else
+      tight.backend = layer.backend
+    end
+  end
+  for name, b in pairs(layer.backends or {}) do
+    if b.path ~= nil then
+      never[#never + 1] = "backends." .. name .. ".path: a program path from a buffer is never run"
+    end
+    if b.extra_args ~= nil and #b.extra_args > 0 then
+      lose("backends." .. name .. ".extra_args")
+    end
+  end
+  local policy, base_policy = layer.policy or {}, base.policy or {}
+  local tp = {}
+  for key, value in pairs(policy) do
+    local b = base_policy[key]
+    if key == "rw_paths" or key == "env_allow" or key == "allow_sockets" then
+      local more = added(value, b)
+      if #more > 0 then
+        lose("policy." .. key .. " adds " .. table.concat(more, ", "))
+      else
+        tp[key] = value
+      end
+    elseif key == "deny_read" or key == "deny_write" or key == "secret_files" then
+      -- additive lists: new entries tighten, "!entry" removes a rule
+      local keep, removed = {}, {}
+      for _, entry in ipairs(value) do
+        if entry:sub(1, 1) == "!" then
+          removed[#removed + 1] = entry:sub(2)
+        else
+          keep[#keep + 1] = entry
+        end
+      end
+      if #removed > 0 then
+        lose("policy." .. key .. " removes " .. table.concat(removed, ", "))
+      end
+      tp[key] = keep
+    elseif key == "network" then
+      if NETWORK_RANK[value] > (NETWORK_RANK[b] or 0) then
+        lose("policy.network = " .. tostring(value))
+      else
+        tp[key] = value
+      end
+    elseif key == "allow_privileged" or key == "allow_home_rw" then
+      if value == true and b ~= true then
+        lose("policy." .. key .. " = true")
+      else
+        tp[key] = value
+      end
+    elseif key == "seccomp" then
+      if value == false and b ~= false then
+        lose("policy.seccomp = false")
+      else
+        tp[key] = value
+      end
+    elseif key == "secret_scan_depth" then
+      if value < (b or 0) then
+        lose("policy.secret_scan_depth = " .. value)
+      else
+        tp[key] = value
+      end
+    elseif key == "limits" then
+      local tl = {}
+      for name, v in pairs(value) do
+        local bv = (b or {})[name]
+        if type(bv) == "number" and (v == false or v > bv) then
+          lose("policy.limits." .. name .. " = " .. tostring(v))
+        else
+          tl[name] = v
+        end
+      end
+      tp.limits = tl
+    end
+  end
+  if next(tp) then
+    tight.policy = tp
+  end
+  if layer.approval ~= nil then
+    local ta = {}
+    for tool, level in pairs(layer.approval) do
+      local b = (base.approval or {})[tool] or "ask"
+      if (APPROVAL_RANK[level] or 0) > (APPROVAL_RANK[b] or 1) then
+        lose("approval." .. tool .. " = " .. tostring(level))
+      else
+        ta[tool] = level
+      end
+    end
+    tight.approval = ta
+  end
+  if layer.tools ~= nil then
+    local tt = {}
+    for key, value in pairs(layer.tools) do
+      if key == "shell" then
+        never[#never + 1] = "tools.shell: a program path from a buffer is never run"
+      elseif contains(LOOSER_WHEN_LARGER, key) and value > ((base.tools or {})[key] or math.huge) then
+        lose("tools." .. key .. " = " .. tostring(value))
+      else
+        tt[key] = value
+      end
+    end
+    tight.tools = tt
+  end
+  table.sort(loose)
+  return { tight = tight, loose = loose, never = never }
+end
+
+--- The layer trusted content gets: everything but what is never taken.
+---@param layer table
+---@return table
+function M.without_never(layer)
+  local out = util.deepcopy(layer)
+  for _, b in pairs(out.backends or {}) do
+    b.path = nil
+  end
+  if out.tools then
+    out.tools.shell = nil
+  end
+  return out
+end
+
+--- Trust of unnamed buffers lasts for the session only.
+---@type table<string, string>
+local session = {}
+
+--- The key a buffer's trust is kept under: its file's real path.
+---@param bufnr integer
+---@return string key, boolean persistent
+local function key_of(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" then
+    return "buffer:" .. bufnr, false
+  end
+  return vim.fn.resolve(vim.fn.fnamemodify(name, ":p")), true
+end
+
+--- The file holding the trusted hash for a key (named by the key's hash).
+---@param key string
+---@return string|nil path, string|nil err
+local function record(key)
+  local dir, err = host.state_dir("trust")
+  if not dir then
+    return nil, err
+  end
+  return dir .. "/" .. vim.fn.sha256(key), nil
+end
+
+---@param code string the frontmatter text
+---@return string
+function M.hash(code)
+  return vim.fn.sha256(code)
+end
+
+--- Whether the user trusts this buffer's frontmatter text as it is.
+---@param bufnr integer
+---@param code string
+---@return boolean
+function M.is_trusted(bufnr, code)
+  local key, persistent = key_of(bufnr)
+  if not persistent then
+    return session[key] == M.hash(code)
+  end
+  local path = record(key)
+  local f = path and io.open(path, "r")
+  if not f then
+    return false
+  end
+  local stored = f:read("*l")
+  f:close()
+  return stored == M.hash(code) .. " " .. key
+end
+
+--- Trusts (or with `false`, forgets) this buffer's frontmatter text.
+---@param bufnr integer
+---@param code string|false
+---@return boolean ok, string|nil err
+function M.set(bufnr, code)
+  local key, persistent = key_of(bufnr)
+  if not persistent then
+    session[key] = code and M.hash(code) or nil
+    return true
+  end
+  local path, err = record(key)
+  if not path then
+    return false, err
+  end
+  if not code then
+    os.remove(path)
+    return true
+  end
+  local f, open_err = io.open(path, "w")
+  if not f then
+    return false, open_err
+  end
+  f:write(M.hash(code) .. " " .. key .. "\n")
+  f:close()
+  return true
+end
+
+return M
