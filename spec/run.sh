@@ -77,13 +77,13 @@ run_flemma_own() {
   rm -rf "$d" "$log"
 }
 for suite in "${suites[@]}"; do
-  if [ "$suite" = flemma ]; then
+  if [ "$suite" = flemma ] || [ "$suite" = flemma-own ]; then
     if [ -z "${FLEMMA_DIR:-}" ] || [ ! -f "${FLEMMA_DIR}/lua/flemma/init.lua" ]; then
-      echo "== spec/flemma skipped: FLEMMA_DIR does not name a Flemma checkout"
+      echo "== spec/$suite skipped: FLEMMA_DIR does not name a Flemma checkout"
       continue
     fi
     if ! nvim --headless -u NONE -c 'if has("nvim-0.11") | qa! | else | cquit 1 | endif' </dev/null >/dev/null 2>&1; then
-      echo "== spec/flemma skipped: Flemma needs Neovim 0.11+, this is $(nvim --version | head -n 1)"
+      echo "== spec/$suite skipped: Flemma needs Neovim 0.11+, this is $(nvim --version | head -n 1)"
       continue
     fi
   fi
