@@ -210,6 +210,7 @@ function M.stdpath(name)
   end
   local xdg = { config = { "XDG_CONFIG_HOME", "/.config" }, data = { "XDG_DATA_HOME", "/.local/share" } }
   xdg.state = { "XDG_STATE_HOME", "/.local/state" }
+  xdg.cache = { "XDG_CACHE_HOME", "/.cache" }
   local base = xdg_home(xdg[name][1], xdg[name][2])
   return base and (base .. "/" .. (M.getenv("NVIM_APPNAME") or "nvim"))
 end

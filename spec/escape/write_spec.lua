@@ -178,6 +178,20 @@ describe("escape: changing what runs later on the host", function()
       assert.are_not.equal(0, r.code)
     end)
 
+    it("vim.loader's compiled Lua in Neovim's cache cannot be changed, with ~/.cache writable", function()
+      h.sh("mkdir -p " .. h.shell_quote(w.home .. "/.cache/nvim/luac"))
+      h.write(w.home .. "/.cache/nvim/luac/init.luac", "original\n")
+      local plant = "echo evil > ~/.cache/nvim/luac/init.luac; echo evil > ~/.cache/nvim/luac/new.luac"
+      f.policy({ rw_paths = { "$CWD", "~/.cache" } }) -- Flemma's default rw_paths hold ~/.cache
+      local r = f.attack(w, plant)
+      assert.are_not.equal(0, r.code)
+      -- control: without the rule the plant lands
+      f.policy({ rw_paths = { "$CWD", "~/.cache" }, deny_write = { "!$NVIM_CACHE/" } })
+      f.attack(w, plant, { keep_host = true })
+      assert.are.equal("evil\n", h.read(w.home .. "/.cache/nvim/luac/new.luac"))
+      h.sh("rm -rf " .. h.shell_quote(w.home .. "/.cache/nvim"))
+    end)
+
     it("no autostart entry or systemd user unit can be added", function()
       local r = f.attack(
         w,

@@ -45,7 +45,7 @@ function M.variables(bufnr)
         return host.lua_dir()
       end
       local nvim_dir = name:match("^NVIM_(%u+)$")
-      if nvim_dir == "CONFIG" or nvim_dir == "DATA" or nvim_dir == "STATE" then
+      if nvim_dir == "CONFIG" or nvim_dir == "DATA" or nvim_dir == "STATE" or nvim_dir == "CACHE" then
         return host.stdpath(nvim_dir:lower())
       end
       return host.getenv(name)

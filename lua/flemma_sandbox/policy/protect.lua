@@ -55,6 +55,8 @@ M.DEFAULT_DENY_WRITE = {
   "$NVIM_CONFIG/",
   "$NVIM_DATA/",
   "$NVIM_STATE/",
+  -- vim.loader keeps compiled Lua there, which Neovim runs on the next start
+  "$NVIM_CACHE/",
   "$FLEMMA_SANDBOX_LIB/",
   "$FLEMMA_SANDBOX_LUA/",
   "~/.config/autostart/",
