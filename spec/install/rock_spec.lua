@@ -9,16 +9,6 @@ local function have(program)
   return h.run({ "sh", "-c", "command -v " .. program }).code == 0
 end
 
---- The tree as a user's clone would hold it, built files left out.
-local function copy_tree(dest)
-  h.sh("mkdir -p " .. dest)
-  h.sh(
-    "tar -c --exclude=.git --exclude='*.so' --exclude='*.o' --exclude=flemma-sandbox-exec --exclude=doc/tags "
-      .. "--exclude=fuzz/bin . | tar -x -C "
-      .. dest
-  )
-end
-
 local function extend(list, more)
   for _, v in ipairs(more) do
     list[#list + 1] = v
@@ -54,7 +44,7 @@ describe("the rock", function()
   end
 
   it("installed with luarocks make, brings the command, help, health check, and wraps commands", function()
-    copy_tree(t .. "/src")
+    h.copy_tree(t .. "/src")
     h.sh("mkdir -p " .. t .. "/home " .. t .. "/project")
     luarocks({ "make", rockspec }, t .. "/src")
     local rock_dir = h.capture("ls -d " .. t .. "/rocks/lib/luarocks/rocks-5.1/flemma-sandbox/*/"):gsub("%s+$", "")
@@ -109,7 +99,7 @@ vim.cmd("qa!")
 
   it("packs from the tagged source the rockspec names, and the packed rock builds", function()
     local version = rockspec:match("%-([%d.]+)%-%d+%.rockspec$")
-    copy_tree(t .. "/src")
+    h.copy_tree(t .. "/src")
     h.sh("mkdir -p " .. t .. "/home " .. t .. "/out")
     h.sh(
       "cd "

@@ -54,6 +54,19 @@ function M.read(path)
   return s
 end
 
+--- Copies this tree (the working directory) to dest as a user's clone
+--- would hold it: built files left out, owned by whoever runs the spec (as
+--- root, tar would keep the test user's ownership and git would refuse it).
+---@param dest string
+function M.copy_tree(dest)
+  M.sh("mkdir -p " .. M.shell_quote(dest))
+  M.sh(
+    "tar -c --exclude=.git --exclude='*.so' --exclude='*.o' --exclude=flemma-sandbox-exec --exclude=doc/tags "
+      .. "--exclude=fuzz/bin . | tar -x --no-same-owner -C "
+      .. M.shell_quote(dest)
+  )
+end
+
 ---@param cmd string shell command
 function M.sh(cmd)
   local out = capture("(" .. cmd .. ") 2>&1; echo __rc=$?")
