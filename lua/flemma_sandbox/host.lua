@@ -177,6 +177,19 @@ function M.playground_path()
   return data and (data .. "/flemma-sandbox/playground"), err
 end
 
+--- path, made with mode 0700 (and its parents) when missing.
+---@param path string
+---@return string|nil path, string|nil err
+local function private_dir(path)
+  if not core.exists(path) then
+    local ok, err = core.make_dirs(path, tonumber("700", 8))
+    if not ok then
+      return nil, err
+    end
+  end
+  return path
+end
+
 --- The playground: a writable folder outside every project, made 0700 on
 --- first use.
 ---@return string|nil path, string|nil err
@@ -185,18 +198,12 @@ function M.playground()
   if not path then
     return nil, err
   end
-  if not core.exists(path) then
-    local ok, merr = core.make_dirs(path, tonumber("700", 8))
-    if not ok then
-      return nil, merr
-    end
-  end
-  return path
+  return private_dir(path)
 end
 
---- A folder of Neovim's (stdpath "config", "data" or "state"). Under plain
---- LuaJIT, and for "state" before Neovim 0.8, the XDG default.
----@param name "config"|"data"|"state"
+--- A folder of Neovim's (stdpath "config", "data", "state" or "cache").
+--- Under plain LuaJIT, and for "state" before Neovim 0.8, the XDG default.
+---@param name "config"|"data"|"state"|"cache"
 ---@return string|nil
 function M.stdpath(name)
   if current.stdpath then
@@ -232,14 +239,7 @@ function M.state_dir(sub)
   if not base then
     return nil, err
   end
-  local path = base .. "/" .. sub
-  if not core.exists(path) then
-    local ok, merr = core.make_dirs(path, tonumber("700", 8))
-    if not ok then
-      return nil, merr
-    end
-  end
-  return path
+  return private_dir(base .. "/" .. sub)
 end
 
 ---@return table<string, string>|nil

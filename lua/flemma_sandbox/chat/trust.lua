@@ -14,6 +14,8 @@ local M = {}
 
 local NETWORK_RANK = { [false] = 0, ask = 1, [true] = 2 }
 local APPROVAL_RANK = { deny = 0, ask = 1, allow = 2 }
+--- Boolean policy keys and the value that loosens.
+local LOOSE_BOOLEAN = { allow_privileged = true, allow_home_rw = true, seccomp = false }
 local LOOSER_WHEN_LARGER = { "timeout_ms", "max_timeout_ms", "output_limit", "read_max_bytes", "max_parallel" }
 
 ---@param list any
@@ -107,15 +109,9 @@ function M.split(layer, base)
       else
         tp[key] = value
       end
-    elseif key == "allow_privileged" or key == "allow_home_rw" then
-      if value == true and b ~= true then
-        lose("policy." .. key .. " = true")
-      else
-        tp[key] = value
-      end
-    elseif key == "seccomp" then
-      if value == false and b ~= false then
-        lose("policy.seccomp = false")
+    elseif LOOSE_BOOLEAN[key] ~= nil then
+      if value == LOOSE_BOOLEAN[key] and b ~= value then
+        lose("policy." .. key .. " = " .. tostring(value))
       else
         tp[key] = value
       end
