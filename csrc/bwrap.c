@@ -42,10 +42,8 @@ static int skip(fs_vec *skipped, const char *path, const char *reason)
 }
 
 /* 1 when the path can be mounted; otherwise records why not and returns 0.
- * A ro path may be missing: the exec helper makes its placeholder first.
  * Negative on allocation failure. */
-static int mountable(const char *path, const char *what, int must_exist, fs_vec *skipped, struct stat *st,
-                     fs_err *err)
+static int mountable(const char *path, const char *what, fs_vec *skipped, struct stat *st, fs_err *err)
 {
     size_t i, len = strlen(path);
 
@@ -59,8 +57,6 @@ static int mountable(const char *path, const char *what, int must_exist, fs_vec 
                        ? 0
                        : FS_ENOMEM;
     }
-    if (!must_exist)
-        return 1;
     if (stat(path, st) != 0)
         return skip(skipped, path, errno == ENOENT ? "does not exist" : strerror(errno)) == FS_OK
                    ? 0
@@ -110,7 +106,7 @@ static int add_binds(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs
     for (i = 0; i < total && rc == FS_OK; i++) {
         int read_only = i >= p->rw_paths.len;
         const char *path = read_only ? p->ro_paths.items[i - p->rw_paths.len] : p->rw_paths.items[i];
-        int ok = mountable(path, read_only ? "ro_paths" : "rw_paths", !read_only, skipped, &st, err);
+        int ok = mountable(path, read_only ? "ro_paths" : "rw_paths", skipped, &st, err);
 
         if (ok < 0)
             rc = ok;
@@ -139,7 +135,7 @@ static int add_masks(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs
 
     for (i = 0; i < p->deny_paths.len; i++) {
         const char *path = p->deny_paths.items[i];
-        int ok = mountable(path, "deny_paths", 1, skipped, &st, err);
+        int ok = mountable(path, "deny_paths", skipped, &st, err);
 
         if (ok < 0)
             return ok;

@@ -14,8 +14,7 @@ typedef struct {
 typedef struct {
     const char *bwrap;   /* program, e.g. "bwrap" or "/usr/bin/bwrap" */
     fs_strs rw_paths;    /* absolute, resolved; bound read-write */
-    fs_strs ro_paths;    /* absolute; bound read-only again inside a rw path; may be
-                          * missing until the exec helper's placeholder exists */
+    fs_strs ro_paths;    /* absolute; bound read-only again inside a rw path */
     fs_strs deny_paths;  /* absolute; hidden behind a tmpfs or /dev/null */
     int network;         /* 0: own network namespace with loopback only */
     int allow_privileged;

@@ -4,10 +4,10 @@
  * the seccomp filter and execs the command, so all of it binds the command
  * and everything it starts, but not bwrap's own setup.
  *
- * With --clearenv, --placeholder-* or --args-file it runs on the host
- * instead, in front of bwrap (host_mode.c): it starts bwrap with an empty
- * environment, holds the placeholders of missing protected paths while bwrap
- * runs, and passes long option lists as "--args FD". */
+ * With --clearenv, --args-file or --check-file it runs on the host instead,
+ * in front of bwrap (host_mode.c): it starts bwrap with an empty
+ * environment, passes long option lists as "--args FD", and after the run
+ * moves what the command created at protected names to the quarantine. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -108,8 +108,8 @@ static int install_seccomp(void)
 static int usage(void)
 {
     fputs("usage: flemma-sandbox-exec [--seccomp] [--scope] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
-          "       flemma-sandbox-exec [--clearenv] [--ledger DIR] [--placeholder-file PATH]...\n"
-          "                           [--placeholder-dir PATH]... [--args-file FILE] -- BWRAP [ARG]...\n"
+          "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
+          "                           -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --info\n",
           stderr);
     return 2;
@@ -118,15 +118,9 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     fs_host_opts host;
-    fs_placeholder_req *reqs;
     int i, seccomp = 0, scope = 0, host_mode = 0, rc;
 
     memset(&host, 0, sizeof(host));
-    /* at most one placeholder per two arguments */
-    reqs = calloc((size_t)argc / 2 + 1, sizeof(*reqs));
-    if (!reqs)
-        return die("out of memory", NULL);
-    host.reqs = reqs;
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         int has_value = i + 1 < argc;
 
@@ -137,14 +131,10 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--limit") == 0 && has_value) {
             rc = apply_limit(argv[++i]);
             if (rc)
-                return free(reqs), rc;
-        } else if ((strcmp(argv[i], "--placeholder-file") == 0 || strcmp(argv[i], "--placeholder-dir") == 0) &&
-                   has_value) {
-            reqs[host.n_reqs].is_dir = argv[i][14] == 'd';
-            reqs[host.n_reqs++].path = argv[++i];
+                return rc;
+        } else if (strcmp(argv[i], "--check-file") == 0 && has_value) {
+            host.check_file = argv[++i];
             host_mode = 1;
-        } else if (strcmp(argv[i], "--ledger") == 0 && has_value) {
-            host.ledger = argv[++i];
         } else if (strcmp(argv[i], "--clearenv") == 0) {
             host.clear_env = 1;
             host_mode = 1;
@@ -155,19 +145,15 @@ int main(int argc, char **argv)
             const char *arch = fs_seccomp_arch();
 
             printf("seccomp %s\nlandlock %d\n", arch ? arch : "unsupported", fs_landlock_abi());
-            return free(reqs), 0;
+            return 0;
         } else {
-            return free(reqs), usage();
+            return usage();
         }
     }
     if (i + 1 >= argc || (host_mode && (seccomp || scope)))
-        return free(reqs), usage();
-    if (host_mode) {
-        rc = fs_host_run(&host, argv + i + 1, argc - i - 1);
-        free(reqs);
-        return rc;
-    }
-    free(reqs);
+        return usage();
+    if (host_mode)
+        return fs_host_run(&host, argv + i + 1, argc - i - 1);
     if ((seccomp || scope) && (rc = set_no_new_privs()) != 0)
         return rc;
     if (scope && fs_landlock_scope() != 0)

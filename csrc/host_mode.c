@@ -1,9 +1,8 @@
-/* Placeholders are shared by every sandbox that needs them: each holder
- * keeps a shared flock on it, and whoever can take the exclusive lock after
- * its own run is the last one and removes it, only if it is still the same
- * inode and still empty. A marker per placeholder in the ledger folder lets
- * the next run clean up after a holder that was killed. Signals are taken
- * with sigwaitinfo, not handlers, so there is no global state. */
+/* With a check file, this process stays on the host while bwrap runs and
+ * checks afterwards. The check file is renamed NAME.running and locked for
+ * as long as that takes; one left unlocked belongs to a helper that was
+ * killed, and the next helper with a check file does its check. Signals
+ * are taken with sigwaitinfo, not handlers, so there is no global state. */
 #define _GNU_SOURCE
 #include "host_mode.h"
 
@@ -18,14 +17,16 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "after_run.h"
 #include "buf.h"
-#include "scan.h"
 #include "status.h"
 
 #define EXIT_SETUP 126
-#define ACQUIRE_TRIES 8
+/* a check file no helper took up within a day was never run */
+#define STALE_SECONDS (24 * 60 * 60)
 
 static int setup_error(const char *what, const char *path, int errnum)
 {
@@ -33,161 +34,85 @@ static int setup_error(const char *what, const char *path, int errnum)
     return EXIT_SETUP;
 }
 
-static int open_node(const char *path)
+/* Does the check in file and reports what it moved on stderr. */
+static void check_after(const char *file, const char *when)
 {
-    return open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    fs_vec moved;
+    fs_err err;
+    size_t i;
+
+    fs_vec_init(&moved);
+    if (fs_after_run(file, &moved, &err) != FS_OK)
+        fprintf(stderr, "flemma-sandbox: the check %s failed: %s\n", when, err.msg);
+    for (i = 0; i + 1 < moved.len; i += 2) {
+        if (moved.items[i + 1][0] == '\0')
+            fprintf(stderr, "flemma-sandbox: %s: too many entries, not every new .git was checked\n",
+                    moved.items[i]);
+        else
+            fprintf(stderr, "flemma-sandbox: %s was created at a protected name %s; moved to %s\n",
+                    moved.items[i], when, moved.items[i + 1]);
+    }
+    fs_vec_free(&moved);
 }
 
-static int same_inode(int fd, const char *path)
+/* Checks for the runs whose helper was killed, and drops check files that
+ * were never run. */
+static void sweep(const char *dir_path, const char *own)
 {
-    struct stat a, b;
+    DIR *dir = opendir(dir_path);
+    struct dirent *e;
 
-    return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-static void write_marker(const char *ledger, const char *path, const fs_node_id *id)
-{
-    char name[4096], text[80];
-    int fd;
-
-    if (!ledger)
+    if (!dir)
         return;
-    fs_node_id_format(id, text, sizeof(text));
-    snprintf(name, sizeof(name), "%s/%s", ledger, text);
-    fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return; /* without a marker only a crash can leave the placeholder */
-    if (write(fd, path, strlen(path)) < 0)
-        unlink(name);
-    close(fd);
-}
-
-typedef struct {
-    int fd;
-    int created; /* made by this run: id says which inode */
-    fs_node_id id;
-} held_node;
-
-/* The placeholder, or what is already at its path, opened and share-locked. */
-static int acquire(const fs_host_opts *o, const fs_placeholder_req *r, held_node *out)
-{
-    int tries;
-
-    for (tries = 0; tries < ACQUIRE_TRIES; tries++) {
-        fs_err err;
+    while ((e = readdir(dir)) != NULL) {
+        size_t len = strlen(e->d_name);
+        char file[4096];
+        struct stat st;
         int fd;
 
-        out->created = fs_placeholder_make(r->path, r->is_dir, &out->id, &err) == FS_OK;
-        if (out->created)
-            write_marker(o->ledger, r->path, &out->id);
-        else if (errno != EEXIST)
-            return setup_error("cannot make placeholder", r->path, errno);
-        fd = open_node(r->path);
-        if (fd < 0) {
-            struct stat st;
-
-            if (errno == ENOENT)
-                continue; /* removed by the last holder just now: make it again */
-            if (!out->created && lstat(r->path, &st) == 0 && !S_ISLNK(st.st_mode)) {
-                /* a real file we cannot open (another user's, a socket):
-                 * not a placeholder, so there is nothing to hold; the
-                 * bind protects it */
-                out->fd = -1;
-                return 0;
-            }
-            return setup_error("cannot open protected path", r->path, errno);
+        if (e->d_name[0] == '.' || (size_t)snprintf(file, sizeof(file), "%s/%s", dir_path, e->d_name) >= sizeof(file) ||
+            strcmp(file, own) == 0)
+            continue;
+        if (len > 6 && strcmp(e->d_name + len - 6, ".check") == 0) {
+            if (lstat(file, &st) == 0 && st.st_mtime + STALE_SECONDS < time(NULL))
+                unlink(file);
+            continue;
         }
-        if (flock(fd, LOCK_SH) == 0 && same_inode(fd, r->path)) {
-            out->fd = fd;
-            return 0;
+        if (len <= 8 || strcmp(e->d_name + len - 8, ".running") != 0)
+            continue;
+        fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        /* still linked once locked: nobody else took it up meanwhile */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(file, &st) == 0) {
+            check_after(file, "during an earlier run that was killed");
+            unlink(file);
         }
         close(fd);
     }
-    return setup_error("protected path keeps changing", r->path, EAGAIN);
-}
-
-/* Removes a placeholder this run made unless another sandbox holds it
- * (works without a ledger too). */
-static void release_own(const fs_host_opts *o, const char *path, const fs_node_id *id)
-{
-    struct stat st;
-    fs_node_id now;
-    fs_err err;
-    int fd = open_node(path), removed = 0;
-
-    if (fd < 0)
-        return;
-    if (fstat(fd, &st) == 0 && (fs_node_id_of(&st, &now), fs_node_id_equal(&now, id)) &&
-        flock(fd, LOCK_EX | LOCK_NB) == 0)
-        fs_placeholder_remove(path, id, &removed, &err);
-    close(fd);
-    if (removed && o->ledger) {
-        char name[4096], text[80];
-
-        fs_node_id_format(id, text, sizeof(text));
-        snprintf(name, sizeof(name), "%s/%s", o->ledger, text);
-        unlink(name);
-    }
-}
-
-/* Removes the placeholder named by one marker if nobody holds it; 1 when
- * it removed one. */
-static int sweep_one(const char *ledger, const char *marker)
-{
-    fs_node_id id, now;
-    char file[4096], path[4096];
-    ssize_t len;
-    int fd, removed = 0, keep = 0;
-    fs_err err;
-
-    if (fs_node_id_parse(marker, &id) != 0)
-        return 0;
-    snprintf(file, sizeof(file), "%s/%s", ledger, marker);
-    fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    len = read(fd, path, sizeof(path) - 1);
-    close(fd);
-    if (len <= 0)
-        return 0;
-    path[len] = '\0';
-    fd = open_node(path);
-    if (fd >= 0) {
-        struct stat st;
-
-        if (fstat(fd, &st) == 0 && (fs_node_id_of(&st, &now), fs_node_id_equal(&now, &id))) {
-            if (flock(fd, LOCK_EX | LOCK_NB) != 0)
-                keep = 1; /* a running sandbox holds it */
-            else if (fs_placeholder_remove(path, &id, &removed, &err) == FS_OK && !removed &&
-                     S_ISDIR(st.st_mode))
-                keep = 1; /* a placeholder inside it may still go first */
-        }
-        close(fd);
-    }
-    /* gone, replaced, removed, or a file that got content: no longer ours */
-    if (!keep)
-        unlink(file);
-    return removed;
-}
-
-/* Passes until nothing more goes: a placeholder folder can only go once
- * the placeholders inside it (from concurrent sandboxes) are gone. */
-static void sweep(const char *ledger)
-{
-    DIR *dir;
-    struct dirent *e;
-    int removed, passes = 0;
-
-    if (!ledger || !(dir = opendir(ledger)))
-        return;
-    do {
-        removed = 0;
-        rewinddir(dir);
-        while ((e = readdir(dir)) != NULL)
-            if (e->d_name[0] != '.')
-                removed += sweep_one(ledger, e->d_name);
-    } while (removed > 0 && ++passes < 8);
     closedir(dir);
+}
+
+/* Takes up NAME.check: locks it and renames it NAME.running, whose path
+ * goes to running. Returns the locked descriptor, or -1. */
+static int take_up(const char *check_file, char *running, size_t n)
+{
+    size_t len = strlen(check_file);
+    int fd;
+
+    if (len <= 6 || strcmp(check_file + len - 6, ".check") != 0 || len + 3 >= n) {
+        setup_error("--check-file must end in .check:", check_file, EINVAL);
+        return -1;
+    }
+    snprintf(running, n, "%.*s.running", (int)(len - 6), check_file);
+    fd = open(check_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0 || rename(check_file, running) != 0) {
+        setup_error("cannot take up", check_file, errno);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* cmd with "--args FD" after the program when there is an args file. */
@@ -251,26 +176,20 @@ static int wait_forwarding(pid_t child, const sigset_t *set)
 int fs_host_run(const fs_host_opts *o, char **cmd, int n)
 {
     sigset_t set, old;
-    char fdtext[16];
+    char fdtext[16], running[4096], runs_dir[4096];
     char **argv;
-    held_node *nodes;
-    int args_fd, rc = 0;
-    size_t i, held = 0;
-    pid_t child;
+    char *slash;
+    int args_fd, lock_fd, rc;
+    pid_t child, self = getpid();
 
     argv = command_argv(o, cmd, n, fdtext, sizeof(fdtext), &args_fd);
     if (!argv)
         return EXIT_SETUP;
-    if (o->n_reqs == 0) {
+    if (!o->check_file) {
         exec_command(o, argv);
         rc = setup_error("cannot run", argv[0], errno);
         free(argv);
         return rc;
-    }
-    nodes = calloc(o->n_reqs, sizeof(*nodes));
-    if (!nodes) {
-        free(argv);
-        return setup_error("out of memory", NULL, ENOMEM);
     }
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -278,40 +197,39 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
-    /* when Neovim dies, still stop the sandbox and clean up */
+    /* when Neovim dies, still stop the sandbox and check */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1)
-        kill(getpid(), SIGTERM);
-    sweep(o->ledger);
-    for (i = 0; i < o->n_reqs && rc == 0; i++)
-        if ((rc = acquire(o, &o->reqs[i], &nodes[i])) == 0)
-            held++;
-    if (rc == 0) {
-        pid_t self = getpid();
-
-        child = fork();
-        if (child == 0) {
-            /* bwrap's --die-with-parent covers the sandbox, not bwrap: if
-             * this process is killed outright, bwrap must go too */
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != self)
-                _exit(EXIT_SETUP);
-            sigprocmask(SIG_SETMASK, &old, NULL);
-            exec_command(o, argv);
-            _exit(setup_error("cannot run", argv[0], errno));
-        }
-        if (args_fd >= 0)
-            close(args_fd);
-        rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set);
+        kill(self, SIGTERM);
+    lock_fd = take_up(o->check_file, running, sizeof(running));
+    if (lock_fd < 0) {
+        free(argv);
+        return EXIT_SETUP;
     }
-    for (i = 0; i < held; i++)
-        if (nodes[i].fd >= 0)
-            close(nodes[i].fd);
-    for (i = held; i-- > 0;) /* inner placeholders before the folders around them */
-        if (nodes[i].created)
-            release_own(o, o->reqs[i].path, &nodes[i].id);
-    sweep(o->ledger);
-    free(nodes);
+    snprintf(runs_dir, sizeof(runs_dir), "%s", running);
+    slash = strrchr(runs_dir, '/');
+    if (slash && slash != runs_dir) {
+        *slash = '\0';
+        sweep(runs_dir, running);
+    }
+    child = fork();
+    if (child == 0) {
+        /* bwrap's --die-with-parent covers the sandbox, not bwrap: if this
+         * process is killed outright, bwrap must go too */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != self)
+            _exit(EXIT_SETUP);
+        close(lock_fd);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        exec_command(o, argv);
+        _exit(setup_error("cannot run", argv[0], errno));
+    }
+    if (args_fd >= 0)
+        close(args_fd);
+    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set);
+    check_after(running, "by the command");
+    unlink(running);
+    close(lock_fd);
     free(argv);
     return rc;
 }

@@ -1,22 +1,14 @@
-/* The host side of flemma-sandbox-exec: keeps the placeholders a sandbox
- * mounts over for as long as it runs, then removes them once no other
- * sandbox holds them; and hands bwrap long option lists through --args FD. */
+/* The host side of flemma-sandbox-exec: starts bwrap with an empty
+ * environment and long option lists through --args FD, and after the run
+ * moves what the command created at protected names to the quarantine
+ * (after_run.h). */
 #ifndef FS_HOST_MODE_H
 #define FS_HOST_MODE_H
 
-#include <stddef.h>
-
 typedef struct {
-    const char *path; /* absolute; the parent exists */
-    int is_dir;
-} fs_placeholder_req;
-
-typedef struct {
-    const char *ledger; /* folder of markers "DEV:INO:CTIME_NS" holding the path */
-    const fs_placeholder_req *reqs;
-    size_t n_reqs;
-    const char *args_file; /* NUL-separated bwrap options, or NULL */
-    int clear_env;         /* start bwrap with an empty environment */
+    const char *args_file;  /* NUL-separated bwrap options, or NULL */
+    const char *check_file; /* "NAME.check": what to check after the run, or NULL */
+    int clear_env;          /* start bwrap with an empty environment */
 } fs_host_opts;
 
 /* Runs cmd (bwrap and its arguments, NULL-terminated, n items) and returns

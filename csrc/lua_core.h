@@ -39,8 +39,9 @@ int core_make_dirs(lua_State *L);
 
 /* lua_fs.c */
 int core_scan_secrets(lua_State *L);
-int core_placeholder_make(lua_State *L);
-int core_placeholder_remove(lua_State *L);
+int core_find_names(lua_State *L);
+int core_node_id(lua_State *L);
+int core_after_run(lua_State *L);
 int core_file_type(lua_State *L);
 int core_getuid(lua_State *L);
 int core_getpid(lua_State *L);

@@ -1,5 +1,5 @@
-/* The Lua binding of scan.c: scan_secrets, placeholder_make,
- * placeholder_remove; and file_type, getuid, getpid. */
+/* The Lua binding of scan.c and after_run.c: scan_secrets, find_names,
+ * node_id, after_run; and file_type, getuid, getpid. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "after_run.h"
 #include "lua_core.h"
 #include "scan.h"
 #include "status.h"
@@ -60,44 +61,60 @@ int core_scan_secrets(lua_State *L)
     return 2;
 }
 
-/* placeholder_make(path, is_dir) -> id | nil, err, exists */
-int core_placeholder_make(lua_State *L)
+/* find_names(root, names, limit) -> paths, truncated | nil, err */
+int core_find_names(lua_State *L)
+{
+    const char *root = arg_path(L, 1, "root");
+    int limit, truncated, rc;
+    scratch *s;
+    fs_err err;
+
+    arg_table(L, 2, "names");
+    limit = arg_int(L, 3, "limit", 0);
+    s = new_scratch(L);
+    if (read_strings(L, 2, "names", &s->vec[0], 0))
+        return lua_pushnil(L), lua_insert(L, -2), 2;
+    rc = fs_find_names(root, &s->vec[0], (size_t)limit, &s->vec[1], &truncated, &err);
+    if (rc != FS_OK)
+        return fail(L, rc, &err);
+    push_strings(L, &s->vec[1], 0, 1);
+    lua_pushboolean(L, truncated);
+    return 2;
+}
+
+/* node_id(path) -> "DEV:INO" | nil (symlinks are not followed) */
+int core_node_id(lua_State *L)
 {
     const char *path = arg_path(L, 1, "path");
-    int is_dir = lua_toboolean(L, 2), rc;
-    fs_node_id node;
-    fs_err err;
-    char id[80];
+    char id[48];
 
-    rc = fs_placeholder_make(path, is_dir, &node, &err);
-    if (rc != FS_OK) {
-        int exists = errno == EEXIST;
-
-        lua_pushnil(L);
-        lua_pushstring(L, err.msg);
-        lua_pushboolean(L, exists);
-        return 3;
-    }
-    fs_node_id_format(&node, id, sizeof(id));
+    if (fs_node_id(path, id, sizeof(id)) != 0)
+        return lua_pushnil(L), 1;
     lua_pushstring(L, id);
     return 1;
 }
 
-/* placeholder_remove(path, id) -> removed | nil, err */
-int core_placeholder_remove(lua_State *L)
+/* after_run(check_file) -> moved | nil, err: moved lists { from, to }
+ * pairs (to is "" for a project whose scan stopped early) */
+int core_after_run(lua_State *L)
 {
-    const char *path = arg_path(L, 1, "path");
-    const char *id = arg_string(L, 2, "id", NULL);
-    fs_node_id node;
-    int removed, rc;
+    const char *file = arg_path(L, 1, "check_file");
+    scratch *s = new_scratch(L);
     fs_err err;
+    size_t i;
+    int rc = fs_after_run(file, &s->vec[0], &err);
 
-    if (fs_node_id_parse(id, &node) != 0)
-        return luaL_argerror(L, 2, "id: \"DEV:INO:CTIME\" expected");
-    rc = fs_placeholder_remove(path, &node, &removed, &err);
     if (rc != FS_OK)
         return fail(L, rc, &err);
-    lua_pushboolean(L, removed);
+    lua_createtable(L, (int)(s->vec[0].len / 2), 0);
+    for (i = 0; i + 1 < s->vec[0].len; i += 2) {
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, s->vec[0].items[i]);
+        lua_setfield(L, -2, "from");
+        lua_pushstring(L, s->vec[0].items[i + 1]);
+        lua_setfield(L, -2, "to");
+        lua_rawseti(L, -2, (int)(i / 2) + 1);
+    }
     return 1;
 }
 

@@ -35,6 +35,12 @@ passed=0
 failed=0
 status=0
 
+# our state (check files, the quarantine, trust records) in a folder of the
+# run's own, never the real one of whoever runs the specs
+XDG_STATE_HOME=$(mktemp -d /tmp/flemma-spec-state.XXXXXX)
+export XDG_STATE_HOME
+trap 'rm -rf "$XDG_STATE_HOME"' EXIT
+
 # Flemma's own sandbox and tool specs (plenary, from FLEMMA_DIR and
 # PLENARY_DIR) with flemma-sandbox's bridge registered: they must still pass.
 run_flemma_own() {

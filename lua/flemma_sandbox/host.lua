@@ -230,8 +230,8 @@ function M.state_base()
   return base and (base .. "/flemma-sandbox"), err
 end
 
---- Our own folder for state that must survive a crash (placeholder
---- markers, long argument files), made 0700.
+--- Our own folder for state that must survive a crash (the check files of
+--- running commands, the quarantine, long argument files), made 0700.
 ---@param sub string
 ---@return string|nil path, string|nil err
 function M.state_dir(sub)

@@ -9,6 +9,25 @@ local sandbox = require("flemma_sandbox")
 
 local M = {}
 
+--- Relative to the world's base, as find prints it: our own state, where
+--- a check file lives while a command runs and moved entries stay.
+M.STATE = "./home/.local/state/flemma-sandbox"
+
+--- What the quarantine holds now: the original paths, sorted.
+---@param w table
+---@return string[]
+function M.quarantined(w)
+  local out = {}
+  for line in
+    h.capture("cat " .. h.shell_quote(w.home) .. "/.local/state/flemma-sandbox/quarantine/*/from 2>/dev/null")
+      :gmatch("[^\n]+")
+  do
+    out[#out + 1] = line
+  end
+  table.sort(out)
+  return out
+end
+
 M.SECRET = "FLEMMA-SECRET-" .. tostring(os.time()) .. "-" .. tostring(math.random(1e6))
 M.ATTACK = core.absolute("spec/escape/attack.lua", core.getcwd())
 
@@ -106,7 +125,8 @@ function M.use_host(w, over)
   end
   host.use(fake)
   -- our state folder is made now, so the snapshots do not see it appear
-  assert(host.state_dir("placeholders"))
+  assert(host.state_dir("runs"))
+  assert(host.state_dir("quarantine"))
   assert(host.state_dir("args"))
 end
 
@@ -121,8 +141,9 @@ function M.policy(policy)
   sandbox.setup({ backend = "bwrap", policy = policy })
 end
 
---- Every path under base (the work folder left out) with type, mode, size,
---- content hash; files also with their modification time.
+--- Every path under base (the work folder and our state left out) with
+--- type, mode, size, content hash; files also with their modification time.
+--- What goes to the quarantine is checked by the specs that expect it.
 ---@param w table
 ---@return string
 function M.snapshot(w)
@@ -130,8 +151,14 @@ function M.snapshot(w)
   return h.capture(
     "cd "
       .. q(w.base)
-      .. " && find . -path ./home/proj/work -prune -o -type d -printf '%y %m %p\\n' -o -printf '%y %m %s %T@ %p\\n'"
-      .. " | sort; find . -path ./home/proj/work -prune -o -type f -print0 | sort -z | xargs -0 -r md5sum"
+      .. " && find . \\( -path ./home/proj/work -o -path "
+      .. M.STATE
+      .. " \\) -prune"
+      .. " -o -type d -printf '%y %m %p\\n' -o -printf '%y %m %s %T@ %p\\n'"
+      .. " | sort; find . \\( -path ./home/proj/work -o -path "
+      .. M.STATE
+      .. " \\) -prune"
+      .. " -o -type f -print0 | sort -z | xargs -0 -r md5sum"
   )
 end
 

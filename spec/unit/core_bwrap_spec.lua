@@ -40,7 +40,6 @@ describe("core.bwrap_argv", function()
       "--bind /tmp",
       "--ro-bind /tmp",
       "--bind " .. dir .. "/proj",
-      "--ro-bind " .. dir .. "/proj/missing-yet",
       "--ro-bind " .. dir .. "/proj/.git/hooks",
       "--bind " .. dir .. "/proj/.git/hooks/keep",
     }, binds)

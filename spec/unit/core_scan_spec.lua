@@ -1,4 +1,4 @@
---- core.scan_secrets, the placeholder primitives, file_type and can_write.
+--- core.scan_secrets, find_names, node_id, after_run, file_type and can_write.
 local core = require("flemma_sandbox.core")
 local h = require("support.helpers")
 
@@ -31,41 +31,62 @@ describe("core", function()
     end)
   end)
 
-  it("placeholder_make makes an empty file or folder and refuses to replace anything", function()
-    local id = assert(core.placeholder_make(dir .. "/f", false))
-    assert.matches("^%d+:%d+:%d+$", id)
-    assert.are.equal("file", core.file_type(dir .. "/f"))
-    local none, err, exists = core.placeholder_make(dir .. "/f", true)
-    assert.is_nil(none)
-    assert.matches("File exists", err)
-    assert.is_true(exists)
-    h.sh("ln -s /etc/passwd " .. dir .. "/link")
-    assert.is_nil((core.placeholder_make(dir .. "/link", false)))
-    assert.is_nil((core.placeholder_make(dir .. "/missing/x", false)))
-    assert.truthy(core.placeholder_make(dir .. "/d", true))
-    assert.are.equal("directory", core.file_type(dir .. "/d"))
+  it("find_names finds entries of any type at any depth, entering neither matches nor symlinks", function()
+    h.sh("cd " .. dir .. " && mkdir -p .git/x/.git a/b/c/d/e sub && touch a/b/c/d/e/.git && ln -s a sub/.git")
+    h.sh("cd " .. dir .. " && mkdir -p deep/.git && ln -s deep linked")
+    local found, truncated = core.find_names(dir, { ".git" }, 100)
+    table.sort(found)
+    assert.are.same({ dir .. "/.git", dir .. "/a/b/c/d/e/.git", dir .. "/deep/.git", dir .. "/sub/.git" }, found)
+    assert.is_false(truncated)
+    found, truncated = core.find_names(dir, { ".git" }, 2)
+    assert.are.equal(2, #found)
+    assert.is_true(truncated)
+    assert.matches("cannot scan", select(2, core.find_names(dir .. "/none", { ".git" }, 10)))
   end)
 
-  it("placeholder_remove removes only the same inode, and only while it is empty", function()
-    local id = core.placeholder_make(dir .. "/f", false)
-    h.write(dir .. "/f", "real content")
-    assert.is_false(core.placeholder_remove(dir .. "/f", id))
-    assert.are.equal("real content", h.read(dir .. "/f"))
-    local did = core.placeholder_make(dir .. "/d", true)
-    h.write(dir .. "/d/x", "")
-    assert.is_false(core.placeholder_remove(dir .. "/d", did))
-    local gid = core.placeholder_make(dir .. "/g", false)
-    os.remove(dir .. "/g")
-    h.write(dir .. "/g", "") -- a new file with the same name: another inode
-    assert.is_false(core.placeholder_remove(dir .. "/g", gid))
-    assert.are.equal("file", core.file_type(dir .. "/g"))
-    local eid = core.placeholder_make(dir .. "/e", true)
-    assert.is_true(core.placeholder_remove(dir .. "/e", eid))
-    assert.is_nil(core.file_type(dir .. "/e"))
-    assert.is_false(core.placeholder_remove(dir .. "/e", eid))
-    assert.has_error(function()
-      core.placeholder_remove(dir .. "/e", "nonsense")
+  it("node_id names an inode without following a symlink", function()
+    h.sh("touch " .. dir .. "/f && ln -s f " .. dir .. "/l")
+    assert.matches("^%d+:%d+$", core.node_id(dir .. "/f"))
+    assert.are_not.equal(core.node_id(dir .. "/f"), core.node_id(dir .. "/l"))
+    assert.is_nil(core.node_id(dir .. "/none"))
+  end)
+
+  it("after_run moves watched names that appeared and new .git, keeps known and expected ones", function()
+    local proj, q = dir .. "/proj", dir .. "/q"
+    h.sh("mkdir -p " .. proj .. "/old/.git " .. proj .. "/new/.git " .. proj .. "/ok/.git " .. q)
+    h.sh("touch " .. proj .. "/.envrc " .. proj .. "/new/.git/config")
+    local words = {
+      "quarantine",
+      q,
+      "watch",
+      proj .. "/.envrc",
+      "watch",
+      proj .. "/.vscode", -- still missing: nothing to do
+      "repos",
+      proj,
+      "known",
+      core.node_id(proj .. "/old/.git"),
+      "expect",
+      proj .. "/ok/.git",
+      "unknown-key",
+      "ignored",
+    }
+    h.write(dir .. "/c.check", table.concat(words, "\0") .. "\0")
+    local moved = assert(core.after_run(dir .. "/c.check"))
+    table.sort(moved, function(a, b)
+      return a.from < b.from
     end)
+    assert.are.equal(2, #moved)
+    assert.are.same({ proj .. "/.envrc", proj .. "/new/.git" }, { moved[1].from, moved[2].from })
+    assert.is_nil(core.file_type(proj .. "/.envrc"))
+    assert.is_nil(core.file_type(proj .. "/new/.git"))
+    assert.are.equal("directory", core.file_type(proj .. "/old/.git"))
+    assert.are.equal("directory", core.file_type(proj .. "/ok/.git"))
+    assert.are.equal("file", core.file_type(moved[2].to .. "/config"))
+    assert.are.equal(proj .. "/new/.git\n", h.read(moved[2].to:match("^(.*)/[^/]+$") .. "/from"))
+    assert.matches("^" .. q:gsub("%p", "%%%0") .. "/", moved[1].to)
+    assert.are.same({}, assert(core.after_run(dir .. "/c.check")), "a second check finds nothing")
+    assert.matches("cannot open", select(2, core.after_run(dir .. "/none.check")))
   end)
 
   it("file_type does not follow symlinks; can_write answers access(W_OK)", function()

@@ -100,20 +100,46 @@ describe("protect", function()
       assert.is_false(policy.is_readable(proj .. "/deep/er/.env", r))
     end)
 
-    it("protects project files, existing or not, and pins the folders above them", function()
+    it("protects what exists, watches what is missing, and pins the folders above nested git folders", function()
+      h.sh("mkdir -p " .. proj .. "/vendor/lib/.git")
       local r = resolve({ rw_paths = { "$CWD" } })
-      local by = {}
-      for _, p in ipairs(r.placeholders) do
+      local by, watched = {}, {}
+      for _, p in ipairs(r.protected) do
         by[p.path] = p
       end
-      assert.is_true(by[proj .. "/.git/hooks"].dir)
-      assert.is_false(by[proj .. "/.envrc"].dir)
-      assert.is_true(by[proj .. "/.vscode"].dir)
-      assert.are.same({ proj .. "/.git" }, r.pins)
+      for _, p in ipairs(r.watched) do
+        watched[p.path] = p
+      end
+      assert.is_true(by[proj .. "/.git"].dir)
+      assert.is_true(by[proj .. "/vendor/lib/.git"].dir)
+      assert.is_truthy(watched[proj .. "/.envrc"])
+      assert.is_true(watched[proj .. "/.vscode"].dir)
+      assert.is_nil(by[proj .. "/.envrc"])
+      table.sort(r.pins)
+      assert.are.same({ proj .. "/vendor", proj .. "/vendor/lib" }, r.pins)
+      assert.are.same({ proj }, r.projects)
+      assert.are.equal(2, #r.known_git)
       local ok, why = policy.is_writable(proj .. "/.git/hooks/pre-commit", r)
       assert.is_false(ok)
-      assert.matches("protected %(deny_write %.git/hooks/%)", why)
+      assert.matches("protected %(deny_write %.git/%)", why)
+      ok, why = policy.is_writable(proj .. "/src/.git/config", r)
+      assert.is_false(ok, "a .git that does not exist yet is git's too")
+      assert.matches("git tool", why)
+      assert.is_false((policy.is_writable(proj .. "/.envrc", r)))
       assert.is_true((policy.is_writable(proj .. "/src/x.c", r)))
+    end)
+
+    it("keeps core.hooksPath read-only, from the repository's config or the user's", function()
+      h.sh("mkdir -p " .. proj .. "/.husky")
+      h.write(proj .. "/.git/config", "[core]\n\thooksPath = .husky\n")
+      local r = resolve({ rw_paths = { "$CWD" } })
+      assert.is_false((policy.is_writable(proj .. "/.husky/pre-commit", r)))
+      h.write(proj .. "/.git/config", "[core]\n\tbare = false\n")
+      h.write(home .. "/.gitconfig", '[core]\n  hooksPath = "githooks"\n')
+      r = resolve({ rw_paths = { "$CWD" } })
+      assert.is_false((policy.is_writable(proj .. "/githooks/pre-commit", r)), "missing: watched")
+      assert.is_true((policy.is_writable(proj .. "/.husky/pre-commit", r)))
+      os.remove(home .. "/.gitconfig")
     end)
 
     it("protects home files only when a folder above them is writable, not when chosen itself", function()
@@ -123,12 +149,12 @@ describe("protect", function()
       assert.is_false((policy.is_writable(home .. "/.bashrc", r)))
       assert.is_false((policy.is_writable(home .. "/.config/systemd/user/x.service", r)))
       local first_missing
-      for _, p in ipairs(r.placeholders) do
+      for _, p in ipairs(r.watched) do
         if p.path == home .. "/.config/systemd" then
           first_missing = p
         end
       end
-      assert.is_truthy(first_missing, "the first missing folder is protected")
+      assert.is_truthy(first_missing, "the first missing folder is watched")
       h.sh("mkdir -p " .. home .. "/.config/nvim")
       r = resolve({ rw_paths = { "~/.config/nvim" } })
       assert.is_true((policy.is_writable(home .. "/.config/nvim/init.lua", r)))
@@ -144,7 +170,8 @@ describe("protect", function()
       local r = resolve({ rw_paths = { "$CWD", dir .. "/main" } })
       assert.is_false((policy.is_writable(main .. "/hooks/post-checkout", r)))
       assert.is_false((policy.is_writable(main .. "/config", r)))
-      assert.is_true((policy.is_writable(main .. "/objects/x", r)))
+      local okh, whyh = policy.is_writable(proj .. "/.husky/pre-commit", r)
+      assert.is_true(okh, whyh)
     end)
 
     it("never hides a folder that holds a writable path", function()

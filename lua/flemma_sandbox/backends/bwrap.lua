@@ -229,6 +229,59 @@ function M.lost_race(code, stdout, stderr)
   return code == 1 and stdout == "" and stderr:match("^bwrap: Can't [^\n]*\n?$") ~= nil
 end
 
+local check_files = 0
+
+--- Writes what the helper checks after the run (csrc/after_run.h): the
+--- missing protected paths, the projects and the ".git" they hold now.
+--- It lies in our state folder, which the sandbox cannot write.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@return string|nil file, string|nil err
+function M.write_check_file(policy)
+  -- never a temp folder: the sandbox may write there, and the helper trusts the file
+  local runs, rerr = host.state_dir("runs")
+  local quarantine, qerr = host.state_dir("quarantine")
+  if not runs or not quarantine then
+    return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr)
+  end
+  check_files = check_files + 1
+  -- the time too: the quarantine names its runs, and pids come back
+  local file = string.format("%s/%d-%d-%d.check", runs, core.getpid(), os.time(), check_files)
+  local words = { "quarantine", quarantine }
+  local function add(key, list)
+    for _, v in ipairs(list or {}) do
+      words[#words + 1] = key
+      words[#words + 1] = type(v) == "table" and v.path or v
+    end
+  end
+  add("watch", policy.watched)
+  add("repos", policy.projects)
+  add("known", policy.known_git)
+  add("expect", policy.expect_git)
+  local f, err = io.open(file, "wb")
+  if not f then
+    return nil, "cannot write " .. file .. ": " .. tostring(err)
+  end
+  f:write(table.concat(words, "\0"), "\0")
+  f:close()
+  return file
+end
+
+--- The check file named in an argv M.wrap made, if any.
+---@param argv string[]
+---@return string|nil
+function M.check_file_of(argv)
+  if not (argv[1] or ""):match("/flemma%-sandbox%-exec$") then
+    return nil
+  end
+  for i = 2, #argv do
+    if argv[i] == "--" then
+      return nil
+    elseif argv[i] == "--check-file" then
+      return argv[i + 1]
+    end
+  end
+end
+
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param inner_cmd string[]
@@ -288,19 +341,13 @@ function M.wrap(policy, backend_config, inner_cmd)
     argv = short
     front = { "--args-file", file }
   end
-  local placeholders = policy.placeholders or {}
-  if #placeholders > 0 then
-    -- without a state folder the helper still removes its placeholders;
-    -- only the clean-up after a killed helper needs the records
-    local ledger = host.state_dir("placeholders")
-    if ledger then
-      front[#front + 1] = "--ledger"
-      front[#front + 1] = ledger
+  if #(policy.watched or {}) > 0 or #(policy.projects or {}) > 0 then
+    local file, cerr = M.write_check_file(policy)
+    if not file then
+      return nil, cerr
     end
-    for _, p in ipairs(placeholders) do
-      front[#front + 1] = p.dir and "--placeholder-dir" or "--placeholder-file"
-      front[#front + 1] = p.path
-    end
+    front[#front + 1] = "--check-file"
+    front[#front + 1] = file
   end
   if #front == 0 then
     return argv, nil

@@ -86,7 +86,21 @@ function M.hardening(lines, policy, network)
     lines[#lines + 1] = "    " .. path
   end
   M.rules(lines, "hidden", policy.hidden)
-  M.rules(lines, "protected (read-only inside writable folders)", policy.placeholders)
+  M.rules(lines, "protected (read-only inside writable folders)", policy.protected)
+  M.rules(lines, "watched (missing now; what a command creates there goes to the quarantine)", policy.watched)
+  if #(policy.projects or {}) > 0 then
+    lines[#lines + 1] = "  new .git after a run goes to the quarantine, in: " .. table.concat(policy.projects, ", ")
+  end
+  for _, root in ipairs(policy.repos_truncated or {}) do
+    lines[#lines + 1] = "  too many .git in " .. root .. ": only the first ones are read-only"
+  end
+  local quarantined = require("flemma_sandbox.run.quarantine").list()
+  if #quarantined > 0 then
+    lines[#lines + 1] = "  quarantine (created by commands at protected names):"
+    for _, q in ipairs(quarantined) do
+      lines[#lines + 1] = string.format("    %s -> %s", q.from, q.path)
+    end
+  end
   local bwrap = require("flemma_sandbox.backends.bwrap")
   local arch = bwrap.seccomp_arch()
   lines[#lines + 1] = "  seccomp:    "

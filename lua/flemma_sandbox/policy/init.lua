@@ -4,6 +4,7 @@
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
 local protect = require("flemma_sandbox.policy.protect")
+local repos = require("flemma_sandbox.policy.repos")
 local sockets = require("flemma_sandbox.policy.sockets")
 
 local M = {}
@@ -11,8 +12,12 @@ local M = {}
 ---@class flemma_sandbox.ResolvedPolicy
 ---@field rw_paths string[]
 ---@field deny_paths string[] hidden: deny_read, secret files, host sockets
----@field ro_paths string[] protected inside writable folders (deny_write)
----@field placeholders flemma_sandbox.Rule[] the protected paths, with `dir`; missing ones get placeholders
+---@field ro_paths string[] protected inside writable folders (deny_write, git folders)
+---@field protected flemma_sandbox.Rule[] why each ro path is protected
+---@field watched flemma_sandbox.Rule[] protected paths that are missing: checked after each run
+---@field projects string[] project roots where a new ".git" goes to the quarantine (none without the ".git/" rule)
+---@field known_git string[] "DEV:INO" of each ".git" in the projects at the start
+---@field repos_truncated string[] projects with too many ".git" to protect each
 ---@field pins string[] folders above protected paths, bound onto themselves so they cannot be renamed
 ---@field hidden flemma_sandbox.Rule[] why each hidden path is hidden
 ---@field network boolean (a configured "ask" resolves to false)
@@ -203,7 +208,18 @@ function M.resolve(policy, bufnr)
     hidden[#hidden + 1] = socket
   end
   local chat_file = host.buffer_file(bufnr)
-  local protected = protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"), projects)
+  -- the ".git/" rule stands for every repository in the projects
+  local git_rule = false
+  for _, entry in ipairs(protect.effective(policy.deny_write)) do
+    git_rule = git_rule or entry == ".git/"
+  end
+  local found = git_rule and repos.find(projects) or repos.NONE
+  local protected, watched =
+    protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"), projects, found)
+  local known = {}
+  for _, dot_git in ipairs(found.dot_gits) do
+    known[#known + 1] = core.node_id(dot_git)
+  end
   local deny, ro = {}, {}
   for _, h in ipairs(hidden) do
     deny[#deny + 1] = h.path
@@ -215,7 +231,11 @@ function M.resolve(policy, bufnr)
     rw_paths = rw,
     deny_paths = core.dedupe(deny),
     ro_paths = ro,
-    placeholders = protected,
+    protected = protected,
+    watched = watched,
+    projects = git_rule and projects or {},
+    known_git = known,
+    repos_truncated = found.truncated,
     pins = protect.pins(protected, rw),
     hidden = hidden,
     network = policy.network == true,
@@ -246,12 +266,17 @@ function M.hidden_rule(real, resolved)
   return rule_holding(real, resolved.hidden)
 end
 
---- The protected path (and its rule) that holds a real path, if any.
+--- The protected or watched path (and its rule) that holds a real path, if
+--- any; a path through a ".git" in a project is git's, existing or not.
 ---@param real string
 ---@param resolved flemma_sandbox.ResolvedPolicy
 ---@return flemma_sandbox.Rule|nil
 function M.protected_rule(real, resolved)
-  return rule_holding(real, resolved.placeholders)
+  local rule = rule_holding(real, resolved.protected) or rule_holding(real, resolved.watched)
+  if not rule and repos.in_git_dir(real, resolved.projects or {}) then
+    rule = { path = real, rule = "a git folder (repository writes go through the git tool)" }
+  end
+  return rule
 end
 
 --- The path the kernel would reach for `path`: relative to the working

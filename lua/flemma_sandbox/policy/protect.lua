@@ -1,8 +1,12 @@
 --- What the sandbox hides and what it keeps read-only inside writable
---- folders: deny_read (with the secret-file scan) and deny_write (with a
---- worktree's real gitdir). Host unix sockets are in sockets.lua.
+--- folders: deny_read (with the secret-file scan) and deny_write (with every
+--- git folder in a project, and what git reads from outside it). Host unix
+--- sockets are in sockets.lua. A protected path that is missing cannot be
+--- mounted over: it is watched instead, and what a command creates there is
+--- moved to the quarantine when the command ends (csrc/after_run.c).
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
+local repos_mod = require("flemma_sandbox.policy.repos")
 
 local M = {}
 
@@ -35,8 +39,7 @@ M.DEFAULT_DENY_READ = {
 --- writable folder (except shared temp folders); the others where they lie
 --- inside one. A trailing "/" marks a folder.
 M.DEFAULT_DENY_WRITE = {
-  ".git/hooks/",
-  ".git/config",
+  ".git/",
   ".gitmodules",
   ".gitconfig",
   ".envrc",
@@ -210,36 +213,6 @@ function M.hidden(policy, expand, rw, skipped, projects)
   return out
 end
 
---- The gitdir (and common dir) a ".git" file points to.
----@param root string
----@return string[] folders
-local function linked_gitdirs(root)
-  if core.file_type(root .. "/.git") ~= "file" then
-    return {}
-  end
-  local f = io.open(root .. "/.git", "r")
-  local line = f and f:read("*l") or ""
-  if f then
-    f:close()
-  end
-  local gitdir = line:match("^gitdir:%s*(.-)%s*$")
-  local real = gitdir and core.resolve(gitdir, root)
-  if not real or core.file_type(real) ~= "directory" then
-    return {}
-  end
-  local dirs = { real }
-  f = io.open(real .. "/commondir", "r")
-  local common = f and f:read("*l")
-  if f then
-    f:close()
-  end
-  common = common and core.resolve(common, real)
-  if common and core.file_type(common) == "directory" then
-    dirs[#dirs + 1] = common
-  end
-  return dirs
-end
-
 --- The folders between a writable root and each protected path. Binding
 --- each onto itself makes it a mount point, which cannot be renamed or
 --- removed: else `mv .git .git-old` and a fresh .git/hooks would get round
@@ -266,39 +239,24 @@ function M.pins(protected, rw)
   return out
 end
 
---- Paths that are placeholders of a running sandbox right now (markers in
---- the ledger): they count as missing, so a concurrent policy does not build
---- on a folder that vanishes when that sandbox ends.
----@return table<string, boolean>
-function M.placeholder_paths()
-  local out = {}
-  local ledger = host.state_dir("placeholders")
-  -- the scan lists the marker files (any name, one level)
-  for _, marker in ipairs(ledger and core.scan_secrets(ledger, { "*" }, {}, 1, 100000) or {}) do
-    local f = io.open(marker, "r")
-    if f then
-      out[f:read("*a")] = true
-      f:close()
-    end
-  end
-  return out
-end
-
 --- Where each deny_write entry lands: every candidate that lies strictly
---- inside a writable folder and whose parent folder exists.
+--- inside a writable folder. What exists is protected (bound read-only);
+--- what is missing is watched: the first missing folder on its way, else a
+--- `mkdir -p` inside the sandbox would make the whole chain unseen.
 ---@param policy flemma_sandbox.Policy
 ---@param expand fun(entry: string): string|nil, string|nil
 ---@param rw string[]
 ---@param chat_file? string the buffer's own file: its frontmatter sets the policy
 ---@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
----@return flemma_sandbox.Rule[]
-function M.protected(policy, expand, rw, chat_file, projects)
+---@param repos? flemma_sandbox.Repos repos.find(projects), or none
+---@return flemma_sandbox.Rule[] protected, flemma_sandbox.Rule[] watched
+function M.protected(policy, expand, rw, chat_file, projects, repos)
   local candidates = {}
   if chat_file and core.exists(chat_file) then
     candidates[1] = { rule = "the chat file (its frontmatter sets this policy)", path = chat_file, dir = false }
   end
-  -- the host-side helper trusts what it finds there (placeholder records,
-  -- bwrap's argument files): never writable from inside
+  -- the host-side helper trusts what it finds there (check files, the
+  -- quarantine, bwrap's argument files): never writable from inside
   local state = host.state_base()
   if state and core.exists(state) then
     candidates[#candidates + 1] = { rule = "flemma-sandbox's own state", path = state, dir = true }
@@ -315,26 +273,14 @@ function M.protected(policy, expand, rw, chat_file, projects)
       end
     end
   end
-  for _, root in ipairs(projects) do
-    for _, gitdir in ipairs(linked_gitdirs(root)) do
-      for _, name in ipairs({ "config", "config.worktree", "hooks/" }) do
-        local dir = name:sub(-1) == "/"
-        candidates[#candidates + 1] = {
-          rule = "deny_write, gitdir of " .. root,
-          path = gitdir .. "/" .. (dir and name:sub(1, -2) or name),
-          dir = dir,
-        }
-      end
-    end
+  for _, r in ipairs((repos or repos_mod.NONE).protect) do
+    candidates[#candidates + 1] = r
   end
-  local out, seen = {}, {}
-  local transient = #candidates > 0 and M.placeholder_paths() or {}
+  local protected, watched, seen = {}, {}, {}
   for _, c in ipairs(candidates) do
     local real = c.path and core.resolve(c.path, "/")
     local parent = real and real:match("^(.*)/[^/]+$")
-    -- with missing parents, the first missing folder is protected instead,
-    -- else `mkdir -p` inside the sandbox would make the whole chain
-    while parent and parent ~= "" and (not core.file_type(parent) or transient[parent]) do
+    while parent and parent ~= "" and not core.file_type(parent) do
       real, parent, c = parent, parent:match("^(.*)/[^/]+$"), { rule = c.rule .. " (missing parent)", dir = true }
     end
     if real and not seen[real] and parent and core.file_type(parent == "" and "/" or parent) == "directory" then
@@ -344,15 +290,19 @@ function M.protected(policy, expand, rw, chat_file, projects)
         inside = inside or (real ~= root and core.is_within(real, root))
       end
       local kind = core.file_type(real)
-      -- a missing path in a folder we cannot write to cannot appear from
-      -- inside the sandbox either (and gets no placeholder)
-      if inside and not equal and (kind or core.can_write(parent == "" and "/" or parent)) then
+      if inside and not equal then
         seen[real] = true
-        out[#out + 1] = { path = real, rule = c.rule, dir = kind == "directory" or (not kind and c.dir) }
+        if kind then
+          protected[#protected + 1] = { path = real, rule = c.rule, dir = kind == "directory" }
+        elseif core.can_write(parent == "" and "/" or parent) then
+          -- a missing path in a folder we cannot write to cannot appear
+          -- from inside the sandbox either
+          watched[#watched + 1] = { path = real, rule = c.rule, dir = c.dir }
+        end
       end
     end
   end
-  return out
+  return protected, watched
 end
 
 return M

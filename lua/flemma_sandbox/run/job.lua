@@ -4,7 +4,9 @@
 --- after a grace period).
 local bwrap = require("flemma_sandbox.backends.bwrap")
 local capture = require("flemma_sandbox.run.capture")
+local core = require("flemma_sandbox.core")
 local proc = require("flemma_sandbox.run.proc")
+local quarantine = require("flemma_sandbox.run.quarantine")
 local sandbox = require("flemma_sandbox")
 
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
@@ -23,6 +25,7 @@ local M = {}
 ---@field stdout_dropped integer
 ---@field stderr_dropped integer
 ---@field sandboxed boolean whether the command ran inside a backend
+---@field quarantined flemma_sandbox.Quarantined[] what the command created at protected names, moved after it ended
 ---@field error string|nil set when the command could not be started
 
 ---@class flemma_sandbox.JobOpts
@@ -65,6 +68,35 @@ local function environment(extra)
     list[#list + 1] = k .. "=" .. v
   end
   return list
+end
+
+--- The helper checks after the run itself; when it was killed first (a
+--- SIGKILL after the grace period), the check is done here. Returns lines
+--- for stderr when this check moved something or failed, and everything
+--- the run moved.
+---@param wrapped string[]
+---@return string, flemma_sandbox.Quarantined[]
+local function check_after(wrapped)
+  local check = bwrap.check_file_of(wrapped)
+  if not check then
+    return "", {}
+  end
+  local running_file = check:gsub("%.check$", ".running")
+  local lines = {}
+  if core.file_type(running_file) then
+    local moved, err = core.after_run(running_file)
+    if not moved then
+      lines[1] = "flemma-sandbox: the check after the run failed: " .. tostring(err)
+    end
+    for _, m in ipairs(moved or {}) do
+      lines[#lines + 1] = m.to == ""
+          and ("flemma-sandbox: " .. m.from .. ": too many entries, not every new .git was checked")
+        or string.format("flemma-sandbox: %s was created at a protected name by the command; moved to %s", m.from, m.to)
+    end
+    os.remove(running_file)
+  end
+  os.remove(check) -- a check file the helper never took up
+  return #lines > 0 and (table.concat(lines, "\n") .. "\n") or "", quarantine.moved_by(check)
 end
 
 ---@param argv string[]
@@ -146,6 +178,8 @@ local function run_once(argv, opts)
     end
     local text_out, cut_out, dropped_out = out:result()
     local text_err, cut_err, dropped_err = errs:result()
+    local check_lines, quarantined = check_after(wrapped)
+    text_err = text_err .. check_lines
     local signal = term_signal ~= 0 and term_signal or nil
     if not signal and exit_code > 128 and exit_code <= 128 + 64 then
       signal = exit_code - 128 -- bwrap and shells report a signal this way
@@ -161,6 +195,7 @@ local function run_once(argv, opts)
       stdout_dropped = dropped_out,
       stderr_dropped = dropped_err,
       sandboxed = wrapped ~= argv,
+      quarantined = quarantined,
     }
     vim.schedule(function()
       opts.on_exit(result)
@@ -229,6 +264,7 @@ local function run_once(argv, opts)
     for _, h in ipairs({ stdin, stdout, stderr }) do
       close(h)
     end
+    check_after(wrapped)
     return nil, string.format("cannot start %s: %s", wrapped[1], tostring(spawn_err))
   end
 

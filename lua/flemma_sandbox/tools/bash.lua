@@ -108,6 +108,9 @@ function M.run_argv(argv, ctx, extra, adjust, done)
     on_exit = function(r)
       ctx.on_job(nil)
       local notes = {}
+      if r.sandboxed then
+        r.stderr, notes = shell.quarantine_notes(r.stderr, r.quarantined)
+      end
       if r.timed_out then
         notes[#notes + 1] = "[sandbox] stopped after " .. ctx.timeout_ms_used .. " ms"
       end
@@ -117,6 +120,9 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if r.exit_code ~= 0 and r.sandboxed then
         for _, d in ipairs(shell.denied_paths(r.stderr)) do
           notes[#notes + 1] = M.denial_note(d, ctx)
+        end
+        if shell.looks_like_git_write(r.stdout .. "\n" .. r.stderr) then
+          notes[#notes + 1] = shell.GIT_HINT
         end
       end
       if r.sandboxed then

@@ -28,17 +28,114 @@ end
 --- shells, interpreters, launchers, build tools and privilege tools.
 M.RUNS_PROGRAMS = {}
 for _, name in ipairs({
-  "sh", "bash", "dash", "zsh", "fish", "ksh", "csh", "tcsh", "busybox",
-  "env", "xargs", "find", "exec", "command", "builtin", "eval", "source",
-  "nice", "nohup", "timeout", "watch", "time", "setsid", "stdbuf", "ionice", "chrt", "taskset",
-  "flock", "unshare", "nsenter", "chroot", "script", "expect", "parallel", "strace", "ltrace", "gdb",
-  "sudo", "doas", "su", "pkexec", "runuser", "systemd-run",
-  "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php",
-  "lua", "luajit", "nvim", "vim", "vi", "emacs", "ed", "awk", "gawk", "mawk", "sed", "tclsh", "wish",
-  "R", "Rscript", "julia", "java", "jshell", "scala", "kotlin", "groovy", "osascript", "pwsh",
-  "make", "gmake", "cmake", "ninja", "meson", "just", "rake", "gradle", "mvn", "ant",
-  "npx", "npm", "pnpm", "yarn", "pip", "pip3", "pipx", "uv", "uvx", "poetry", "cargo", "go", "dotnet",
-  "docker", "podman", "kubectl", "ssh", "git", "tmux", "screen",
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "fish",
+  "ksh",
+  "csh",
+  "tcsh",
+  "busybox",
+  "env",
+  "xargs",
+  "find",
+  "exec",
+  "command",
+  "builtin",
+  "eval",
+  "source",
+  "nice",
+  "nohup",
+  "timeout",
+  "watch",
+  "time",
+  "setsid",
+  "stdbuf",
+  "ionice",
+  "chrt",
+  "taskset",
+  "flock",
+  "unshare",
+  "nsenter",
+  "chroot",
+  "script",
+  "expect",
+  "parallel",
+  "strace",
+  "ltrace",
+  "gdb",
+  "sudo",
+  "doas",
+  "su",
+  "pkexec",
+  "runuser",
+  "systemd-run",
+  "python",
+  "python2",
+  "python3",
+  "pypy",
+  "pypy3",
+  "node",
+  "nodejs",
+  "deno",
+  "bun",
+  "perl",
+  "ruby",
+  "php",
+  "lua",
+  "luajit",
+  "nvim",
+  "vim",
+  "vi",
+  "emacs",
+  "ed",
+  "awk",
+  "gawk",
+  "mawk",
+  "sed",
+  "tclsh",
+  "wish",
+  "R",
+  "Rscript",
+  "julia",
+  "java",
+  "jshell",
+  "scala",
+  "kotlin",
+  "groovy",
+  "osascript",
+  "pwsh",
+  "make",
+  "gmake",
+  "cmake",
+  "ninja",
+  "meson",
+  "just",
+  "rake",
+  "gradle",
+  "mvn",
+  "ant",
+  "npx",
+  "npm",
+  "pnpm",
+  "yarn",
+  "pip",
+  "pip3",
+  "pipx",
+  "uv",
+  "uvx",
+  "poetry",
+  "cargo",
+  "go",
+  "dotnet",
+  "docker",
+  "podman",
+  "kubectl",
+  "ssh",
+  "git",
+  "tmux",
+  "screen",
 }) do
   M.RUNS_PROGRAMS[name] = true
 end
@@ -176,6 +273,45 @@ function M.limit_notes(r, limits)
   end
   return notes
 end
+
+--- The helper's lines about moved entries (csrc/after_run.c) become notes
+--- made from what the run moved: stderr without them, and the notes.
+---@param stderr string
+---@param moved flemma_sandbox.Quarantined[]
+---@return string stderr, string[] notes
+function M.quarantine_notes(stderr, moved)
+  local kept = stderr:gsub("flemma%-sandbox: [^\n]- was created at a protected name [^\n]*\n?", "")
+  local notes = {}
+  for _, q in ipairs(moved or {}) do
+    notes[#notes + 1] = string.format(
+      "[sandbox] %s was created at a protected name and moved to the quarantine (%s): "
+        .. "the host could run it later, so only the user may put it back",
+      q.from,
+      q.path
+    )
+  end
+  return kept, notes
+end
+
+--- A git that failed because the repository is read-only in the sandbox:
+--- repository writes go through the git tool.
+---@param text string stdout and stderr
+---@return boolean
+function M.looks_like_git_write(text)
+  for line in text:gmatch("[^\n]+") do
+    -- git's own "fatal: Unable to create '.../.git/index.lock': Read-only file system"
+    if line:match("^fatal: ") or line:match("^error: ") then
+      if line:find(".git", 1, true) and line:find("Read-only file system", 1, true) then
+        return true
+      end
+    end
+  end
+  return false
+end
+
+M.GIT_HINT = "[sandbox] The repository is read-only inside the sandbox: git can read (status, log, diff, show) "
+  .. "but add, commit, branch, checkout, stash, merge and rebase go through the git tool, "
+  .. "which runs them outside the sandbox after the user agrees."
 
 --- The line added to a result that failed for want of network.
 ---@param mode boolean|string the configured policy.network

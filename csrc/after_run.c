@@ -1,0 +1,218 @@
+#define _GNU_SOURCE
+#include "after_run.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scan.h"
+#include "status.h"
+
+/* A check file lists paths: a few MiB is far more than any policy needs. */
+#define CHECK_MAX (16 * 1024 * 1024)
+
+typedef struct {
+    const char *quarantine;
+    char run[256]; /* the check file's name without its extension: which run moved it */
+    fs_vec watch, repos, known, expect;
+    int seq;
+} check_list;
+
+int fs_node_id(const char *path, char *out, size_t n)
+{
+    struct stat st;
+
+    if (lstat(path, &st) != 0)
+        return -1;
+    snprintf(out, n, "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+    return 0;
+}
+
+static int read_all(const char *file, fs_buf *b, fs_err *err)
+{
+    char chunk[8192];
+    ssize_t got;
+    int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0) {
+        fs_err_set(err, "cannot open %.300s: %s", file, strerror(errno));
+        return FS_ESYS;
+    }
+    while ((got = read(fd, chunk, sizeof(chunk))) > 0) {
+        if (b->len + (size_t)got > CHECK_MAX || fs_buf_append(b, chunk, (size_t)got) != 0) {
+            close(fd);
+            fs_err_set(err, "%.300s: too large or out of memory", file);
+            return FS_ENOMEM;
+        }
+    }
+    close(fd);
+    if (got < 0) {
+        fs_err_set(err, "cannot read %.300s: %s", file, strerror(errno));
+        return FS_ESYS;
+    }
+    return FS_OK;
+}
+
+static int parse(fs_buf *b, check_list *c)
+{
+    size_t at = 0;
+
+    while (b->data && at < b->len) {
+        const char *key = b->data + at, *value;
+        size_t klen = strlen(key);
+
+        if (at + klen + 1 >= b->len)
+            break;
+        value = key + klen + 1;
+        at += klen + 1 + strlen(value) + 1;
+        if (strcmp(key, "quarantine") == 0)
+            c->quarantine = value;
+        else if ((strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
+                 (strcmp(key, "repos") == 0 && fs_vec_push_str(&c->repos, value) != 0) ||
+                 (strcmp(key, "known") == 0 && fs_vec_push_str(&c->known, value) != 0) ||
+                 (strcmp(key, "expect") == 0 && fs_vec_push_str(&c->expect, value) != 0))
+            return FS_ENOMEM;
+    }
+    return FS_OK;
+}
+
+static int listed(const fs_vec *v, const char *s)
+{
+    size_t i;
+
+    for (i = 0; i < v->len; i++)
+        if (strcmp(v->items[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char file[4352];
+    int fd;
+
+    snprintf(file, sizeof(file), "%s/%s", dir, name);
+    fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    if (write(fd, text, strlen(text)) < 0 || write(fd, "\n", 1) < 0)
+        unlink(file);
+    close(fd);
+}
+
+/* Moves path into a folder of its own in the quarantine; where that is on
+ * another file system, renames it in place (a name nothing on the host
+ * reads) and records it there. */
+static int quarantine(check_list *c, const char *path, fs_vec *moved)
+{
+    char entry[4096], dest[4352], tag[64];
+    const char *base = strrchr(path, '/');
+    struct stat st;
+    int in_place = 1;
+
+    snprintf(tag, sizeof(tag), "%lld-%d-%d", (long long)time(NULL), (int)getpid(), ++c->seq);
+    base = base ? base + 1 : path;
+    entry[0] = '\0';
+    if (c->quarantine &&
+        (size_t)snprintf(entry, sizeof(entry), "%s/%s-XXXXXX", c->quarantine, tag) < sizeof(entry) &&
+        mkdtemp(entry)) {
+        snprintf(dest, sizeof(dest), "%s/%s", entry, base);
+        in_place = rename(path, dest) != 0;
+    } else {
+        entry[0] = '\0';
+    }
+    if (in_place) {
+        if ((size_t)snprintf(dest, sizeof(dest), "%s.flemma-quarantine-%s", path, tag) >= sizeof(dest) ||
+            lstat(dest, &st) == 0 || rename(path, dest) != 0) {
+            if (entry[0])
+                rmdir(entry);
+            return errno == ENOENT ? FS_OK : FS_ESYS; /* gone already: nothing left to run */
+        }
+    }
+    if (entry[0]) {
+        write_text(entry, "run", c->run);
+        write_text(entry, "from", path);
+        if (in_place)
+            write_text(entry, "at", dest);
+    }
+    return fs_vec_push_str(moved, path) != 0 || fs_vec_push_str(moved, dest) != 0 ? FS_ENOMEM : FS_OK;
+}
+
+static int check_repos(check_list *c, const char *root, fs_vec *moved, fs_err *err)
+{
+    fs_vec names, found;
+    int truncated = 0, rc;
+    size_t i;
+
+    fs_vec_init(&names);
+    fs_vec_init(&found);
+    if (fs_vec_push_str(&names, ".git") != 0) {
+        fs_vec_free(&names);
+        return FS_ENOMEM;
+    }
+    rc = fs_find_names(root, &names, FS_AFTER_RUN_GIT_LIMIT, &found, &truncated, err);
+    if (rc == FS_ESYS)
+        rc = FS_OK; /* the project itself is gone: nothing in it can run */
+    for (i = 0; i < found.len && rc == FS_OK; i++) {
+        char id[48];
+
+        if (fs_node_id(found.items[i], id, sizeof(id)) != 0 || listed(&c->known, id) ||
+            listed(&c->expect, found.items[i]))
+            continue;
+        rc = quarantine(c, found.items[i], moved);
+        if (rc == FS_ESYS)
+            rc = FS_OK; /* reported by what is left; keep checking the rest */
+    }
+    if (rc == FS_OK && truncated && (fs_vec_push_str(moved, root) != 0 || fs_vec_push_str(moved, "") != 0))
+        rc = FS_ENOMEM;
+    fs_vec_free(&names);
+    fs_vec_free(&found);
+    return rc;
+}
+
+int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
+{
+    check_list c;
+    fs_buf b;
+    size_t i;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    {
+        const char *base = strrchr(check_file, '/'), *dot;
+
+        base = base ? base + 1 : check_file;
+        dot = strrchr(base, '.');
+        snprintf(c.run, sizeof(c.run), "%.*s", (int)(dot && dot != base ? dot - base : (ptrdiff_t)strlen(base)), base);
+    }
+    fs_buf_init(&b);
+    fs_vec_init(&c.watch);
+    fs_vec_init(&c.repos);
+    fs_vec_init(&c.known);
+    fs_vec_init(&c.expect);
+    rc = read_all(check_file, &b, err);
+    if (rc == FS_OK)
+        rc = parse(&b, &c);
+    for (i = 0; i < c.watch.len && rc == FS_OK; i++) {
+        struct stat st;
+
+        if (lstat(c.watch.items[i], &st) == 0 && quarantine(&c, c.watch.items[i], moved) == FS_ENOMEM)
+            rc = FS_ENOMEM;
+    }
+    for (i = 0; i < c.repos.len && rc == FS_OK; i++)
+        rc = check_repos(&c, c.repos.items[i], moved, err);
+    if (rc == FS_ENOMEM)
+        fs_err_set(err, "out of memory");
+    fs_buf_free(&b);
+    fs_vec_free(&c.watch);
+    fs_vec_free(&c.repos);
+    fs_vec_free(&c.known);
+    fs_vec_free(&c.expect);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* What runs on the host once a sandboxed command has ended: whatever it
+ * created at a protected name that was missing when it started, and every
+ * git folder (".git") that is new in a project, is moved to the quarantine
+ * before anything on the host runs it. bwrap can only mount over what
+ * exists, and a placeholder would put files in the user's tree, so a
+ * missing name is checked afterwards instead. */
+#ifndef FS_AFTER_RUN_H
+#define FS_AFTER_RUN_H
+
+#include "buf.h"
+
+/* The check file is NUL-separated KEY, VALUE pairs, written by the Lua
+ * side before the run:
+ *   quarantine DIR    where moved entries go (one folder per entry)
+ *   watch PATH        a protected path that did not exist at the start
+ *   repos ROOT        a project: every ".git" below it is checked
+ *   known DEV:INO     a ".git" that existed at the start
+ *   expect PATH       a ".git" the user approved (a clone's destination)
+ * Unknown keys are ignored. Each moved entry gets a folder of its own in
+ * the quarantine with files "from" (where it was), "run" (the check file's
+ * name without extension) and, when it was renamed in place because the
+ * quarantine is on another file system, "at". Appends to moved two items
+ * per moved entry:
+ * where it was, where it is now; and for a project scan that stopped
+ * early, the root and "" . */
+int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err);
+
+/* "DEV:INO" of the entry at path (not following a symlink) into out (48
+ * bytes are enough); -1 when it does not exist. */
+int fs_node_id(const char *path, char *out, size_t n);
+
+/* At most this many ".git" entries per project are looked at. */
+#define FS_AFTER_RUN_GIT_LIMIT 100000
+
+#endif

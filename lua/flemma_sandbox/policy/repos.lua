@@ -1,0 +1,141 @@
+--- The repositories in the writable projects, found by rule rather than
+--- by a list: every ".git" at any depth, the git folders a ".git" file
+--- points to, and core.hooksPath. All of it is read-only in the sandbox;
+--- a ".git" that is new after a run goes to the quarantine.
+local core = require("flemma_sandbox.core")
+local host = require("flemma_sandbox.host")
+
+local M = {}
+
+--- The first line of a small file, or nil.
+---@param path string
+---@return string|nil
+local function first_line(path)
+  local f = io.open(path, "r")
+  local line = f and f:read("*l")
+  if f then
+    f:close()
+  end
+  return line
+end
+
+--- The gitdir (and common dir) a ".git" file points to: a worktree's or a
+--- submodule's real git folder, which git reads config and hooks from.
+---@param dot_git string the ".git" file
+---@return string[] folders
+local function linked_gitdirs(dot_git)
+  local work_tree = dot_git:match("^(.*)/[^/]+$")
+  local gitdir = (first_line(dot_git) or ""):match("^gitdir:%s*(.-)%s*$")
+  local real = gitdir and core.resolve(gitdir, work_tree)
+  if not real or core.file_type(real) ~= "directory" then
+    return {}
+  end
+  local dirs = { real }
+  local common = first_line(real .. "/commondir")
+  common = common and core.resolve(common, real)
+  if common and core.file_type(common) == "directory" then
+    dirs[#dirs + 1] = common
+  end
+  return dirs
+end
+
+--- core.hooksPath from one git config file, or nil. Enough of git's
+--- format for this key: a "[core]" section, "hooksPath = value".
+---@param file string
+---@return string|nil
+local function hooks_path_in(file)
+  local f = io.open(file, "r")
+  if not f then
+    return nil
+  end
+  local section, found = nil, nil
+  for line in f:lines() do
+    local name = line:match("^%s*%[%s*([%w%.%-]+)")
+    if name then
+      section = name:lower()
+    end
+    local value = section == "core" and line:match("^%s*[hH][oO][oO][kK][sS][pP][aA][tT][hH]%s*=%s*(.-)%s*$")
+    if value and value ~= "" then
+      found = value:gsub('^"(.*)"$', "%1") -- the last one wins, as in git
+    end
+  end
+  f:close()
+  return found
+end
+
+--- No repositories (the ".git/" rule removed from deny_write).
+---@type flemma_sandbox.Repos
+M.NONE = { dot_gits = {}, protect = {}, truncated = {} }
+
+--- At most this many ".git" entries per project are protected.
+M.REPO_LIMIT = 1000
+
+---@class flemma_sandbox.Repos
+---@field dot_gits string[] every ".git" (folder or file) found in the projects
+---@field protect flemma_sandbox.Rule[] git folders and hook folders to keep read-only
+---@field truncated string[] projects whose search stopped early
+
+--- Every repository in the projects: each ".git" at any depth (nested
+--- repositories, submodules, vendored clones), the real gitdir and common
+--- dir of a ".git" file, and the folder core.hooksPath names (in the
+--- repository's config or the user's own).
+---@param projects string[]
+---@return flemma_sandbox.Repos
+function M.find(projects)
+  local out = { dot_gits = {}, protect = {}, truncated = {} }
+  local home = host.getenv("HOME")
+  local user_configs = {
+    home and (home .. "/.gitconfig"),
+    (host.getenv("XDG_CONFIG_HOME") or (home or "") .. "/.config") .. "/git/config",
+  }
+  local user_hooks
+  for _, file in ipairs(user_configs) do
+    user_hooks = file and hooks_path_in(file) or user_hooks
+  end
+  for _, root in ipairs(projects) do
+    local found, truncated = core.find_names(root, { ".git" }, M.REPO_LIMIT)
+    if truncated then
+      out.truncated[#out.truncated + 1] = root
+    end
+    for _, dot_git in ipairs(found or {}) do
+      out.dot_gits[#out.dot_gits + 1] = dot_git
+      local work_tree = dot_git:match("^(.*)/[^/]+$")
+      local kind = core.file_type(dot_git)
+      local gitdirs = kind == "directory" and { dot_git } or kind == "file" and linked_gitdirs(dot_git) or {}
+      local rule = "a git folder of " .. work_tree
+      for i, dir in ipairs(gitdirs) do
+        out.protect[#out.protect + 1] = { path = dir, rule = i == 1 and rule or rule .. " (common dir)", dir = true }
+      end
+      local hooks = user_hooks
+      for _, dir in ipairs(gitdirs) do
+        hooks = hooks_path_in(dir .. "/config") or hooks
+        hooks = hooks_path_in(dir .. "/config.worktree") or hooks
+      end
+      if hooks then
+        hooks = hooks:gsub("^~/", (home or "~") .. "/")
+        out.protect[#out.protect + 1] = {
+          path = core.resolve(hooks, work_tree),
+          rule = "core.hooksPath of " .. work_tree,
+          dir = true,
+        }
+      end
+    end
+  end
+  return out
+end
+
+--- Whether a path inside a project goes through a ".git" (existing or
+--- not): such a path is git's, never the sandbox's to write.
+---@param real string
+---@param projects string[]
+---@return boolean
+function M.in_git_dir(real, projects)
+  for _, root in ipairs(projects) do
+    if core.is_within(real, root) and ("/" .. real:sub(#root + 2) .. "/"):find("/.git/", 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+return M

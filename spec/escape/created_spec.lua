@@ -1,0 +1,177 @@
+--- Escape suite: what a command creates where the host would run it later.
+--- bwrap cannot mount over a name that does not exist, and a placeholder
+--- would put files in the user's tree; so nothing is put there, and what
+--- the command creates at a protected name, or any new ".git" in the
+--- project, is moved to the quarantine when it ends.
+local f = require("escape.fixture")
+local h = require("support.helpers")
+local sandbox = require("flemma_sandbox")
+
+describe("escape: names created during a run", function()
+  local w
+  setup(function()
+    w = f.create()
+    f.use_host(w)
+  end)
+  teardown(function()
+    f.destroy(w)
+  end)
+  before_each(function()
+    f.policy()
+  end)
+
+  local function q(s)
+    return h.shell_quote(s)
+  end
+
+  --- Runs git on the host in folder, as gitsigns or a prompt would, with
+  --- a clean global config; returns whether the planted fsmonitor ran.
+  local function host_git_runs_plant(folder)
+    local marker = w.outside .. "/fsmonitor-ran"
+    os.remove(marker)
+    h.sh(
+      "cd "
+        .. q(folder)
+        .. " && HOME="
+        .. q(w.outside)
+        .. " GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES="
+        .. q(w.base)
+        .. " git status >/dev/null 2>&1; true"
+    )
+    local ran = h.read(marker) ~= nil
+    os.remove(marker)
+    return ran
+  end
+
+  local function fsmonitor_config()
+    return '[core]\\n\\tfsmonitor = "touch ' .. w.outside .. '/fsmonitor-ran; false"\\n'
+  end
+
+  --- The control: the same plant run on the host (no sandbox) in the
+  --- work folder makes host git in sub run it.
+  local function plant_works_on_host(plant, sub)
+    h.sh("cd " .. q(w.work) .. " && bash -c " .. q(plant) .. " >/dev/null 2>&1")
+    local ran = host_git_runs_plant(w.work .. "/" .. sub)
+    h.sh("rm -rf " .. q(w.work) .. " && mkdir " .. q(w.work))
+    return ran
+  end
+
+  it("a missing .envrc, .nvim.lua or .vscode gets no placeholder and what is created goes to the quarantine", function()
+    local r = f.attack(w, "ls -a; echo evil > .envrc; echo evil > .nvim.lua; mkdir -p .vscode/x", { keep_host = true })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.is_nil(r.stdout:match("%.envrc"), "nothing stands in for the missing names while it runs")
+    assert.is_nil(h.read(w.proj .. "/.envrc"))
+    assert.is_nil(h.read(w.proj .. "/.nvim.lua"))
+    assert.are.equal("", h.capture("ls -A " .. q(w.proj) .. " | grep -E '^(.envrc|.nvim.lua|.vscode)$'"))
+    assert.matches("%.envrc was created at a protected name by the command; moved to", r.stderr)
+    local moved = table.concat(f.quarantined(w), "\n")
+    for _, name in ipairs({ ".envrc", ".nvim.lua", ".vscode" }) do
+      assert.truthy(moved:find(w.proj .. "/" .. name, 1, true), name)
+    end
+    -- control: without the rule the file stays where the command put it
+    f.policy({ deny_write = { "!.envrc" } })
+    f.attack(w, "echo evil > .envrc", { keep_host = true })
+    assert.are.equal("evil\n", h.read(w.proj .. "/.envrc"))
+    os.remove(w.proj .. "/.envrc")
+  end)
+
+  it("a new .git anywhere in the project goes to the quarantine before host git can read it", function()
+    local plant = "mkdir -p src/.git deep/a/b && printf "
+      .. q(fsmonitor_config())
+      .. " > src/.git/config && git init -q deep/a/b && printf "
+      .. q(fsmonitor_config())
+      .. " >> deep/a/b/.git/config"
+    assert.is_true(plant_works_on_host(plant, "deep/a/b"), "control")
+    local r = f.attack(w, plant, { keep_host = true })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.is_nil(h.read(w.proj .. "/src/.git/config"))
+    assert.is_nil(h.read(w.proj .. "/deep/a/b/.git/config"))
+    assert.are.equal("directory", require("flemma_sandbox.core").file_type(w.proj .. "/deep/a/b"))
+    assert.is_false(host_git_runs_plant(w.proj .. "/deep/a/b"))
+    local moved = table.concat(f.quarantined(w), "\n")
+    assert.truthy(moved:find(w.proj .. "/src/.git", 1, true))
+    assert.truthy(moved:find(w.proj .. "/deep/a/b/.git", 1, true))
+    h.sh("rm -rf " .. q(w.proj .. "/src/.git") .. " " .. q(w.proj .. "/deep"))
+  end)
+
+  it("a .git file pointing at a gitdir the command wrote goes to the quarantine", function()
+    local plant = "git init -q --separate-git-dir=evil lib && printf " .. q(fsmonitor_config()) .. " >> evil/config"
+    assert.is_true(plant_works_on_host(plant, "lib"), "control")
+    local r = f.attack(w, plant, { keep_host = true })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.is_nil(h.read(w.proj .. "/lib/.git"))
+    assert.is_false(host_git_runs_plant(w.proj .. "/lib"))
+    h.sh("rm -rf " .. q(w.proj .. "/evil") .. " " .. q(w.proj .. "/lib"))
+  end)
+
+  it("the whole .git is read-only: commondir, modules, info, packed-refs", function()
+    local plant = "echo /tmp > .git/commondir; mkdir -p .git/modules/x && printf "
+      .. q(fsmonitor_config())
+      .. " > .git/modules/x/config; echo x > .git/info-evil"
+    local r = f.attack(w, plant)
+    assert.are_not.equal(0, r.code)
+    -- control: without the rule for .git the plant lands
+    f.policy({ deny_write = { "!.git/" } })
+    f.attack(w, plant, { keep_host = true })
+    assert.are.equal("/tmp\n", h.read(w.proj .. "/.git/commondir"))
+    h.sh(
+      "rm -rf "
+        .. q(w.proj .. "/.git/commondir")
+        .. " "
+        .. q(w.proj .. "/.git/modules")
+        .. " "
+        .. q(w.proj .. "/.git/info-evil")
+    )
+  end)
+
+  it("a nested repository's .git is read-only too", function()
+    h.sh("cd " .. q(w.proj) .. " && mkdir -p vendor/lib && git init -q vendor/lib")
+    local r = f.attack(w, "printf " .. q(fsmonitor_config()) .. " >> vendor/lib/.git/config")
+    assert.are_not.equal(0, r.code)
+    assert.is_false(host_git_runs_plant(w.proj .. "/vendor/lib"))
+    h.sh("rm -rf " .. q(w.proj .. "/vendor"))
+  end)
+
+  it("the folder core.hooksPath names is read-only", function()
+    h.sh("mkdir -p " .. q(w.proj .. "/.husky"))
+    local config = h.read(w.proj .. "/.git/config")
+    local plant = "printf '#!/bin/sh\\ntouch /tmp/x\\n' > .husky/pre-commit"
+    -- control: without core.hooksPath the folder is an ordinary one
+    f.attack(w, plant, { keep_host = true })
+    assert.truthy(h.read(w.proj .. "/.husky/pre-commit"))
+    os.remove(w.proj .. "/.husky/pre-commit")
+    h.write(w.proj .. "/.git/config", config .. "[core]\n\thooksPath = .husky\n")
+    local r = f.attack(w, plant)
+    assert.are_not.equal(0, r.code)
+    h.write(w.proj .. "/.git/config", config)
+    h.sh("rm -rf " .. q(w.proj .. "/.husky"))
+  end)
+
+  it("the project and the home folder are the same before, during and after a run but for its own writes", function()
+    local argv =
+      assert(sandbox.wrap_command({ "sh", "-c", "echo mine > work/out.txt; touch work/started; sleep 2" }, nil))
+    local words = {}
+    for _, word in ipairs(argv) do
+      words[#words + 1] = q(word)
+    end
+    local before = f.snapshot(w)
+    local run = io.popen("cd " .. q(w.proj) .. " && " .. table.concat(words, " ") .. " 2>&1")
+    local deadline = os.time() + 20
+    while not h.read(w.work .. "/started") and os.time() < deadline do
+      h.sh("sleep 0.05")
+    end
+    local during = f.snapshot(w)
+    local output = run:read("*a")
+    run:close()
+    local after = f.snapshot(w)
+    assert.are.equal("mine\n", h.read(w.work .. "/out.txt"), output)
+    assert.are.equal(
+      "",
+      h.capture("ls -A " .. q(w.home .. "/.local/state/flemma-sandbox/runs")),
+      "no check file is left"
+    )
+    assert.are.equal("", f.diff(before, during))
+    assert.are.equal("", f.diff(before, after))
+    h.sh("rm -rf " .. q(w.work) .. " && mkdir " .. q(w.work))
+  end)
+end)
