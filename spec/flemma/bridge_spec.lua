@@ -117,9 +117,12 @@ describe("flemma-sandbox inside Flemma", function()
     local cmd = "sleep 1000." .. marker .. " & (sleep 1001." .. marker .. " &); sleep 1002." .. marker
     text = execute(project .. "/d.chat", "bash", { label = "t", command = cmd, timeout = 1 })
     assert.matches("timed out after 1 seconds", text)
-    assert.truthy(vim.wait(5000, function()
-      return vim.fn.system({ "pgrep", "-f", marker }) == ""
-    end, 50), "processes left: " .. vim.fn.system({ "pgrep", "-af", marker }))
+    assert.truthy(
+      vim.wait(5000, function()
+        return vim.fn.system({ "pgrep", "-f", marker }) == ""
+      end, 50),
+      "processes left: " .. vim.fn.system({ "pgrep", "-af", marker })
+    )
   end)
 
   it("honours Flemma's network = false and frontmatter enabled = false", function()
@@ -270,6 +273,36 @@ describe("flemma-sandbox inside Flemma", function()
       assert.are.equal("require_approval", approval.resolve("git", outside, ctx))
       -- control: the same auto_approve lets a clone into the playground through
       assert.are.equal("approve", approval.resolve("git", inside, ctx))
+      -- a repository write runs on the host: asked, like the clone above
+      assert.are.equal(
+        "require_approval",
+        approval.resolve("git", { label = "c", args = { "commit", "-m", "x" } }, ctx)
+      )
+      assert.are.equal("approve", approval.resolve("git", { label = "s", args = { "status" } }, ctx))
+    end)
+
+    it("commits on the host with the user's hook; bash's git commit fails in the sandbox", function()
+      setup_flemma({ tools = { modules = { "flemma_sandbox.flemma.tools" } } })
+      host_git({ "init", "-q", "-b", "main" }, project)
+      local marker = project .. "/hook-ran"
+      h.write(project .. "/.git/hooks/pre-commit", "#!/bin/sh\ntouch " .. marker .. "\n")
+      vim.fn.setfperm(project .. "/.git/hooks/pre-commit", "rwxr-xr-x")
+      h.write(project .. "/f.txt", "x\n")
+      local commit = "git add f.txt && git -c user.name=t -c user.email=t@t commit -qm inside"
+      local text = execute(project .. "/r.chat", "bash", { label = "c", command = commit, timeout = 20 })
+      assert.matches("Read%-only file system", text)
+      assert.are.equal(0, vim.fn.filereadable(marker))
+      execute(project .. "/s.chat", "git", { label = "a", args = { "add", "f.txt" } })
+      text = execute(project .. "/t.chat", "git", { label = "c", args = { "-c", "x=y", "commit" } })
+      assert.matches("unsupported git subcommand", text)
+      vim.env.GIT_AUTHOR_NAME, vim.env.GIT_AUTHOR_EMAIL = "t", "t@t"
+      vim.env.GIT_COMMITTER_NAME, vim.env.GIT_COMMITTER_EMAIL = "t", "t@t"
+      execute(project .. "/u.chat", "git", { label = "c", args = { "commit", "-qm", "by the tool" } })
+      assert.are.equal(1, vim.fn.filereadable(marker), "the user's hook ran on the host")
+      local log = h.run({ "git", "log", "--oneline" }, nil, project)
+      vim.env.GIT_AUTHOR_NAME, vim.env.GIT_AUTHOR_EMAIL = nil, nil
+      vim.env.GIT_COMMITTER_NAME, vim.env.GIT_COMMITTER_EMAIL = nil, nil
+      assert.matches("by the tool", log.stdout)
     end)
   end)
 

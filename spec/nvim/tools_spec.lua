@@ -207,4 +207,62 @@ describe("tools", function()
     assert.is_nil(h.read(dir .. "/proj/copy/f"))
     assert.matches("unsupported git subcommand: push", run("git", { args = { "push" } }).error)
   end)
+
+  describe("repository writes", function()
+    local proj, marker
+    before_each(function()
+      proj = dir .. "/proj"
+      marker = proj .. "/hook-ran"
+      -- the user's repository with the user's own pre-commit hook
+      h.sh(
+        "cd "
+          .. h.shell_quote(proj)
+          .. " && git init -q . && git config user.name t && git config user.email t@t"
+          .. " && printf '#!/bin/sh\\ntouch "
+          .. marker
+          .. "\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo x > f"
+      )
+    end)
+
+    local function commits()
+      return h.capture("cd " .. h.shell_quote(proj) .. " && git rev-list --all 2>/dev/null | wc -l"):gsub("%s", "")
+    end
+
+    it("bash's git commit fails inside, names the git tool, and commits nothing", function()
+      local r = run("bash", { command = "git add f && git commit -qm evil" })
+      assert.are_not.equal(0, r.exit_code)
+      assert.matches("go through the git tool", table.concat(r.notes or {}, "\n"))
+      assert.are.equal("0", commits())
+      assert.is_nil(h.read(marker))
+      -- control: without the rule for .git the commit lands
+      sandbox.setup({
+        backend = "bwrap",
+        policy = { rw_paths = { "$CWD" }, network = false, deny_write = { "!.git/" } },
+        approval = { bash = "allow" },
+      })
+      r = run("bash", { command = "git add f && git commit -qm inside" })
+      assert.are.equal(0, r.exit_code, r.stderr)
+      assert.are.equal("1", commits())
+    end)
+
+    it("the git tool commits on the host after the user agrees, and the user's hook runs", function()
+      assert.matches("not run: the user declined", run("git", { args = { "add", "f" } }).error)
+      assert.are.equal(1, #asked, "asked although approval.git is allow")
+      assert.matches("OUTSIDE the sandbox", table.concat(asked[1].lines or asked[1], "\n"))
+      approval.prompt = function(question, cb)
+        asked[#asked + 1] = question
+        cb("once")
+      end
+      local r = run("git", { args = { "add", "f" } })
+      assert.are.equal(0, r.exit_code, r.stderr)
+      r = run("git", { args = { "commit", "-qm", "by the tool" } })
+      assert.are.equal(0, r.exit_code, r.stderr)
+      assert.are.equal("1", commits())
+      assert.truthy(h.read(marker), "the user's pre-commit hook ran on the host")
+      assert.matches(
+        "is not allowed: it would run a command on the host",
+        run("git", { args = { "rebase", "--exec=touch x", "HEAD" } }).error
+      )
+    end)
+  end)
 end)

@@ -77,14 +77,15 @@ function M.refusal(tool_name, input, bufnr)
   return nil
 end
 
---- flemma-sandbox's git tool cloning outside the playground: the user is
---- asked even when an auto_approve rule covers git.
+--- flemma-sandbox's git tool running on the host (a repository write, a
+--- clone outside the playground): the user is asked even when an
+--- auto_approve rule covers git.
 ---@param input table
 ---@param bufnr integer
 ---@return boolean
-function M.clone_outside_playground(input, bufnr)
+function M.git_on_host(input, bufnr)
   local plan = require("flemma_sandbox.tools.git").plan(type(input) == "table" and input.args, base_dir("git", bufnr))
-  return plan ~= nil and plan.clone ~= nil and not plan.clone.in_playground
+  return plan ~= nil and plan.on_host == true
 end
 
 --- Flemma's resolver contract: "deny", "require_approval", or nil to let
@@ -98,7 +99,7 @@ function M.resolve(tool_name, input, context)
   if type(bufnr) ~= "number" then
     return nil
   end
-  if tool_name == "git" and M.clone_outside_playground(input, bufnr) then
+  if tool_name == "git" and M.git_on_host(input, bufnr) then
     return "require_approval"
   end
   local reason = M.refusal(tool_name, input, bufnr)

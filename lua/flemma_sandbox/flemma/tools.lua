@@ -2,12 +2,14 @@
 --- with Flemma's `tools.modules = { "flemma_sandbox.flemma.tools" }` or
 --- `require("flemma.tools").register("flemma_sandbox.flemma.tools")`.
 ---
---- git: every call runs through Flemma's sandbox for the buffer (whichever
---- backend Flemma picks; Flemma's approvals decide whether it runs). clone,
---- fetch and pull need the network, so they are refused with the reason when
---- Flemma's policy has it off; a clone without a destination lands in the
---- playground, which that call may write. A clone elsewhere always asks (see
---- flemma_sandbox.flemma.approval).
+--- git: reads run through Flemma's sandbox for the buffer (whichever
+--- backend Flemma picks; Flemma's approvals decide whether it runs), where
+--- every git folder is read-only. Repository writes, fetch, pull and a
+--- clone outside the playground run on the host with the user's git config
+--- and hooks, and always ask (see flemma_sandbox.flemma.approval). clone,
+--- fetch and pull need the network, so they are refused with the reason
+--- when Flemma's policy has it off; a clone without a destination lands in
+--- the playground, which that call may write.
 local git = require("flemma_sandbox.tools.git")
 local host = require("flemma_sandbox.host")
 local job = require("flemma_sandbox.run.job")
@@ -63,8 +65,10 @@ end
 
 local function describe()
   local playground = host.playground_path() or "the playground"
-  return "Run git in the project, inside the sandbox. Local subcommands: status, log, diff, show, add, "
-    .. "commit, branch. Network subcommands (only when the sandbox allows network): clone, fetch, pull. "
+  return "Run git in the project. Reads run inside the sandbox: status, log, diff, show. "
+    .. "Repository writes run outside it with the user's git config and hooks, and the user is always asked: "
+    .. "add, commit, branch, tag, checkout, switch, restore, stash, merge, rebase. "
+    .. "Network subcommands (only when the sandbox allows network): clone, fetch, pull. "
     .. "clone goes to "
     .. playground
     .. "/<repo-name> unless you give a destination; elsewhere the user is always asked."
@@ -114,12 +118,11 @@ M.definitions = {
       local handle, start_err = job.run(plan.argv, {
         cwd = ctx.cwd,
         timeout_ms = timeout * 1000,
-        -- GIT_TERMINAL_PROMPT: fail instead of asking for a password nobody sees
-        env = { GIT_TERMINAL_PROMPT = "0" },
-        wrap = function(argv)
+        env = git.ENV,
+        wrap = plan.on_host and git.unwrapped or function(argv)
           return bridge.wrap_for_call(ctx, "git", argv, {
             rw_paths = plan.clone and plan.clone.in_playground and { plan.clone.playground } or nil,
-            env = { GIT_TERMINAL_PROMPT = "0" },
+            env = git.ENV,
           })
         end,
         on_exit = function(r)

@@ -1,6 +1,9 @@
---- The git tool: local operations in the buffer's sandbox; clone, fetch and
---- pull are network operations, and clone goes to the playground unless the
---- user agrees to another place.
+--- The git tool. Reads (status, log, diff, show) run in the buffer's
+--- sandbox, where every git folder is read-only. Repository writes (add,
+--- commit, branch, checkout, ...) run on the host, with the user's own
+--- config and hooks, and always ask first. clone, fetch and pull are
+--- network operations; a clone goes to the playground (in the sandbox)
+--- unless the user agrees to another place (then on the host).
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
 local bash = require("flemma_sandbox.tools.bash")
@@ -16,11 +19,32 @@ local M = {
   },
 }
 
-local LOCAL = { status = true, log = true, diff = true, show = true, add = true, commit = true, branch = true }
+local READ = { status = true, log = true, diff = true, show = true }
+--- Repository writes: on the host, after the user agrees.
+M.WRITE = {
+  add = true,
+  commit = true,
+  branch = true,
+  tag = true,
+  checkout = true,
+  switch = true,
+  restore = true,
+  stash = true,
+  merge = true,
+  rebase = true,
+}
 local NETWORK = { clone = true, fetch = true, pull = true }
 
+--- Options that would make git on the host run a command the model chose.
+local HOST_REFUSED = {
+  rebase = { "-x", "--exec" },
+  clone = { "-u", "--upload-pack", "--template", "-c", "--config", "--separate-git-dir" },
+}
+
 function M.describe(info)
-  return "Run git. Local: status, log, diff, show, add, commit, branch. "
+  return "Run git. Read: status, log, diff, show (in the sandbox). "
+    .. "Repository writes: add, commit, branch, tag, checkout, switch, restore, stash, merge, rebase "
+    .. "(outside the sandbox with the user's git config and hooks; the user is always asked). "
     .. "Network (the user is asked): clone, fetch, pull. clone goes to "
     .. info.playground
     .. "/<repo-name> unless you give a destination (outside the playground the user must agree)."
@@ -32,13 +56,15 @@ function M.repo_name(url)
   return (name:gsub("%.git$", ""))
 end
 
-local SUBCOMMANDS = "local: status, log, diff, show, add, commit, branch; network: clone, fetch, pull"
+local SUBCOMMANDS = "read: status, log, diff, show; write: add, commit, branch, tag, checkout, switch, "
+  .. "restore, stash, merge, rebase; network: clone, fetch, pull"
 
 ---@class flemma_sandbox.GitPlan
 ---@field argv string[] what runs, destination of a clone included
 ---@field sub string the subcommand
 ---@field wants_network boolean
 ---@field clone { dest: string, playground: string, in_playground: boolean }|nil
+---@field on_host boolean runs outside the sandbox (a repository write, a clone outside the playground)
 
 --- What a git call does, shared by the standalone tool and the Flemma one:
 --- the argv (a clone without a destination goes to the playground), whether
@@ -56,10 +82,19 @@ function M.plan(args, cwd)
     end
   end
   local sub = args[1]
-  if not (LOCAL[sub] or NETWORK[sub]) then
+  if not (READ[sub] or M.WRITE[sub] or NETWORK[sub]) then
     return nil, "unsupported git subcommand: " .. sub .. " (" .. SUBCOMMANDS .. ")"
   end
   local plan = { argv = { "git", unpack(args) }, sub = sub, wants_network = NETWORK[sub] == true }
+  -- fetch and pull write the repository too
+  plan.on_host = M.WRITE[sub] == true or sub == "fetch" or sub == "pull"
+  for i = 2, #args do
+    for _, option in ipairs(HOST_REFUSED[sub] or {}) do
+      if args[i] == option or args[i]:sub(1, #option + 1) == option .. "=" then
+        return nil, string.format("git %s %s is not allowed: it would run a command on the host", sub, option)
+      end
+    end
+  end
   if sub ~= "clone" then
     return plan
   end
@@ -81,6 +116,8 @@ function M.plan(args, cwd)
     plan.argv[#plan.argv + 1] = dest
   end
   plan.clone = { dest = dest, playground = playground, in_playground = core.is_within(dest, playground) }
+  -- elsewhere the new .git would go to the quarantine after a sandboxed run
+  plan.on_host = not plan.clone.in_playground
   return plan
 end
 
@@ -96,15 +133,30 @@ function M.prepare(input, ctx)
   }
   if plan.clone then
     request.lines[#request.lines + 1] = "into " .. plan.clone.dest
-    -- outside the playground, a clone needs the user's explicit yes
-    request.must_ask = not plan.clone.in_playground
+  end
+  if plan.on_host then
+    request.lines[#request.lines + 1] = "runs OUTSIDE the sandbox, with your git config and hooks"
+    -- the user's explicit yes, whatever approval.git says
+    request.must_ask = true
   end
   return request
 end
 
+--- The environment git gets: never a prompt nobody sees, never an editor
+--- that would wait for ever.
+M.ENV = { GIT_TERMINAL_PROMPT = "0", GIT_EDITOR = "true" }
+
+--- Runs argv as it is, on the host (job.run's wrap).
+---@param argv string[]
+---@return string[]
+function M.unwrapped(argv)
+  return argv
+end
+
 function M.run(_, ctx, done)
   local plan = ctx.git
-  bash.run_argv(plan.argv, ctx, { env = { GIT_TERMINAL_PROMPT = "0" } }, function(result, notes)
+  local extra = { env = M.ENV, wrap = plan.on_host and M.unwrapped or nil }
+  bash.run_argv(plan.argv, ctx, extra, function(result, notes)
     if plan.clone and result.exit_code == 0 then
       notes[#notes + 1] = "cloned into " .. plan.clone.dest
     end
