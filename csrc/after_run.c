@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "path.h"
 #include "scan.h"
 #include "status.h"
 
@@ -82,6 +83,12 @@ static int parse(fs_buf *b, check_list *c)
     return FS_OK;
 }
 
+/* path is root or lies below it, on component boundaries */
+static int within(const char *path, const char *root)
+{
+    return fs_path_is_within(path, strlen(path), root, strlen(root));
+}
+
 static int listed(const fs_vec *v, const char *s)
 {
     size_t i;
@@ -116,6 +123,10 @@ static int quarantine(check_list *c, const char *path, fs_vec *moved)
     struct stat st;
     int in_place = 1;
 
+    /* never the quarantine itself, nor a folder holding it */
+    if (c->quarantine && (within(c->quarantine, path) || within(path, c->quarantine)))
+        return FS_OK;
+
     snprintf(tag, sizeof(tag), "%lld-%d-%d", (long long)time(NULL), (int)getpid(), ++c->seq);
     base = base ? base + 1 : path;
     entry[0] = '\0';
@@ -123,7 +134,12 @@ static int quarantine(check_list *c, const char *path, fs_vec *moved)
         (size_t)snprintf(entry, sizeof(entry), "%s/%s-XXXXXX", c->quarantine, tag) < sizeof(entry) &&
         mkdtemp(entry)) {
         snprintf(dest, sizeof(dest), "%s/%s", entry, base);
-        in_place = rename(path, dest) != 0;
+        if (rename(path, dest) == 0) {
+            in_place = 0;
+        } else if (errno != EXDEV) {
+            rmdir(entry);
+            return errno == ENOENT ? FS_OK : FS_ESYS;
+        }
     } else {
         entry[0] = '\0';
     }

@@ -44,6 +44,29 @@ describe("sandboxed execution (real bwrap)", function()
     assert.are.equal("landed\n", h.read(proj .. "/out.txt"))
   end)
 
+  it("a first run with no state folder yet keeps it: nothing of ours is ever watched or moved", function()
+    -- the state folder (and Neovim's, above it) inside a writable folder, none of it made yet
+    local xdg_state = dir .. "/state"
+    host.use({
+      cwd = function()
+        return proj
+      end,
+      getenv = function(name)
+        return name == "XDG_STATE_HOME" and xdg_state or os.getenv(name)
+      end,
+      stdpath = function(name)
+        -- Neovim's state folder under the same XDG_STATE_HOME: the first missing folder above it is ours
+        return name == "state" and (xdg_state .. "/nvim") or (dir .. "/nvim-" .. name)
+      end,
+    })
+    use_policy({ rw_paths = { "$CWD", dir } })
+    local r = run({ "sh", "-c", "echo evil > " .. h.shell_quote(proj .. "/.envrc") })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.are.equal("directory", require("flemma_sandbox.core").file_type(xdg_state .. "/flemma-sandbox/quarantine"))
+    assert.is_nil(h.read(proj .. "/.envrc"))
+    assert.matches("moved to " .. xdg_state:gsub("%p", "%%%0") .. "/flemma%-sandbox/quarantine/", r.stderr)
+  end)
+
   it("fails a write outside rw_paths and leaves the file as it was", function()
     local target = outside .. "/keep.txt"
     local r = run({ "sh", "-c", "echo evil > " .. h.shell_quote(target) })

@@ -70,6 +70,10 @@ describe("core", function()
       proj .. "/ok/.git",
       "unknown-key",
       "ignored",
+      "watch", -- never the quarantine, nor what holds it
+      dir,
+      "watch",
+      q,
     }
     h.write(dir .. "/c.check", table.concat(words, "\0") .. "\0")
     local moved = assert(core.after_run(dir .. "/c.check"))

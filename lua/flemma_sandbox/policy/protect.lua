@@ -257,7 +257,9 @@ function M.protected(policy, expand, rw, chat_file, projects, repos)
   end
   -- the host-side helper trusts what it finds there (check files, the
   -- quarantine, bwrap's argument files): never writable from inside
-  local state = host.state_base()
+  -- made now, before anything is watched: else the first run would watch
+  -- (and move) the state folder the helper itself is about to use
+  local state = host.state_dir("runs") and host.state_dir("quarantine") and host.state_base()
   if state and core.exists(state) then
     candidates[#candidates + 1] = { rule = "flemma-sandbox's own state", path = state, dir = true }
   end
