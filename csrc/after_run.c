@@ -22,6 +22,7 @@ typedef struct {
     const char *quarantine;
     char run[256]; /* the check file's name without its extension: which run moved it */
     fs_vec watch, repos, known, expect;
+    fs_vec links; /* two items each: the link, its target */
     int seq;
 } check_list;
 
@@ -74,7 +75,9 @@ static int parse(fs_buf *b, check_list *c)
         at += klen + 1 + strlen(value) + 1;
         if (strcmp(key, "quarantine") == 0)
             c->quarantine = value;
-        else if ((strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
+        else if ((strcmp(key, "link") == 0 && fs_vec_push_str(&c->links, value) != 0) ||
+                 (strcmp(key, "target") == 0 && fs_vec_push_str(&c->links, value) != 0) ||
+                 (strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
                  (strcmp(key, "repos") == 0 && fs_vec_push_str(&c->repos, value) != 0) ||
                  (strcmp(key, "known") == 0 && fs_vec_push_str(&c->known, value) != 0) ||
                  (strcmp(key, "expect") == 0 && fs_vec_push_str(&c->expect, value) != 0))
@@ -192,6 +195,40 @@ static int check_repos(check_list *c, const char *root, fs_vec *moved, fs_err *e
     return rc;
 }
 
+/* A protected symlink (a dotfile kept in a dotfiles repository) that the
+ * command removed or replaced: what is there now goes to the quarantine
+ * and the link is made again as it was. Only a symlink with the same
+ * target counts as the same: an inode number comes back soon after its
+ * file is removed. */
+static int check_link(check_list *c, const char *path, const char *target, fs_vec *moved)
+{
+    char text[4096];
+    ssize_t n = readlink(path, text, sizeof(text) - 1);
+    struct stat st;
+    int rc;
+
+    if (n >= 0) {
+        text[n] = '\0';
+        if (strcmp(text, target) == 0)
+            return FS_OK;
+    }
+    if (lstat(path, &st) == 0 && (rc = quarantine(c, path, moved)) != FS_OK)
+        return rc;
+    if (symlink(target, path) != 0)
+        return FS_ESYS;
+    {
+        fs_buf tagged;
+
+        fs_buf_init(&tagged);
+        rc = fs_buf_append_char(&tagged, '@') != 0 || fs_buf_append_str(&tagged, path) != 0 ||
+                     fs_vec_push_str(moved, tagged.data) != 0 || fs_vec_push_str(moved, target) != 0
+                 ? FS_ENOMEM
+                 : FS_OK;
+        fs_buf_free(&tagged);
+    }
+    return rc;
+}
+
 int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
 {
     check_list c;
@@ -212,6 +249,7 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     fs_vec_init(&c.repos);
     fs_vec_init(&c.known);
     fs_vec_init(&c.expect);
+    fs_vec_init(&c.links);
     rc = read_all(check_file, &b, err);
     if (rc == FS_OK)
         rc = parse(&b, &c);
@@ -221,6 +259,9 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
         if (lstat(c.watch.items[i], &st) == 0 && quarantine(&c, c.watch.items[i], moved) == FS_ENOMEM)
             rc = FS_ENOMEM;
     }
+    for (i = 0; i + 1 < c.links.len && rc == FS_OK; i += 2)
+        if (check_link(&c, c.links.items[i], c.links.items[i + 1], moved) == FS_ENOMEM)
+            rc = FS_ENOMEM;
     for (i = 0; i < c.repos.len && rc == FS_OK; i++)
         rc = check_repos(&c, c.repos.items[i], moved, err);
     if (rc == FS_ENOMEM)
@@ -230,5 +271,6 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     fs_vec_free(&c.repos);
     fs_vec_free(&c.known);
     fs_vec_free(&c.expect);
+    fs_vec_free(&c.links);
     return rc;
 }

@@ -16,6 +16,10 @@
  *   repos ROOT        a project: every ".git" below it is checked
  *   known DEV:INO     a ".git" that existed at the start
  *   expect PATH       a ".git" the user approved (a clone's destination)
+ *   link PATH, target TEXT
+ *                     a protected symlink: if the command replaced it, what
+ *                     is there goes to the quarantine and the link is made
+ *                     again (reported as the pair "@PATH", TEXT)
  * Unknown keys are ignored. Each moved entry gets a folder of its own in
  * the quarantine with files "from" (where it was), "run" (the check file's
  * name without extension) and, when it was renamed in place because the

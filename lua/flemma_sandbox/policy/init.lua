@@ -15,6 +15,7 @@ local M = {}
 ---@field ro_paths string[] protected inside writable folders (deny_write, git folders)
 ---@field protected flemma_sandbox.Rule[] why each ro path is protected
 ---@field watched flemma_sandbox.Rule[] protected paths that are missing: checked after each run
+---@field links flemma_sandbox.Link[] protected symlinks in writable folders: made again after a run that replaced them
 ---@field projects string[] project roots where a new ".git" goes to the quarantine (none without the ".git/" rule)
 ---@field known_git string[] "DEV:INO" of each ".git" in the projects at the start
 ---@field repos_truncated string[] projects with too many ".git" to protect each
@@ -201,7 +202,9 @@ function M.resolve(policy, bufnr)
     if not expanded then
       return nil, err
     end
-    return core.resolve(expanded, cwd)
+    local resolved, rerr = core.resolve(expanded, cwd)
+    -- the path as written too: a protected symlink is protected as a link
+    return resolved, rerr, core.absolute(expanded, cwd)
   end
   local hidden = protect.hidden(policy, expand, rw, skipped, projects)
   for _, socket in ipairs(sockets.hidden(policy, expand, rw, hidden)) do
@@ -214,7 +217,7 @@ function M.resolve(policy, bufnr)
     git_rule = git_rule or entry == ".git/"
   end
   local found = git_rule and repos.find(projects) or repos.NONE
-  local protected, watched =
+  local protected, watched, links =
     protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"), projects, found)
   local known = {}
   for _, dot_git in ipairs(found.dot_gits) do
@@ -233,6 +236,7 @@ function M.resolve(policy, bufnr)
     ro_paths = ro,
     protected = protected,
     watched = watched,
+    links = links,
     projects = git_rule and projects or {},
     known_git = known,
     repos_truncated = found.truncated,

@@ -62,19 +62,77 @@ M.DEFAULT_DENY_WRITE = {
   "$NVIM_CACHE/",
   "$FLEMMA_SANDBOX_LIB/",
   "$FLEMMA_SANDBOX_LUA/",
-  "~/.config/autostart/",
-  "~/.config/systemd/user/",
-  "~/.local/bin/",
-  "~/.ssh/",
+  -- every folder on Neovim's runtimepath (plugins under development too)
+  "$NVIM_RUNTIMEPATH/",
+  -- in the home folder, by class: what a shell, a session, a language or a
+  -- tool runs or reads as code later
+  -- shells: start-up files and what they source
   "~/.bashrc",
   "~/.bash_profile",
   "~/.bash_login",
   "~/.bash_logout",
+  "~/.bash_aliases",
   "~/.profile",
+  "~/.inputrc",
   "~/.zshrc",
   "~/.zprofile",
   "~/.zshenv",
   "~/.zlogin",
+  "~/.zlogout",
+  "~/.config/fish/",
+  "~/.config/nushell/",
+  -- folders on PATH
+  "~/bin/",
+  "~/.local/bin/",
+  "~/.cargo/bin/",
+  "~/.cargo/env",
+  "~/go/bin/",
+  -- the session: autostart, systemd and dbus units, environment, desktop entries
+  "~/.config/autostart/",
+  "~/.config/systemd/",
+  "~/.local/share/systemd/",
+  "~/.local/share/dbus-1/",
+  "~/.config/environment.d/",
+  "~/.pam_environment",
+  "~/.xprofile",
+  "~/.xsession",
+  "~/.xsessionrc",
+  "~/.xinitrc",
+  "~/.local/share/applications/",
+  "~/.config/mimeapps.list",
+  -- version control, editors, terminals, debuggers
+  "~/.gitconfig",
+  "~/.config/git/",
+  "~/.vimrc",
+  "~/.vim/",
+  "~/.emacs",
+  "~/.emacs.d/",
+  "~/.vscode/",
+  "~/.config/Code/",
+  "~/.tmux.conf",
+  "~/.config/tmux/",
+  "~/.screenrc",
+  "~/.gdbinit",
+  "~/.config/gdb/",
+  "~/.lldbinit",
+  "~/.psqlrc",
+  -- language and tool start-up: Python user site (.pth), IPython, pip, npm,
+  -- cargo, docker CLI plugins, direnv, pre-commit's hook environments
+  "~/.local/lib/",
+  "~/.ipython/",
+  "~/.config/pip/",
+  "~/.pip/",
+  "~/.pydistutils.cfg",
+  "~/.npmrc",
+  "~/.yarnrc",
+  "~/.yarnrc.yml",
+  "~/.cargo/config",
+  "~/.cargo/config.toml",
+  "~/.docker/",
+  "~/.config/direnv/",
+  "~/.local/share/direnv/",
+  "~/.cache/pre-commit/",
+  "~/.ssh/",
 }
 
 M.DEFAULT_SECRET_FILES = { ".env", ".env.*", "*.pem", "*.key" }
@@ -239,17 +297,42 @@ function M.pins(protected, rw)
   return out
 end
 
+---@class flemma_sandbox.Link
+---@field path string the link, its folder resolved
+---@field target string what it points to, as written
+---@field rule string
+
+--- Protected paths that are symlinks in a writable folder (a dotfile kept
+--- in a dotfiles repository): the mount lands on the target, so the link
+--- itself could be replaced; the check after the run makes it again.
+---@param candidates table[]
+---@param rw string[]
+---@return flemma_sandbox.Link[]
+function M.links(candidates, rw)
+  local out, seen = {}, {}
+  for _, c in ipairs(candidates) do
+    local parent, name = (c.raw or c.path or ""):match("^(.*)/([^/]+)$")
+    local real_parent = parent and core.resolve(parent == "" and "/" or parent, "/")
+    local link = real_parent and (real_parent .. "/" .. name)
+    if link and not seen[link] and core.file_type(link) == "link" and M.within_any(real_parent, rw) then
+      seen[link] = true
+      out[#out + 1] = { path = link, target = core.readlink(link), rule = c.rule }
+    end
+  end
+  return out
+end
+
 --- Where each deny_write entry lands: every candidate that lies strictly
 --- inside a writable folder. What exists is protected (bound read-only);
 --- what is missing is watched: the first missing folder on its way, else a
 --- `mkdir -p` inside the sandbox would make the whole chain unseen.
 ---@param policy flemma_sandbox.Policy
----@param expand fun(entry: string): string|nil, string|nil
+---@param expand fun(entry: string): string|nil, string|nil, string|nil resolved, err, as written
 ---@param rw string[]
 ---@param chat_file? string the buffer's own file: its frontmatter sets the policy
 ---@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
 ---@param repos? flemma_sandbox.Repos repos.find(projects), or none
----@return flemma_sandbox.Rule[] protected, flemma_sandbox.Rule[] watched
+---@return flemma_sandbox.Rule[] protected, flemma_sandbox.Rule[] watched, flemma_sandbox.Link[] links
 function M.protected(policy, expand, rw, chat_file, projects, repos)
   local candidates = {}
   if chat_file and core.exists(chat_file) then
@@ -267,8 +350,13 @@ function M.protected(policy, expand, rw, chat_file, projects, repos)
   for _, entry in ipairs(M.effective(policy.deny_write)) do
     local dir = entry:sub(-1) == "/"
     local bare = dir and entry:sub(1, -2) or entry
-    if bare:match("^[/~$]") then
-      candidates[#candidates + 1] = { rule = "deny_write " .. entry, path = expand(bare), dir = dir }
+    if bare == "$NVIM_RUNTIMEPATH" then
+      for _, folder in ipairs(host.runtimepath()) do
+        candidates[#candidates + 1] = { rule = "deny_write " .. entry, path = folder, dir = true }
+      end
+    elseif bare:match("^[/~$]") then
+      local path, _, raw = expand(bare)
+      candidates[#candidates + 1] = { rule = "deny_write " .. entry, path = path, raw = raw, dir = dir }
     else
       for _, root in ipairs(projects) do
         candidates[#candidates + 1] = { rule = "deny_write " .. entry, path = root .. "/" .. bare, dir = dir }
@@ -279,6 +367,7 @@ function M.protected(policy, expand, rw, chat_file, projects, repos)
     candidates[#candidates + 1] = r
   end
   local protected, watched, seen = {}, {}, {}
+  local links = M.links(candidates, rw)
   for _, c in ipairs(candidates) do
     local real = c.path and core.resolve(c.path, "/")
     local parent = real and real:match("^(.*)/[^/]+$")
@@ -304,7 +393,7 @@ function M.protected(policy, expand, rw, chat_file, projects, repos)
       end
     end
   end
-  return protected, watched
+  return protected, watched, links
 end
 
 return M

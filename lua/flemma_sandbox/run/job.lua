@@ -89,8 +89,13 @@ local function check_after(wrapped)
       lines[1] = "flemma-sandbox: the check after the run failed: " .. tostring(err)
     end
     for _, m in ipairs(moved or {}) do
-      lines[#lines + 1] = m.to == ""
-          and ("flemma-sandbox: " .. m.from .. ": too many entries, not every new .git was checked")
+      lines[#lines + 1] = m.from:sub(1, 1) == "@"
+          and string.format(
+            "flemma-sandbox: %s, a protected symlink, was replaced by the command; made again, pointing at %s",
+            m.from:sub(2),
+            m.to
+          )
+        or m.to == "" and ("flemma-sandbox: " .. m.from .. ": too many entries, not every new .git was checked")
         or string.format("flemma-sandbox: %s was created at a protected name by the command; moved to %s", m.from, m.to)
     end
     os.remove(running_file)
