@@ -165,6 +165,38 @@ describe("flemma-sandbox inside Flemma", function()
     assert.matches("\n77\n", text)
   end)
 
+  it("refuses the tool calls of a buffer whose frontmatter loosens the sandbox until it is trusted", function()
+    setup_flemma({ tools = { auto_approve = { "bash" } } })
+    local approval = require("flemma.tools.approval")
+    local input = { label = "t", command = "true", timeout = 20 }
+    local function resolve_in(path, frontmatter)
+      local lines = vim.list_extend({ "```lua", frontmatter, "```" }, chat_lines("bash", "toolu_t", input))
+      h.write(path, table.concat(lines, "\n") .. "\n")
+      vim.cmd("edit! " .. vim.fn.fnameescape(path))
+      local bufnr = vim.api.nvim_get_current_buf()
+      require("flemma.processor").evaluate_buffer_frontmatter(bufnr)
+      return approval.resolve("bash", input, { bufnr = bufnr, tool_id = "toolu_t" }), bufnr
+    end
+    -- what a sandboxed command could write into another chat file of the project
+    local loose = "flemma.opt.sandbox.enabled = false\nflemma.opt.tools.auto_approve = { 'bash', 'write' }"
+    local decision, bufnr = resolve_in(project .. "/v.chat", loose)
+    assert.are.equal("deny", decision)
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(bufnr), "\n")
+    assert.matches("frontmatter NOT trusted", status)
+    assert.matches("sandbox.enabled = false", status)
+    vim.cmd("FlemmaSandbox trust")
+    assert.are.equal("approve", approval.resolve("bash", input, { bufnr = bufnr, tool_id = "toolu_t" }))
+    -- any change to the text needs trust again
+    decision = resolve_in(project .. "/v.chat", loose .. "\nflemma.opt.sandbox.enabled = false")
+    assert.are.equal("deny", decision)
+    -- tightening needs no trust; control: no frontmatter, the same auto_approve lets bash through
+    assert.are.equal(
+      "approve",
+      (resolve_in(project .. "/w.chat", "flemma.opt.sandbox.backends.flemma_sandbox = { limits = { processes = 77 } }"))
+    )
+    assert.are.equal("approve", (resolve_in(project .. "/x.chat", "-- nothing")))
+  end)
+
   it("passes Flemma's tools.bash.env, but not credential-like names", function()
     setup_flemma({ tools = { bash = { env = { PROJECT_MODE = "dev", DEPLOY_TOKEN = "t0k" } } } })
     local text = execute(project .. "/h.chat", "bash", {

@@ -88,6 +88,21 @@ function M.git_on_host(input, bufnr)
   return plan ~= nil and plan.on_host == true
 end
 
+local notified = {}
+
+--- One notification per buffer and reason, not one per tool call.
+---@param bufnr integer
+---@param message string
+local function notify_once(bufnr, message)
+  if notified[bufnr] == message then
+    return
+  end
+  notified[bufnr] = message
+  vim.schedule(function()
+    vim.notify("flemma-sandbox: " .. message, vim.log.levels.WARN)
+  end)
+end
+
 --- Flemma's resolver contract: "deny", "require_approval", or nil to let
 --- the chain go on.
 ---@param tool_name string
@@ -98,6 +113,11 @@ function M.resolve(tool_name, input, context)
   local bufnr = context and context.bufnr
   if type(bufnr) ~= "number" then
     return nil
+  end
+  local untrusted = require("flemma_sandbox.flemma.trust").refusal(bufnr)
+  if untrusted then
+    notify_once(bufnr, untrusted)
+    return "deny"
   end
   if tool_name == "git" and M.git_on_host(input, bufnr) then
     return "require_approval"

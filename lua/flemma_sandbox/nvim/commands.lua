@@ -31,6 +31,18 @@ local function standalone_only(run)
   end
 end
 
+--- Trust for the buffer's frontmatter: Flemma's (its tool calls are
+--- refused while it loosens the sandbox untrusted) or ours.
+---@param bufnr integer
+---@param trusted boolean
+---@return boolean ok, string message
+local function set_trust(bufnr, trusted)
+  if flemma_sandbox() then
+    return require("flemma_sandbox.flemma.trust").set(bufnr, trusted)
+  end
+  return require("flemma_sandbox.chat.frontmatter").set_trust(bufnr, trusted)
+end
+
 ---@type table<string, fun(bufnr: integer)>
 M.actions = {
   enable = function(bufnr)
@@ -65,14 +77,14 @@ M.actions = {
   status = function(bufnr)
     status.show(status.lines(bufnr))
   end,
-  trust = standalone_only(function(bufnr)
-    local ok, message = require("flemma_sandbox.chat.frontmatter").set_trust(bufnr, true)
+  trust = function(bufnr)
+    local ok, message = set_trust(bufnr, true)
     notify(message, ok and vim.log.levels.INFO or vim.log.levels.WARN)
-  end),
-  untrust = standalone_only(function(bufnr)
-    local ok, message = require("flemma_sandbox.chat.frontmatter").set_trust(bufnr, false)
+  end,
+  untrust = function(bufnr)
+    local ok, message = set_trust(bufnr, false)
     notify(message, ok and vim.log.levels.INFO or vim.log.levels.WARN)
-  end),
+  end,
   ["tool:execute"] = standalone_only(function(bufnr)
     local ok, err = require("flemma_sandbox.chat").execute_at(bufnr, vim.api.nvim_win_get_cursor(0)[1] - 1)
     if not ok then

@@ -142,6 +142,14 @@ function M.flemma_lines(bufnr)
   if view.error then
     lines[#lines + 1] = "  error:      " .. view.error
   end
+  local untrusted, loose = require("flemma_sandbox.flemma.trust").refusal(bufnr)
+  if untrusted then
+    lines[#lines + 1] = "  frontmatter NOT trusted, every tool call is refused; it loosens: "
+      .. table.concat(loose, "; ")
+    lines[#lines + 1] = "    (:FlemmaSandbox trust allows it; any change to the text needs trust again)"
+  elseif #loose > 0 then
+    lines[#lines + 1] = "  frontmatter trusted, loosens: " .. table.concat(loose, "; ")
+  end
   if not view.ours then
     lines[#lines + 1] = "  flemma_sandbox is not the backend in use: Flemma's own rules apply"
     return lines
