@@ -4,10 +4,11 @@
  * the seccomp filter and execs the command, so all of it binds the command
  * and everything it starts, but not bwrap's own setup.
  *
- * With --clearenv, --args-file or --check-file it runs on the host instead,
- * in front of bwrap (host_mode.c): it starts bwrap with an empty
- * environment, passes long option lists as "--args FD", and after the run
- * moves what the command created at protected names to the quarantine. */
+ * With --clearenv, --args-file, --check-file or --time-limit it runs on the
+ * host instead, in front of bwrap (host_mode.c): it starts bwrap with an
+ * empty environment, passes long option lists as "--args FD", stops bwrap
+ * at the time limit, and after the run moves what the command created at
+ * protected names to the quarantine. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -109,7 +110,7 @@ static int usage(void)
 {
     fputs("usage: flemma-sandbox-exec [--seccomp] [--scope] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
           "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
-          "                           -- BWRAP [ARG]...\n"
+          "                           [--time-limit MS] -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --info\n",
           stderr);
     return 2;
@@ -134,6 +135,14 @@ int main(int argc, char **argv)
                 return rc;
         } else if (strcmp(argv[i], "--check-file") == 0 && has_value) {
             host.check_file = argv[++i];
+            host_mode = 1;
+        } else if (strcmp(argv[i], "--time-limit") == 0 && has_value) {
+            char *end;
+            long ms = strtol(argv[++i], &end, 10);
+
+            if (*end != '\0' || ms <= 0)
+                return usage();
+            host.time_limit_ms = ms;
             host_mode = 1;
         } else if (strcmp(argv[i], "--clearenv") == 0) {
             host.clear_env = 1;

@@ -1,5 +1,5 @@
-/* With a check file, this process stays on the host while bwrap runs and
- * checks afterwards. The check file is renamed NAME.running and locked for
+/* With a check file or a time limit, this process stays on the host while
+ * bwrap runs: it stops bwrap at the time limit, and checks afterwards. The check file is renamed NAME.running and locked for
  * as long as that takes; one left unlocked belongs to a helper that was
  * killed, and the next helper with a check file does its check. Signals
  * are taken with sigwaitinfo, not handlers, so there is no global state. */
@@ -27,6 +27,8 @@
 #define EXIT_SETUP 126
 /* a check file no helper took up within a day was never run */
 #define STALE_SECONDS (24 * 60 * 60)
+/* between SIGTERM and SIGKILL when the time limit is reached */
+#define GRACE_MS 2000
 
 static int setup_error(const char *what, const char *path, int errnum)
 {
@@ -159,12 +161,42 @@ static void exec_command(const fs_host_opts *o, char **argv)
         execvp(argv[0], argv);
 }
 
-static int wait_forwarding(pid_t child, const sigset_t *set)
+static long long now_ms(void)
 {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for bwrap, passing signals on; past the time limit it gets
+ * SIGTERM, and SIGKILL after a grace period (bwrap's --die-with-parent
+ * covers the sandbox). */
+static int wait_forwarding(pid_t child, const sigset_t *set, long limit_ms, int *stopped)
+{
+    long long deadline = limit_ms > 0 ? now_ms() + limit_ms : 0;
+
+    *stopped = 0;
     for (;;) {
         siginfo_t info;
-        int status, sig = sigwaitinfo(set, &info);
+        int status, sig;
 
+        if (deadline) {
+            long long left = deadline - now_ms();
+            struct timespec ts;
+
+            if (left <= 0) {
+                kill(child, *stopped ? SIGKILL : SIGTERM);
+                deadline = *stopped ? 0 : now_ms() + GRACE_MS;
+                *stopped = 1;
+                continue;
+            }
+            ts.tv_sec = (time_t)(left / 1000);
+            ts.tv_nsec = (long)(left % 1000) * 1000000L;
+            sig = sigtimedwait(set, &info, &ts);
+        } else {
+            sig = sigwaitinfo(set, &info);
+        }
         if (sig < 0)
             continue;
         if (sig != SIGCHLD) {
@@ -182,13 +214,13 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     char fdtext[16], running[4096], runs_dir[4096];
     char **argv;
     char *slash;
-    int args_fd, lock_fd, rc;
+    int args_fd, lock_fd = -1, rc, stopped;
     pid_t child, self = getpid();
 
     argv = command_argv(o, cmd, n, fdtext, sizeof(fdtext), &args_fd);
     if (!argv)
         return EXIT_SETUP;
-    if (!o->check_file) {
+    if (!o->check_file && o->time_limit_ms <= 0) {
         exec_command(o, argv);
         rc = setup_error("cannot run", argv[0], errno);
         free(argv);
@@ -204,16 +236,18 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1)
         kill(self, SIGTERM);
-    lock_fd = take_up(o->check_file, running, sizeof(running));
-    if (lock_fd < 0) {
-        free(argv);
-        return EXIT_SETUP;
-    }
-    snprintf(runs_dir, sizeof(runs_dir), "%s", running);
-    slash = strrchr(runs_dir, '/');
-    if (slash && slash != runs_dir) {
-        *slash = '\0';
-        sweep(runs_dir, running);
+    if (o->check_file) {
+        lock_fd = take_up(o->check_file, running, sizeof(running));
+        if (lock_fd < 0) {
+            free(argv);
+            return EXIT_SETUP;
+        }
+        snprintf(runs_dir, sizeof(runs_dir), "%s", running);
+        slash = strrchr(runs_dir, '/');
+        if (slash && slash != runs_dir) {
+            *slash = '\0';
+            sweep(runs_dir, running);
+        }
     }
     child = fork();
     if (child == 0) {
@@ -222,17 +256,22 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != self)
             _exit(EXIT_SETUP);
-        close(lock_fd);
+        if (lock_fd >= 0)
+            close(lock_fd);
         sigprocmask(SIG_SETMASK, &old, NULL);
         exec_command(o, argv);
         _exit(setup_error("cannot run", argv[0], errno));
     }
     if (args_fd >= 0)
         close(args_fd);
-    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set);
-    check_after(running, "by the command");
-    unlink(running);
-    close(lock_fd);
+    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o->time_limit_ms, &stopped);
+    if (child >= 0 && stopped)
+        fprintf(stderr, "flemma-sandbox: stopped after %ld ms (tools.max_timeout_ms)\n", o->time_limit_ms);
+    if (lock_fd >= 0) {
+        check_after(running, "by the command");
+        unlink(running);
+        close(lock_fd);
+    }
     free(argv);
     return rc;
 }

@@ -9,6 +9,7 @@ typedef struct {
     const char *args_file;  /* NUL-separated bwrap options, or NULL */
     const char *check_file; /* "NAME.check": what to check after the run, or NULL */
     int clear_env;          /* start bwrap with an empty environment */
+    long time_limit_ms;     /* > 0: SIGTERM after this long, SIGKILL 2 s later */
 } fs_host_opts;
 
 /* Runs cmd (bwrap and its arguments, NULL-terminated, n items) and returns

@@ -196,6 +196,8 @@ function M.wrap_command(inner_cmd, bufnr, opts)
       resolved.env[k] = v -- what the caller sets for this command on purpose
     end
   end
+  -- the cap holds even where no job runner applies a timeout (Flemma)
+  resolved.time_limit_ms = cfg.tools.max_timeout_ms
   return entry.wrap(resolved, cfg.backends[entry.name] or {}, inner_cmd)
 end
 

@@ -67,6 +67,21 @@ describe("sandboxed execution (real bwrap)", function()
     assert.matches("moved to " .. xdg_state:gsub("%p", "%%%0") .. "/flemma%-sandbox/quarantine/", r.stderr)
   end)
 
+  it("stops a command at tools.max_timeout_ms, whoever runs it, and leaves no process", function()
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" } }, tools = { max_timeout_ms = 1000 } })
+    local t0 = os.time()
+    local r = run({ "sh", "-c", "sleep 1987; echo never" })
+    assert.is_true(os.time() - t0 < 10, "stopped within the grace period")
+    assert.are_not.equal(0, r.code)
+    assert.matches("stopped after 1000 ms %(tools.max_timeout_ms%)", r.stderr)
+    assert.are.equal("", h.capture("pgrep -f 'sleep [1]987' || true"))
+    -- control: within the limit the command ends by itself
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" } }, tools = { max_timeout_ms = 20000 } })
+    r = run({ "sh", "-c", "sleep 1; echo done" })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.are.equal("done\n", r.stdout)
+  end)
+
   it("fails a write outside rw_paths and leaves the file as it was", function()
     local target = outside .. "/keep.txt"
     local r = run({ "sh", "-c", "echo evil > " .. h.shell_quote(target) })

@@ -354,6 +354,10 @@ function M.wrap(policy, backend_config, inner_cmd)
     argv = short
     front = { "--args-file", file }
   end
+  if policy.time_limit_ms and policy.time_limit_ms > 0 then
+    front[#front + 1] = "--time-limit"
+    front[#front + 1] = string.format("%d", policy.time_limit_ms)
+  end
   if #(policy.watched or {}) > 0 or #(policy.projects or {}) > 0 or #(policy.links or {}) > 0 then
     local file, cerr = M.write_check_file(policy)
     if not file then

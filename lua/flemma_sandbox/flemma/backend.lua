@@ -143,6 +143,8 @@ function M.wrap(flemma_policy, backend_config, inner_cmd)
   if not resolved then
     return nil, err
   end
+  -- whatever timeout the model asked Flemma's tool for
+  resolved.time_limit_ms = cfg.tools.max_timeout_ms
   return bwrap.wrap(resolved, cfg.backends.bwrap, inner_cmd)
 end
 

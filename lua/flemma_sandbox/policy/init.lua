@@ -26,6 +26,7 @@ local M = {}
 ---@field limits flemma_sandbox.Limits
 ---@field allow_privileged boolean
 ---@field env table<string, string> the sandboxed process's whole environment
+---@field time_limit_ms integer|nil set by wrap_command: tools.max_timeout_ms, enforced by the host-side helper
 
 ---@class flemma_sandbox.Skipped
 ---@field path string the entry as configured
