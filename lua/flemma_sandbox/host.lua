@@ -169,6 +169,18 @@ local function xdg_home(var, fallback)
   return home .. fallback
 end
 
+--- The XDG base folders for cache, data and state ($XDG_CACHE_HOME, ...,
+--- else under HOME), those that can be named.
+---@return string[]
+function M.xdg_bases()
+  local out = {}
+  for _, pair in ipairs({ { "XDG_CACHE_HOME", "/.cache" }, { "XDG_DATA_HOME", "/.local/share" } }) do
+    out[#out + 1] = xdg_home(pair[1], pair[2])
+  end
+  out[#out + 1] = xdg_home("XDG_STATE_HOME", "/.local/state")
+  return out
+end
+
 --- Where the playground is: $XDG_DATA_HOME/flemma-sandbox/playground, or
 --- under ~/.local/share when XDG_DATA_HOME is unset.
 ---@return string|nil path, string|nil err

@@ -147,6 +147,42 @@ describe("escape: names created during a run", function()
     h.sh("rm -rf " .. q(w.proj .. "/.husky"))
   end)
 
+  --- Runs cmd in the sandbox in the background; once it has touched
+  --- work/started, runs on_host on the host; returns the command's output.
+  local function while_running(cmd, on_host)
+    local argv = assert(sandbox.wrap_command({ "sh", "-c", cmd }, nil))
+    local words = {}
+    for _, word in ipairs(argv) do
+      words[#words + 1] = q(word)
+    end
+    local run = io.popen("cd " .. q(w.proj) .. " && " .. table.concat(words, " ") .. " 2>&1")
+    local deadline = os.time() + 20
+    while not h.read(w.work .. "/started") and os.time() < deadline do
+      h.sh("sleep 0.05")
+    end
+    on_host()
+    local output = run:read("*a")
+    run:close()
+    h.sh("rm -rf " .. q(w.work) .. " && mkdir " .. q(w.work))
+    return output
+  end
+
+  it(".git/config replaced by git on the host during a run stays read-only", function()
+    local original = h.read(w.proj .. "/.git/config")
+    local cmd = "touch work/started; sleep 2; echo '[core] fsmonitor = evil' >> .git/config"
+    local function host_git_config()
+      h.sh("cd " .. q(w.proj) .. " && git config --file .git/config user.name someone")
+    end
+    local output = while_running(cmd, host_git_config)
+    assert.matches("Read%-only file system", output)
+    assert.is_nil(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
+    -- control: a bind over the file alone is lost when git replaces the file
+    f.policy({ deny_write = { "!.git/", ".git/config" } })
+    while_running(cmd, host_git_config)
+    assert.truthy(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
+    h.write(w.proj .. "/.git/config", original)
+  end)
+
   it("the project and the home folder are the same before, during and after a run but for its own writes", function()
     local argv =
       assert(sandbox.wrap_command({ "sh", "-c", "echo mine > work/out.txt; touch work/started; sleep 2" }, nil))

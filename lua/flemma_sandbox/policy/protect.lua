@@ -192,16 +192,23 @@ local function is_shared_temp(root)
 end
 
 --- Writable folders that may be projects: not shared temp folders, not
---- the playground (nothing on the host runs from either by itself). Given
---- the list before dedupe, a project inside /tmp stays a project.
+--- the playground, not the XDG cache, data and state folders (Flemma's
+--- default rw_paths hold ~/.cache and ~/.local/share: tools keep caches
+--- and clones there, often hundreds of thousands of files, and nothing on
+--- the host runs from them by itself; the rules for what does, such as
+--- $NVIM_CACHE/, still apply). Given the list before dedupe, a project
+--- inside /tmp stays a project.
 ---@param rw string[]
 ---@return string[]
 function M.project_roots(rw)
   local out, seen = {}, {}
   local playground = host.playground_path()
-  playground = playground and core.resolve(playground, "/")
+  seen[playground and core.resolve(playground, "/") or ""] = true
+  for _, base in ipairs(host.xdg_bases()) do
+    seen[core.resolve(base, "/") or ""] = true
+  end
   for _, root in ipairs(rw) do
-    if not is_shared_temp(root) and root ~= playground and not seen[root] then
+    if not is_shared_temp(root) and not seen[root] then
       seen[root] = true
       out[#out + 1] = root
     end
