@@ -140,8 +140,10 @@ static int quarantine(check_list *c, const char *path, fs_vec *moved)
         if (rename(path, dest) == 0) {
             in_place = 0;
         } else if (errno != EXDEV) {
+            int saved = errno;
+
             rmdir(entry);
-            return errno == ENOENT ? FS_OK : FS_ESYS;
+            return saved == ENOENT ? FS_OK : FS_ESYS;
         }
     } else {
         entry[0] = '\0';
@@ -149,9 +151,11 @@ static int quarantine(check_list *c, const char *path, fs_vec *moved)
     if (in_place) {
         if ((size_t)snprintf(dest, sizeof(dest), "%s.flemma-quarantine-%s", path, tag) >= sizeof(dest) ||
             lstat(dest, &st) == 0 || rename(path, dest) != 0) {
+            int saved = errno;
+
             if (entry[0])
                 rmdir(entry);
-            return errno == ENOENT ? FS_OK : FS_ESYS; /* gone already: nothing left to run */
+            return saved == ENOENT ? FS_OK : FS_ESYS; /* gone already: nothing left to run */
         }
     }
     if (entry[0]) {
