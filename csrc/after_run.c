@@ -23,6 +23,7 @@ typedef struct {
     char run[256]; /* the check file's name without its extension: which run moved it */
     fs_vec watch, repos, known, expect;
     fs_vec links; /* two items each: the link, its target */
+    fs_vec pairs; /* the file's keys and values, which the fields point into */
     int seq;
 } check_list;
 
@@ -61,29 +62,46 @@ static int read_all(const char *file, fs_buf *b, fs_err *err)
     return FS_OK;
 }
 
-static int parse(fs_buf *b, check_list *c)
+int fs_check_pairs(const char *data, size_t len, fs_vec *pairs)
 {
     size_t at = 0;
 
-    while (b->data && at < b->len) {
-        const char *key = b->data + at, *value;
-        size_t klen = strlen(key);
+    /* a pair is two NUL-terminated strings; a cut-off tail is dropped */
+    while (at < len) {
+        const char *key = data + at, *end = memchr(key, '\0', len - at), *value, *value_end;
 
-        if (at + klen + 1 >= b->len)
+        if (!end || (size_t)(end - data) + 1 >= len)
             break;
-        value = key + klen + 1;
-        at += klen + 1 + strlen(value) + 1;
+        value = end + 1;
+        value_end = memchr(value, '\0', len - (size_t)(value - data));
+        if (!value_end)
+            break;
+        if (fs_vec_push(pairs, key, (size_t)(end - key)) != 0 ||
+            fs_vec_push(pairs, value, (size_t)(value_end - value)) != 0)
+            return FS_ENOMEM;
+        at = (size_t)(value_end - data) + 1;
+    }
+    return FS_OK;
+}
+
+static int parse(fs_buf *b, check_list *c)
+{
+    size_t i;
+    int rc = fs_check_pairs(b->data ? b->data : "", b->len, &c->pairs);
+
+    for (i = 0; rc == FS_OK && i + 1 < c->pairs.len; i += 2) {
+        const char *key = c->pairs.items[i], *value = c->pairs.items[i + 1];
+
         if (strcmp(key, "quarantine") == 0)
             c->quarantine = value;
-        else if ((strcmp(key, "link") == 0 && fs_vec_push_str(&c->links, value) != 0) ||
-                 (strcmp(key, "target") == 0 && fs_vec_push_str(&c->links, value) != 0) ||
+        else if (((strcmp(key, "link") == 0 || strcmp(key, "target") == 0) && fs_vec_push_str(&c->links, value) != 0) ||
                  (strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
                  (strcmp(key, "repos") == 0 && fs_vec_push_str(&c->repos, value) != 0) ||
                  (strcmp(key, "known") == 0 && fs_vec_push_str(&c->known, value) != 0) ||
                  (strcmp(key, "expect") == 0 && fs_vec_push_str(&c->expect, value) != 0))
-            return FS_ENOMEM;
+            rc = FS_ENOMEM;
     }
-    return FS_OK;
+    return rc;
 }
 
 /* path is root or lies below it, on component boundaries */
@@ -254,6 +272,7 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     fs_vec_init(&c.known);
     fs_vec_init(&c.expect);
     fs_vec_init(&c.links);
+    fs_vec_init(&c.pairs);
     rc = read_all(check_file, &b, err);
     if (rc == FS_OK)
         rc = parse(&b, &c);
@@ -276,5 +295,6 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     fs_vec_free(&c.known);
     fs_vec_free(&c.expect);
     fs_vec_free(&c.links);
+    fs_vec_free(&c.pairs);
     return rc;
 }

@@ -7,6 +7,8 @@
 #ifndef FS_AFTER_RUN_H
 #define FS_AFTER_RUN_H
 
+#include <stddef.h>
+
 #include "buf.h"
 
 /* The check file is NUL-separated KEY, VALUE pairs, written by the Lua
@@ -28,6 +30,11 @@
  * where it was, where it is now; and for a project scan that stopped
  * early, the root and "" . */
 int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err);
+
+/* Splits a check file's bytes into keys and values, appended to pairs in
+ * turn (key, value, key, ...); a pair cut off at the end is dropped. No
+ * file system access: the part a fuzzer exercises. */
+int fs_check_pairs(const char *data, size_t len, fs_vec *pairs);
 
 /* "DEV:INO" of the entry at path (not following a symlink) into out (48
  * bytes are enough); -1 when it does not exist. */
