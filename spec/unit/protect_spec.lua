@@ -127,6 +127,10 @@ describe("protect", function()
       assert.matches("git tool", why)
       assert.is_false((policy.is_writable(proj .. "/.envrc", r)))
       assert.is_true((policy.is_writable(proj .. "/src/x.c", r)))
+      -- a nested ".git" that is a symlink: the folder it points to is git's
+      h.sh("mkdir -p " .. proj .. "/lib/real-git && ln -s real-git " .. proj .. "/lib/.git")
+      r = resolve({ rw_paths = { "$CWD" } })
+      assert.is_false((policy.is_writable(proj .. "/lib/real-git/config", r)))
     end)
 
     it("keeps every folder on Neovim's runtimepath read-only, but not a writable root itself", function()

@@ -100,8 +100,10 @@ function M.find(projects)
     for _, dot_git in ipairs(found or {}) do
       out.dot_gits[#out.dot_gits + 1] = dot_git
       local work_tree = dot_git:match("^(.*)/[^/]+$")
-      local kind = core.file_type(dot_git)
-      local gitdirs = kind == "directory" and { dot_git } or kind == "file" and linked_gitdirs(dot_git) or {}
+      local real = core.resolve(dot_git, "/")
+      -- a ".git" that is a symlink protects the folder it points to
+      local kind = real and core.file_type(real)
+      local gitdirs = kind == "directory" and { real } or kind == "file" and linked_gitdirs(dot_git) or {}
       local rule = "a git folder of " .. work_tree
       for i, dir in ipairs(gitdirs) do
         out.protect[#out.protect + 1] = { path = dir, rule = i == 1 and rule or rule .. " (common dir)", dir = true }
