@@ -17,7 +17,9 @@
  *   watch PATH        a protected path that did not exist at the start
  *   repos ROOT        a project: every ".git" below it is checked
  *   known DEV:INO     a ".git" that existed at the start
- *   expect PATH       a ".git" the user approved (a clone's destination)
+ *   expect PATH       a ".git" the user approved (nothing writes this key
+ *                     now: the git tool clones outside the playground on
+ *                     the host)
  *   link PATH, target TEXT
  *                     a protected symlink: if the command replaced it, what
  *                     is there goes to the quarantine and the link is made

@@ -23,7 +23,7 @@ vim.env.HOME = home
 vim.env.OPENAI_API_KEY = "sk-demo-not-a-real-key"
 
 sandbox.setup({
-  -- the default deny_read (~/.ssh, ...), deny_write (.git/hooks, ...), secret scan, seccomp and limits apply
+  -- the default deny_read (~/.ssh, ...), deny_write (.git/, ...), secret scan, seccomp and limits apply
   policy = { rw_paths = { "$CWD" }, network = false },
   approval = { bash = "allow", write_file = "allow" }, -- no questions in a demo
 })

@@ -1,5 +1,18 @@
---- Small table helpers that work with and without Neovim (no `vim` here).
+--- Small table and file helpers that work with and without Neovim (no
+--- `vim` here).
 local M = {}
+
+--- The first line of a small file, or nil when it cannot be read.
+---@param path string
+---@return string|nil
+function M.first_line(path)
+  local f = io.open(path, "r")
+  local line = f and f:read("*l")
+  if f then
+    f:close()
+  end
+  return line
+end
 
 ---@param t table
 ---@return boolean

@@ -150,6 +150,7 @@ describe("escape: names created during a run", function()
   --- Runs cmd in the sandbox in the background; once it has touched
   --- work/started, runs on_host on the host; returns the command's output.
   local function while_running(cmd, on_host)
+    os.remove(w.work .. "/started")
     local argv = assert(sandbox.wrap_command({ "sh", "-c", cmd }, nil))
     local words = {}
     for _, word in ipairs(argv) do
@@ -163,7 +164,6 @@ describe("escape: names created during a run", function()
     on_host()
     local output = run:read("*a")
     run:close()
-    h.sh("rm -rf " .. q(w.work) .. " && mkdir " .. q(w.work))
     return output
   end
 
@@ -184,21 +184,10 @@ describe("escape: names created during a run", function()
   end)
 
   it("the project and the home folder are the same before, during and after a run but for its own writes", function()
-    local argv =
-      assert(sandbox.wrap_command({ "sh", "-c", "echo mine > work/out.txt; touch work/started; sleep 2" }, nil))
-    local words = {}
-    for _, word in ipairs(argv) do
-      words[#words + 1] = q(word)
-    end
-    local before = f.snapshot(w)
-    local run = io.popen("cd " .. q(w.proj) .. " && " .. table.concat(words, " ") .. " 2>&1")
-    local deadline = os.time() + 20
-    while not h.read(w.work .. "/started") and os.time() < deadline do
-      h.sh("sleep 0.05")
-    end
-    local during = f.snapshot(w)
-    local output = run:read("*a")
-    run:close()
+    local before, during = f.snapshot(w), nil
+    local output = while_running("echo mine > work/out.txt; touch work/started; sleep 2", function()
+      during = f.snapshot(w)
+    end)
     local after = f.snapshot(w)
     assert.are.equal("mine\n", h.read(w.work .. "/out.txt"), output)
     assert.are.equal(

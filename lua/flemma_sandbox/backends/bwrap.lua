@@ -190,6 +190,18 @@ end
 
 local args_files = 0
 
+--- Writes words[from..to], each ended by a NUL byte, to file.
+---@return boolean|nil ok, string|nil err
+local function write_nul_separated(file, words, from, to)
+  local f, err = io.open(file, "wb")
+  if not f then
+    return nil, "cannot write " .. file .. ": " .. tostring(err)
+  end
+  f:write(table.concat(words, "\0", from, to), "\0")
+  f:close()
+  return true
+end
+
 --- Moves bwrap's options (between the program and "--") into a file for
 --- "--args FD"; returns the file and the shortened argv.
 ---@return string|nil file, string[]|nil argv, string|nil err
@@ -205,12 +217,10 @@ local function to_args_file(argv)
   args_files = args_files + 1
   -- without a state folder, a private temp file (mkstemp) does as well
   local file = dir and string.format("%s/%d-%d", dir, core.getpid(), args_files) or os.tmpname()
-  local f, open_err = io.open(file, "wb")
-  if not f then
-    return nil, nil, "cannot write " .. file .. ": " .. tostring(open_err)
+  local ok, err = write_nul_separated(file, argv, 2, dash - 1)
+  if not ok then
+    return nil, nil, err
   end
-  f:write(table.concat(argv, "\0", 2, dash - 1), "\0")
-  f:close()
   local short = { argv[1] }
   for i = dash, #argv do
     short[#short + 1] = argv[i]
@@ -230,14 +240,6 @@ function M.lost_race(code, stdout, stderr)
 end
 
 local check_files = 0
-
----@param list string[]
----@param more string[]
-local function append_all(list, more)
-  for _, v in ipairs(more) do
-    list[#list + 1] = v
-  end
-end
 
 --- Writes what the helper checks after the run (csrc/after_run.h): the
 --- missing protected paths, the projects and the ".git" they hold now.
@@ -264,18 +266,16 @@ function M.write_check_file(policy)
   add("watch", policy.watched)
   for _, l in ipairs(policy.links or {}) do
     if l.target then
-      append_all(words, { "link", l.path, "target", l.target })
+      add("link", { l.path })
+      add("target", { l.target })
     end
   end
   add("repos", policy.projects)
   add("known", policy.known_git)
-  add("expect", policy.expect_git)
-  local f, err = io.open(file, "wb")
-  if not f then
-    return nil, "cannot write " .. file .. ": " .. tostring(err)
+  local ok, err = write_nul_separated(file, words, 1, #words)
+  if not ok then
+    return nil, err
   end
-  f:write(table.concat(words, "\0"), "\0")
-  f:close()
   return file
 end
 

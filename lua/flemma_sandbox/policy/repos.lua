@@ -4,20 +4,11 @@
 --- a ".git" that is new after a run goes to the quarantine.
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
---- The first line of a small file, or nil.
----@param path string
----@return string|nil
-local function first_line(path)
-  local f = io.open(path, "r")
-  local line = f and f:read("*l")
-  if f then
-    f:close()
-  end
-  return line
-end
+local first_line = util.first_line
 
 --- The gitdir (and common dir) a ".git" file points to: a worktree's or a
 --- submodule's real git folder, which git reads config and hooks from.

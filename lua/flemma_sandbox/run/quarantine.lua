@@ -12,16 +12,7 @@ local M = {}
 ---@field path string where it is now
 ---@field run string which run moved it (its check file's name)
 
----@param file string
----@return string|nil
-local function read_line(file)
-  local f = io.open(file, "r")
-  local line = f and f:read("*l")
-  if f then
-    f:close()
-  end
-  return line
-end
+local read_line = require("flemma_sandbox.util").first_line
 
 --- Everything in the quarantine, oldest first.
 ---@return flemma_sandbox.Quarantined[]
