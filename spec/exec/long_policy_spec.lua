@@ -49,6 +49,32 @@ describe("a very long policy (real bwrap)", function()
     assert.is_nil(h.read(file), "the helper removed the file once bwrap had it")
   end)
 
+  it("keeps bwrap's environment empty in --args-file mode: /proc/1/environ holds no key", function()
+    hide(2500)
+    local secret = "FLEMMA-ARGS-SECRET-" .. tostring(os.time())
+    local cmd = { "sh", "-c", "tr '\\0' '\\n' < /proc/1/environ && echo done" }
+    -- control first: bwrap started with the caller's environment shows the
+    -- key there (each wrap makes a fresh argument file; the helper removes it)
+    local words = {}
+    for i, word in ipairs(assert(sandbox.wrap_command(cmd))) do
+      if word ~= "--clearenv" or i > 3 then
+        words[#words + 1] = word
+      end
+    end
+    local r = h.run(words, { OPENAI_API_KEY = secret })
+    if r.stderr:match("Permission denied") then
+      return pending("bwrap's pid 1 is not readable to the command here (root)")
+    end
+    assert.truthy(r.stdout:find(secret, 1, true), "without --clearenv bwrap's pid 1 has the key")
+    local argv = assert(sandbox.wrap_command(cmd))
+    assert.are.equal("--clearenv", argv[2])
+    assert.are.equal("--args-file", argv[3])
+    r = h.run(argv, { OPENAI_API_KEY = secret })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.matches("done", r.stdout)
+    assert.is_nil(r.stdout:find(secret, 1, true))
+  end)
+
   it("keeps a short policy on the command line", function()
     hide(10)
     local argv = assert(sandbox.wrap_command({ "true" }))

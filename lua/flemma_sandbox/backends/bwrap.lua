@@ -352,7 +352,8 @@ function M.wrap(policy, backend_config, inner_cmd)
       return nil, ferr
     end
     argv = short
-    front = { "--args-file", file }
+    front[#front + 1] = "--args-file"
+    front[#front + 1] = file
   end
   if policy.time_limit_ms and policy.time_limit_ms > 0 then
     front[#front + 1] = "--time-limit"
