@@ -1,4 +1,5 @@
-/* Lua bindings that change the file system: write_atomic, make_dirs. */
+/* Lua bindings for the host side's own file access: write_atomic,
+ * make_dirs, read_opened. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <lua.h>
 
 #include "lua_core.h"
+#include "safe_read.h"
 #include "safe_write.h"
 #include "status.h"
 
@@ -74,4 +76,38 @@ int core_make_dirs(lua_State *L)
     }
     lua_pushboolean(L, 1);
     return 1;
+}
+
+/* read_opened(path, max_bytes) -> data, real | nil, err, real: `real` is
+ * the path of what was opened (nil when nothing was), for the caller's
+ * rules; the caller shows nothing of a file its rules refuse. */
+int core_read_opened(lua_State *L)
+{
+    size_t len, size;
+    const char *path = arg_string(L, 1, "path", &len);
+    lua_Number max = luaL_checknumber(L, 2);
+    scratch *s;
+    fs_err err;
+    int rc;
+
+    if (len == 0 || memchr(path, '\0', len))
+        return luaL_argerror(L, 1, "path: non-empty, without NUL bytes expected");
+    if (max < 0 || max > 1e12 || max != (lua_Number)(size_t)max)
+        return luaL_argerror(L, 2, "max_bytes: whole number from 0 to 10^12 expected");
+    s = new_scratch(L);
+    rc = fs_read_opened(path, (size_t)max, &s->buf[0], &s->buf[1], &size, &err);
+    if (rc == FS_ENOMEM)
+        return luaL_error(L, "flemma_sandbox.core: out of memory");
+    if (rc != FS_OK) {
+        lua_pushnil(L);
+        lua_pushstring(L, err.msg);
+        if (s->buf[1].len > 0)
+            lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
+        else
+            lua_pushnil(L);
+        return 3;
+    }
+    lua_pushlstring(L, s->buf[0].data ? s->buf[0].data : "", s->buf[0].len);
+    lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
+    return 2;
 }

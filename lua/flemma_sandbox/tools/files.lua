@@ -8,10 +8,10 @@ local policy = require("flemma_sandbox.policy")
 local sandbox = require("flemma_sandbox")
 local shell = require("flemma_sandbox.tools.shell")
 
--- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
-local uv = vim and (vim.uv or vim.loop)
-
 local M = {}
+
+--- edit reads the whole file to change it; past this it refuses.
+M.EDIT_MAX_BYTES = 64 * 1024 * 1024
 
 ---@param path string
 ---@param ctx table
@@ -52,14 +52,31 @@ local function write(real, content, ctx)
   return core.write_atomic(root, rel, content, tonumber("644", 8))
 end
 
-local function read_all(real)
-  local f, err = io.open(real, "rb")
-  if not f then
-    return nil, err
+--- Reads a file for a tool on the host: opened first, then the rules are
+--- checked against what was opened (its real path as the kernel names it),
+--- so a folder swapped for a symlink between a check and the open cannot
+--- redirect the read to a hidden file.
+---@param path string as the model gave it
+---@param ctx table
+---@param max_bytes integer larger files are refused
+---@return string|nil data, string real_or_err the real path, or why not
+function M.read_checked(path, ctx, max_bytes)
+  local asked = locate(path, ctx)
+  if not asked then
+    return nil, "cannot read " .. path .. ": no such file"
   end
-  local data = f:read("*a")
-  f:close()
-  return data
+  local data, second, third = core.read_opened(asked, max_bytes)
+  local real, err = data and second or third, not data and second or nil
+  if real then
+    local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
+    if not visible then
+      return nil, "read of " .. real .. " blocked: " .. shell.rule_of(why)
+    end
+  end
+  if not data then
+    return nil, real and err or ("cannot read " .. path .. ": " .. err)
+  end
+  return data, real
 end
 
 M.read_file = {
@@ -88,31 +105,11 @@ M.read_file = {
     return { lines = { "read " .. real } }
   end,
   run = function(input, ctx, done)
-    local real, err = locate(input.path, ctx)
-    if real then
-      local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
-      if not visible then
-        return done({ error = "read of " .. real .. " blocked: " .. shell.rule_of(why) })
-      end
+    local data, err = M.read_checked(input.path, ctx, ctx.config.tools.read_max_bytes)
+    if not data then
+      return done({ error = err })
     end
-    local size = real and uv.fs_stat(real)
-    if not size then
-      return done({ error = "cannot read " .. input.path .. ": " .. (err or "no such file") })
-    end
-    if size.type ~= "file" then
-      return done({ error = real .. " is not a regular file" })
-    end
-    if size.size > ctx.config.tools.read_max_bytes then
-      return done({
-        error = string.format(
-          "%s is %d bytes, over the %d byte limit",
-          real,
-          size.size,
-          ctx.config.tools.read_max_bytes
-        ),
-      })
-    end
-    local data = read_all(real) or ""
+    local real = err
     if data:sub(1, 8192):find("\0", 1, true) then
       return done({ error = real .. " looks binary (it has NUL bytes); not shown" })
     end
@@ -232,7 +229,7 @@ M.edit = {
     local real, err = write_target(input.path, ctx)
     local text
     if real then
-      text, err = read_all(real)
+      text, err = M.read_checked(real, ctx, M.EDIT_MAX_BYTES)
     end
     local new_text
     if text then
