@@ -64,21 +64,24 @@ static int mountable(const char *path, const char *what, fs_vec *skipped, struct
     return 1;
 }
 
+/* At equal depth a fresh tmpfs goes first, then what is bound into it. */
+enum { OP_TMPFS, OP_BIND, OP_RO_BIND };
+
 typedef struct {
     const char *path;
-    size_t depth; /* number of '/' in the path */
-    int read_only;
+    size_t depth; /* number of '/' in the path; 0 for "/" itself */
+    int kind;     /* OP_* */
     size_t order; /* position as given, to keep the sort stable */
-} bind_op;
+} mount_op;
 
-static int compare_binds(const void *pa, const void *pb)
+static int compare_mounts(const void *pa, const void *pb)
 {
-    const bind_op *a = pa, *b = pb;
+    const mount_op *a = pa, *b = pb;
 
     if (a->depth != b->depth)
         return a->depth < b->depth ? -1 : 1;
-    if (a->read_only != b->read_only)
-        return a->read_only - b->read_only;
+    if (a->kind != b->kind)
+        return a->kind - b->kind;
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
@@ -86,43 +89,67 @@ static size_t depth_of(const char *path)
 {
     size_t n = 0;
 
+    if (strcmp(path, "/") == 0)
+        return 0;
     for (; *path; path++)
         n += *path == '/';
     return n;
 }
 
-static int add_binds(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
+typedef struct {
+    const fs_strs *list;
+    int kind;
+    const char *what; /* the policy field, for errors */
+} mount_list;
+
+static int add_mounts(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
 {
-    size_t i, n = 0, total = p->rw_paths.len + p->ro_paths.len;
-    bind_op *ops;
+    const mount_list lists[] = {
+        {&p->private_paths, OP_TMPFS, "private_paths"},
+        {&p->rw_paths, OP_BIND, "rw_paths"},
+        {&p->ro_paths, OP_RO_BIND, "ro_paths"},
+        {&p->show_paths, OP_RO_BIND, "show_paths"},
+    };
+    size_t i, j, n = 0, total = 0;
+    mount_op *ops;
     struct stat st;
     int rc = FS_OK;
 
+    for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+        total += lists[i].list->len;
     if (total == 0)
         return FS_OK;
     ops = calloc(total, sizeof(*ops));
     if (!ops)
         return FS_ENOMEM;
-    for (i = 0; i < total && rc == FS_OK; i++) {
-        int read_only = i >= p->rw_paths.len;
-        const char *path = read_only ? p->ro_paths.items[i - p->rw_paths.len] : p->rw_paths.items[i];
-        int ok = mountable(path, read_only ? "ro_paths" : "rw_paths", skipped, &st, err);
+    for (i = 0; i < sizeof(lists) / sizeof(lists[0]) && rc == FS_OK; i++) {
+        for (j = 0; j < lists[i].list->len && rc == FS_OK; j++) {
+            const char *path = lists[i].list->items[j];
+            int ok = mountable(path, lists[i].what, skipped, &st, err);
 
-        if (ok < 0)
-            rc = ok;
-        else if (ok) {
-            ops[n].path = path;
-            ops[n].depth = depth_of(path);
-            ops[n].read_only = read_only;
-            ops[n].order = i;
-            n++;
+            if (ok < 0)
+                rc = ok;
+            else if (ok && lists[i].kind == OP_TMPFS && !S_ISDIR(st.st_mode))
+                rc = skip(skipped, path, "not a folder") == FS_OK ? FS_OK : FS_ENOMEM;
+            else if (ok) {
+                ops[n].path = path;
+                ops[n].depth = depth_of(path);
+                ops[n].kind = lists[i].kind;
+                ops[n].order = n;
+                n++;
+            }
         }
     }
     if (rc == FS_OK && n > 1)
-        qsort(ops, n, sizeof(*ops), compare_binds);
-    for (i = 0; i < n && rc == FS_OK; i++)
-        if (push_args(argv, ops[i].read_only ? "--ro-bind" : "--bind", ops[i].path, ops[i].path) != FS_OK)
+        qsort(ops, n, sizeof(*ops), compare_mounts);
+    for (i = 0; i < n && rc == FS_OK; i++) {
+        if (ops[i].kind == OP_TMPFS)
+            rc = push_args(argv, "--tmpfs", ops[i].path, NULL);
+        else
+            rc = push_args(argv, ops[i].kind == OP_BIND ? "--bind" : "--ro-bind", ops[i].path, ops[i].path);
+        if (rc != FS_OK)
             rc = FS_ENOMEM;
+    }
     free(ops);
     return rc;
 }
@@ -174,10 +201,9 @@ static int build(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err
     if (push_args(argv, p->bwrap, NULL, NULL) != FS_OK ||
         push_args(argv, "--ro-bind", "/", "/") != FS_OK)
         return FS_ENOMEM;
-    rc = add_binds(p, argv, skipped, err);
+    rc = add_mounts(p, argv, skipped, err);
     if (rc != FS_OK)
         return rc;
-    /* /run stays the read-only host view: a tmpfs there hides the resolver socket */
     if (push_args(argv, "--dev", "/dev", NULL) != FS_OK ||
         push_args(argv, "--proc", "/proc", NULL) != FS_OK)
         return FS_ENOMEM;

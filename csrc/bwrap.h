@@ -16,6 +16,8 @@ typedef struct {
     fs_strs rw_paths;    /* absolute, resolved; bound read-write */
     fs_strs ro_paths;    /* absolute; bound read-only again inside a rw path */
     fs_strs deny_paths;  /* absolute; hidden behind a tmpfs or /dev/null */
+    fs_strs private_paths; /* absolute folders; a fresh, empty tmpfs for each sandbox */
+    fs_strs show_paths;  /* absolute; bound read-only, typically into a private folder */
     int network;         /* 0: own network namespace with loopback only */
     int allow_privileged;
     int set_env;         /* 1: --clearenv, then env_keys/env_values */
@@ -25,10 +27,11 @@ typedef struct {
     fs_strs inner;       /* the command; never parsed as bwrap options */
 } fs_bwrap_policy;
 
-/* Builds argv. rw and ro binds go shallowest first (a rw path at equal
- * depth before a ro one), so a protected path inside a writable folder and a
- * writable folder inside a protected one both come out as meant. A rw, ro or
- * deny path that cannot be mounted (missing, or under
+/* Builds argv. Private tmpfs folders, rw and ro binds (show paths are ro
+ * binds) go shallowest first (at equal depth a tmpfs, then a rw path, then a
+ * ro one), so a protected path inside a writable folder, a writable folder
+ * inside a protected one and a project inside the private home all come out
+ * as meant. A path that cannot be mounted (missing, or under
  * /dev or /proc, which the sandbox replaces) is left out and recorded in
  * skipped as two entries: the path, then the reason. */
 int fs_bwrap_argv(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err);

@@ -119,6 +119,8 @@ int core_bwrap_argv(lua_State *L)
     if (field_strings(L, 1, "rw_paths", "policy.rw_paths", &s->vec[0]) ||
         field_strings(L, 1, "deny_paths", "policy.deny_paths", &s->vec[1]) ||
         field_strings(L, 1, "ro_paths", "policy.ro_paths", &s->vec[8]) ||
+        field_strings(L, 1, "private_paths", "policy.private_paths", &s->vec[9]) ||
+        field_strings(L, 1, "show_paths", "policy.show_paths", &s->vec[10]) ||
         read_env(L, 1, &s->vec[2], &s->vec[3], &set_env) ||
         read_strings(L, 3, "inner_cmd", &s->vec[4], 0))
         return lua_pushnil(L), lua_insert(L, -2), 2;
@@ -150,6 +152,8 @@ int core_bwrap_argv(lua_State *L)
     p.rw_paths = strs(&s->vec[0]);
     p.deny_paths = strs(&s->vec[1]);
     p.ro_paths = strs(&s->vec[8]);
+    p.private_paths = strs(&s->vec[9]);
+    p.show_paths = strs(&s->vec[10]);
     p.set_env = set_env;
     p.env_keys = strs(&s->vec[2]);
     p.env_values = strs(&s->vec[3]);

@@ -13,7 +13,7 @@
 /* C allocations of one call, freed by __gc even when a Lua error unwinds. */
 typedef struct {
     fs_buf buf[3];
-    fs_vec vec[9];
+    fs_vec vec[11];
 } scratch;
 
 /* Pushes a fresh scratch on the stack. */
@@ -36,6 +36,7 @@ int core_bwrap_argv(lua_State *L);
 int core_write_atomic(lua_State *L);
 /* make_dirs(path [, mode]) -> true | nil, err */
 int core_make_dirs(lua_State *L);
+int core_read_opened(lua_State *L);
 
 /* lua_fs.c */
 int core_scan_secrets(lua_State *L);

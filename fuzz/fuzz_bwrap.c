@@ -39,6 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     p.ro_paths.len = (words.len - n_inner - p.rw_paths.len) / 2;
     p.deny_paths.items = p.ro_paths.items + p.ro_paths.len;
     p.deny_paths.len = words.len - n_inner - p.rw_paths.len - p.ro_paths.len;
+    /* the same paths again as private folders and shown paths, by two bits */
+    if ((data[0] >> 2) & 1)
+        p.private_paths = p.ro_paths;
+    if ((data[0] >> 3) & 1)
+        p.show_paths = p.deny_paths;
     p.inner.items = (const char *const *)words.items + (words.len - n_inner);
     p.inner.len = n_inner;
     fs_vec_init(&argv);

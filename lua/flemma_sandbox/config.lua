@@ -1,5 +1,6 @@
 --- Sandbox configuration: defaults, validation with errors that name the
 --- key, and the three layers (runtime override > buffer > setup()).
+local private = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local util = require("flemma_sandbox.util")
 
@@ -8,6 +9,7 @@ local M = {}
 ---@class flemma_sandbox.Policy
 ---@field rw_paths string[] writable paths, may hold variables
 ---@field deny_read string[] paths hidden inside the sandbox ("!entry" removes one)
+---@field home_allow string[] what the private home folder shows, read-only ("!entry" removes one; "~": the whole home)
 ---@field deny_write string[] paths kept read-only inside writable folders ("!entry" removes one)
 ---@field secret_files string[] name patterns hidden when found near the top of a writable folder
 ---@field secret_scan_depth integer how many levels the secret scan looks down (0: off)
@@ -54,6 +56,7 @@ M.defaults = {
   policy = {
     rw_paths = { "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp", "$FLEMMA_PLAYGROUND" },
     deny_read = util.deepcopy(protect.DEFAULT_DENY_READ),
+    home_allow = util.deepcopy(private.DEFAULT_HOME_ALLOW),
     deny_write = util.deepcopy(protect.DEFAULT_DENY_WRITE),
     secret_files = util.deepcopy(protect.DEFAULT_SECRET_FILES),
     secret_scan_depth = 2,
@@ -129,7 +132,8 @@ local function check_policy(key, policy)
   if err then
     return err
   end
-  for _, name in ipairs({ "rw_paths", "deny_read", "deny_write", "secret_files", "env_allow", "allow_sockets" }) do
+  local lists = { "rw_paths", "deny_read", "home_allow", "deny_write", "secret_files", "env_allow", "allow_sockets" }
+  for _, name in ipairs(lists) do
     if policy[name] ~= nil then
       err = check_string_list(key .. "." .. name, policy[name])
       if err then
@@ -247,6 +251,7 @@ end
 --- rw_paths, network and allow_privileged).
 M.BACKEND_POLICY_KEYS = {
   "deny_read",
+  "home_allow",
   "deny_write",
   "secret_files",
   "secret_scan_depth",
@@ -299,7 +304,7 @@ function M.expand_shorthand(value)
 end
 
 --- Policy lists a layer adds to instead of replacing ("!entry" removes).
-M.ADDITIVE = { "deny_read", "deny_write", "secret_files" }
+M.ADDITIVE = { "deny_read", "home_allow", "deny_write", "secret_files" }
 
 --- util.merge, except that the ADDITIVE lists of `over` extend those of `base`.
 ---@param base table

@@ -41,7 +41,7 @@ describe("escape: Neovim started in the home folder", function()
     return table.concat(words, "; ")
   end
 
-  it("leaves the home folder read-only: $CWD is skipped with the reason", function()
+  it("leaves the host's home folder unchanged: $CWD is skipped with the reason", function()
     f.policy()
     local _, skipped = sandbox.get_policy(nil)
     local reasons = {}
@@ -52,15 +52,21 @@ describe("escape: Neovim started in the home folder", function()
       "%$CWD: " .. w.home:gsub("%p", "%%%0") .. " is the home folder: not writable unless policy.allow_home_rw = true",
       table.concat(reasons, "\n")
     )
-    local r = f.attack(w, plant_all())
-    assert.are_not.equal(0, r.code)
-    assert.matches("Read%-only file system", r.stderr)
+    -- the plants land in the private home and end with the command;
+    -- attack() asserts that nothing changed on the host
+    local r = f.attack(w, plant_all() .. "; cat " .. q(w.home .. "/" .. plants[1]))
+    assert.are.equal("evil\n", r.stdout)
+    for _, rel in ipairs(plants) do
+      assert.is_nil(h.read(w.home .. "/" .. rel), rel)
+    end
   end)
 
   it("also when a folder above the home folder is named", function()
     f.policy({ rw_paths = { w.base, "/tmp" } })
-    local r = f.attack(w, plant_all())
-    assert.are_not.equal(0, r.code)
+    f.attack(w, plant_all())
+    for _, rel in ipairs(plants) do
+      assert.is_nil(h.read(w.home .. "/" .. rel), rel)
+    end
   end)
 
   it("with policy.allow_home_rw the plants go to the quarantine; control: without their rules they land", function()
@@ -125,9 +131,9 @@ describe("escape: a project under /tmp", function()
     assert.are.equal("[core]\n\tbare = false\n", h.read(proj .. "/.git/config"))
   end)
 
-  it("control: named only through /tmp it is no project, and the attack works", function()
-    f.policy({ rw_paths = { "/tmp" } })
-    local r = f.attack(w, cmd())
+  it("control: without the .git and .env rules the attack works", function()
+    f.policy({ rw_paths = { "$CWD", "/tmp" }, deny_write = { "!.git/" }, secret_files = { "!.env" } })
+    local r = f.attack(w, cmd(), { keep_host = true })
     assert.truthy(r.stdout:find(f.SECRET, 1, true))
     assert.matches("fsmonitor = evil", h.read(proj .. "/.git/config"))
     h.write(proj .. "/.git/config", "[core]\n\tbare = false\n")

@@ -36,7 +36,7 @@ describe("escape: reading secrets", function()
   end)
 
   it("the control: the same command sees a secret file once it is allowed", function()
-    f.policy({ deny_read = { "!~/.aws" } })
+    f.policy({ deny_read = { "!~/.aws" }, home_allow = { "~/.aws" } })
     local r = f.attack(w, "cat ~/.aws/credentials")
     assert.truthy(r.stdout:find(f.SECRET, 1, true))
   end)

@@ -95,10 +95,13 @@ describe("sandboxed execution (real bwrap)", function()
     assert.is_nil(h.read(outside .. "/new"))
   end)
 
-  it("does not let /tmp through when it is not in rw_paths", function()
+  it("gives each command a private /tmp: the host's is out of reach, nothing lands there", function()
     local marker = "/tmp/flemma-exec-" .. tostring(os.time()) .. tostring(math.random(1e6))
-    local r = run({ "sh", "-c", "echo x > " .. marker })
-    assert.are_not.equal(0, r.code)
+    h.write(marker .. ".host", "host file\n")
+    local r = run({ "sh", "-c", "cat " .. marker .. ".host; echo x > " .. marker .. " && cat " .. marker })
+    os.remove(marker .. ".host")
+    assert.are.equal("x\n", r.stdout) -- writable inside
+    assert.matches("No such file", r.stderr) -- the host's file is not there
     assert.is_nil(h.read(marker))
   end)
 

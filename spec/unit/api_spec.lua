@@ -99,7 +99,9 @@ describe("flemma_sandbox API", function()
   it("skips $FLEMMA_BUFFER_PATH for a buffer without a file", function()
     local policy, skipped = sandbox.get_policy(3)
     local playground = dir .. "/home/u/.local/share/flemma-sandbox/playground"
-    assert.are.same({ dir .. "/proj", "/tmp", playground }, policy.rw_paths)
+    -- "/tmp" is the private /tmp, not bound from the host
+    assert.are.same({ dir .. "/proj", playground }, policy.rw_paths)
+    assert.are.same({ "/tmp", "/run", dir .. "/home/u" }, policy.private_paths)
     assert.are.equal("$FLEMMA_BUFFER_PATH", skipped[1].path)
   end)
 
@@ -142,7 +144,7 @@ describe("flemma_sandbox API", function()
     local argv = sandbox.wrap_command({ "echo", "hi" }, 7)
     assert.are.same({ "fake-sandbox", "echo", "hi" }, argv)
     local playground = dir .. "/home/u/.local/share/flemma-sandbox/playground"
-    assert.are.same({ dir .. "/proj", dir .. "/chats", "/tmp", playground }, calls[1].policy.rw_paths)
+    assert.are.same({ dir .. "/proj", dir .. "/chats", playground }, calls[1].policy.rw_paths)
     assert.is_false(calls[1].policy.network)
     assert.are.same({ level = 3 }, calls[1].backend_config)
   end)
@@ -188,7 +190,7 @@ describe("flemma_sandbox API", function()
     assert.matches("is protected %(deny_write ", why)
     local ok, reason = sandbox.is_path_writable(dir .. "/proj/bashrc-link", 7)
     assert.is_false(ok)
-    assert.are.equal(dir .. "/home/u/.bashrc is not in rw_paths", reason)
+    assert.are.equal(dir .. "/home/u/.bashrc is not in rw_paths (private home (not in policy.home_allow))", reason)
   end)
 
   it("is_path_writable is true for everything when the sandbox is off", function()

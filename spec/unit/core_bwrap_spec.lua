@@ -45,6 +45,38 @@ describe("core.bwrap_argv", function()
     }, binds)
   end)
 
+  it("mounts a private folder before what is bound into it, and '/' before all", function()
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/home/proj") .. " && touch " .. h.shell_quote(dir .. "/home/.gitconfig"))
+    local argv, skipped = core.bwrap_argv(
+      policy({
+        rw_paths = { dir .. "/home/proj", "/" },
+        ro_paths = {},
+        private_paths = { dir .. "/home", "/tmp", dir .. "/secret", dir .. "/missing" },
+        show_paths = { dir .. "/home/.gitconfig" },
+      }),
+      nil,
+      { "true" }
+    )
+    local mounts = {}
+    for i = 1, #argv do
+      if argv[i] == "--bind" or argv[i] == "--ro-bind" or argv[i] == "--tmpfs" then
+        mounts[#mounts + 1] = argv[i] .. " " .. argv[i + 1]
+      end
+    end
+    assert.are.same({
+      "--ro-bind /",
+      "--bind /",
+      "--tmpfs /tmp",
+      "--tmpfs " .. dir .. "/home",
+      "--bind " .. dir .. "/home/proj",
+      "--ro-bind " .. dir .. "/home/.gitconfig",
+    }, mounts)
+    assert.are.same({
+      { path = dir .. "/secret", reason = "not a folder" },
+      { path = dir .. "/missing", reason = "does not exist" },
+    }, skipped)
+  end)
+
   it("builds the exact argv for a default policy", function()
     local argv, skipped = core.bwrap_argv(policy(), { path = "/usr/bin/bwrap" }, { "bash", "-c", "echo hi" })
     assert.are.same({

@@ -89,6 +89,23 @@ function M.split(layer, base)
       else
         tp[key] = value
       end
+    elseif key == "home_allow" then
+      -- additive too, the other way round: an entry shows more, "!entry" less
+      local more = {}
+      for _, entry in ipairs(value) do
+        if entry:sub(1, 1) ~= "!" then
+          more[#more + 1] = entry
+        end
+      end
+      if #more > 0 then
+        lose("policy.home_allow adds " .. table.concat(more, ", "))
+      end
+      tp[key] = {}
+      for _, entry in ipairs(value) do
+        if entry:sub(1, 1) == "!" then
+          tp[key][#tp[key] + 1] = entry
+        end
+      end
     elseif key == "deny_read" or key == "deny_write" or key == "secret_files" then
       -- additive lists: new entries tighten, "!entry" removes a rule
       local keep, removed = {}, {}

@@ -36,6 +36,7 @@ function M.config_schema()
     path = s.optional(s.string()),
     extra_args = strings(),
     deny_read = strings(),
+    home_allow = strings(),
     deny_write = strings(),
     secret_files = strings(),
     secret_scan_depth = s.optional(s.integer()),

@@ -85,6 +85,13 @@ function M.hardening(lines, policy, network)
   for _, path in ipairs(policy.rw_paths) do
     lines[#lines + 1] = "    " .. path
   end
+  M.rules(lines, "private (empty in each command; the host's files there are out of reach)", policy.private.folders)
+  if #policy.show_paths > 0 then
+    lines[#lines + 1] = "  shown read-only in them (policy.home_allow, what /run needs, allow_sockets):"
+    for _, path in ipairs(policy.show_paths) do
+      lines[#lines + 1] = "    " .. path
+    end
+  end
   M.rules(lines, "hidden", policy.hidden)
   M.rules(lines, "protected (read-only inside writable folders)", policy.protected)
   M.rules(lines, "watched (missing now; what a command creates there goes to the quarantine)", policy.watched)

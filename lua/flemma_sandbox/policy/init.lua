@@ -3,6 +3,7 @@
 --- skipped with a reason, the rest deduplicated.
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
+local private_mod = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local repos = require("flemma_sandbox.policy.repos")
 local sockets = require("flemma_sandbox.policy.sockets")
@@ -10,7 +11,10 @@ local sockets = require("flemma_sandbox.policy.sockets")
 local M = {}
 
 ---@class flemma_sandbox.ResolvedPolicy
----@field rw_paths string[]
+---@field rw_paths string[] bound read-write from the host
+---@field private_paths string[] fresh tmpfs folders: the home folder, /tmp, /run
+---@field show_paths string[] bound read-only into them: policy.home_allow, what /run needs, allow_sockets
+---@field private flemma_sandbox.Private why each private folder is private, and what shows in it
 ---@field deny_paths string[] hidden: deny_read, secret files, host sockets
 ---@field ro_paths string[] protected inside writable folders (deny_write, git folders)
 ---@field protected flemma_sandbox.Rule[] why each ro path is protected
@@ -59,6 +63,18 @@ function M.variables(bufnr)
     end,
   })
   return vars, cwd
+end
+
+---@param list string[]
+---@param value string
+---@return boolean
+local function contains(list, value)
+  for _, v in ipairs(list) do
+    if v == value then
+      return true
+    end
+  end
+  return false
 end
 
 local warned = {}
@@ -194,10 +210,6 @@ function M.resolve(policy, bufnr)
   local skipped = {}
   local refuse = policy.allow_home_rw ~= true and M.opens_home or nil
   local listed = resolve_list(policy.rw_paths or {}, vars, cwd, skipped, refuse)
-  local rw = core.dedupe(listed)
-  -- projects before dedupe: a project under /tmp is swallowed by /tmp in
-  -- rw, but keeps its protected files and its secret scan
-  local projects = protect.project_roots(listed)
   local function expand(entry)
     local expanded, err = core.expand(entry, vars)
     if not expanded then
@@ -207,8 +219,29 @@ function M.resolve(policy, bufnr)
     -- the path as written too: a protected symlink is protected as a link
     return resolved, rerr, core.absolute(expanded, cwd)
   end
-  local hidden = protect.hidden(policy, expand, rw, skipped, projects)
-  for _, socket in ipairs(sockets.hidden(policy, expand, rw, hidden)) do
+  local allow_sockets = {}
+  for _, entry in ipairs(policy.allow_sockets or {}) do
+    local real = expand(entry)
+    allow_sockets[#allow_sockets + 1] = real
+  end
+  local private = private_mod.folders(protect.effective(policy.home_allow), expand, listed, allow_sockets)
+  -- /tmp and $TMPDIR as writable roots are the private ones, not the
+  -- host's; what lies inside them (a project under /tmp) is bound in
+  local bound = {}
+  for _, root in ipairs(listed) do
+    if not contains(private.writable, root) then
+      bound[#bound + 1] = root
+    end
+  end
+  local rw = core.dedupe(bound)
+  -- projects before dedupe: a project under /var/tmp is swallowed by
+  -- /var/tmp in rw, but keeps its protected files and its secret scan
+  local projects = protect.project_roots(bound)
+  local function out_of_view(real)
+    return private_mod.hiding(real, private, rw) ~= nil
+  end
+  local hidden = protect.hidden(policy, expand, rw, skipped, projects, out_of_view)
+  for _, socket in ipairs(sockets.hidden(allow_sockets, rw, hidden, policy.allow_privileged, out_of_view)) do
     hidden[#hidden + 1] = socket
   end
   local chat_file = host.buffer_file(bufnr)
@@ -231,8 +264,15 @@ function M.resolve(policy, bufnr)
   for _, p in ipairs(protected) do
     ro[#ro + 1] = p.path
   end
+  local private_paths = {}
+  for _, f in ipairs(private.folders) do
+    private_paths[#private_paths + 1] = f.path
+  end
   return {
     rw_paths = rw,
+    private_paths = private_paths,
+    show_paths = private.shown,
+    private = private,
     deny_paths = core.dedupe(deny),
     ro_paths = ro,
     protected = protected,
@@ -268,7 +308,7 @@ end
 ---@param resolved flemma_sandbox.ResolvedPolicy
 ---@return flemma_sandbox.Rule|nil
 function M.hidden_rule(real, resolved)
-  return rule_holding(real, resolved.hidden)
+  return rule_holding(real, resolved.hidden) or private_mod.hiding(real, resolved.private, resolved.rw_paths)
 end
 
 --- The protected or watched path (and its rule) that holds a real path, if
@@ -344,7 +384,10 @@ function M.is_writable(path, resolved)
     return false, err
   end
   local root = M.root_of(real, resolved)
-  if not root then
+  local private = not root and private_mod.hiding(real, resolved.private, resolved.rw_paths)
+  if private then
+    return false, real .. " is not in rw_paths (" .. private.rule .. ")"
+  elseif not root then
     return false, real .. " is not in rw_paths"
   end
   local rule = M.protected_rule(real, resolved) or M.hidden_rule(real, resolved)

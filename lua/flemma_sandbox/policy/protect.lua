@@ -239,12 +239,15 @@ end
 ---@param rw string[] resolved writable folders
 ---@param skipped flemma_sandbox.Skipped[]
 ---@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
+---@param out_of_view? fun(real: string): boolean already unseen (in a private folder): needs no mount
 ---@return flemma_sandbox.Rule[]
-function M.hidden(policy, expand, rw, skipped, projects)
+function M.hidden(policy, expand, rw, skipped, projects, out_of_view)
   local out = {}
   for _, entry in ipairs(M.effective(policy.deny_read)) do
     local real, err = expand(entry)
-    if real and core.exists(real) then
+    if real and out_of_view and out_of_view(real) then -- luacheck: ignore 542
+      -- nothing to hide: a private folder holds no host file there
+    elseif real and core.exists(real) then
       local reason = M.covers_rw(real, rw)
       if reason then
         skipped[#skipped + 1] = { path = entry, reason = "not hidden: " .. reason }

@@ -53,19 +53,17 @@ local function sandbox_reaches(path, privileged)
   return true
 end
 
---- Host unix sockets the sandbox must not reach: every socket bound on the
---- host outside the writable project folders, plus the folders that hold
---- session sockets. allow_sockets lets chosen ones through.
----@param policy flemma_sandbox.Policy
----@param expand fun(entry: string): string|nil, string|nil
+--- Host unix sockets the sandbox must not reach that no private folder
+--- already takes away: every socket bound on the host outside the writable
+--- project folders, plus the folders that hold session sockets.
+--- allow_sockets lets chosen ones through.
+---@param allow string[] resolved allow_sockets entries
 ---@param rw string[]
 ---@param hidden flemma_sandbox.Rule[] already hidden (sockets inside are skipped)
+---@param privileged boolean policy.allow_privileged
+---@param out_of_view? fun(real: string): boolean in a private folder: unreachable already
 ---@return flemma_sandbox.Rule[]
-function M.hidden(policy, expand, rw, hidden)
-  local allow = {}
-  for _, entry in ipairs(policy.allow_sockets or {}) do
-    allow[#allow + 1] = expand(entry)
-  end
+function M.hidden(allow, rw, hidden, privileged, out_of_view)
   local hidden_paths = {}
   for _, h in ipairs(hidden) do
     hidden_paths[#hidden_paths + 1] = h.path
@@ -80,8 +78,11 @@ function M.hidden(policy, expand, rw, hidden)
     if protect.within_any(real, hidden_paths) or protect.covers_rw(real, rw) then
       return
     end
+    if out_of_view and out_of_view(real) then
+      return
+    end
     local kind = core.file_type(real)
-    if (kind == "socket" or (want_dir and kind == "directory")) and sandbox_reaches(real, policy.allow_privileged) then
+    if (kind == "socket" or (want_dir and kind == "directory")) and sandbox_reaches(real, privileged) then
       seen[real] = true
       out[#out + 1] = { path = real, rule = rule }
       if kind == "directory" then

@@ -1,0 +1,166 @@
+--- The sandbox's private folders. The home folder, /tmp and /run are each a
+--- fresh, empty tmpfs in every command: what the host keeps there (keys,
+--- tokens, shell history, Neovim's shada, session sockets, sockets made
+--- while the command runs) is not there to reach, whatever its name. Into
+--- them go the writable roots, the home allowlist (policy.home_allow) read-only,
+--- what /run must hold for the system (the resolver file) and the
+--- allow_sockets entries. A deny list is not needed for these folders, so it
+--- does not grow with the machine.
+local core = require("flemma_sandbox.core")
+local host = require("flemma_sandbox.host")
+
+local M = {}
+
+--- Read-only in the private home by default: git's own configuration (the
+--- credential stores are other files) and the usual toolchain folders, so
+--- compilers, version managers and ~/.local/bin keep working.
+M.DEFAULT_HOME_ALLOW = {
+  "~/.gitconfig",
+  "~/.config/git/config",
+  "~/.config/git/ignore",
+  "~/.config/git/attributes",
+  "~/.local/bin",
+  "~/.local/lib",
+  "~/.cargo/bin",
+  "~/.cargo/registry",
+  "~/.cargo/git",
+  "~/.rustup",
+  "~/go",
+  "~/.nvm",
+  "~/.pyenv",
+  "~/.rbenv",
+  "~/.volta",
+  "~/.deno",
+  "~/.bun/bin",
+  "~/.asdf",
+  "~/.sdkman/candidates",
+  "~/.ghcup/bin",
+  "~/.cabal/bin",
+  "~/.nix-profile",
+}
+
+--- What /run must keep for the system to work: NixOS's system profile and
+--- setuid wrappers (no_new_privs keeps them unprivileged).
+M.RUN_SHOW = { "/run/current-system", "/run/wrappers" }
+
+--- Files in /etc that are often links into /run, followed to what the
+--- system needs there (systemd-resolved's or NetworkManager's resolv.conf).
+M.ETC_LINKS = { "/etc/resolv.conf" }
+
+---@class flemma_sandbox.Private
+---@field folders flemma_sandbox.Rule[] each a fresh tmpfs, with why
+---@field shown string[] bound read-only into them
+---@field writable string[] rw roots that become part of the private /tmp (not bound from the host)
+
+---@param path string|nil
+---@return string|nil real, when it is a folder
+local function real_dir(path)
+  local real = path and path ~= "" and core.resolve(path, "/") or nil
+  return real and core.file_type(real) == "directory" and real or nil
+end
+
+--- The private folders for a policy and what is shown in them.
+---@param home_allow string[] effective entries (expanded by `expand`)
+---@param expand fun(entry: string): string|nil
+---@param rw string[] resolved writable roots, deduplicated
+---@param allow_sockets string[] resolved allow_sockets entries
+---@return flemma_sandbox.Private
+function M.folders(home_allow, expand, rw, allow_sockets)
+  local folders, shown, writable = {}, {}, {}
+  local tmp = "/tmp"
+  folders[#folders + 1] = { path = tmp, rule = "private /tmp (each command has its own)" }
+  -- $TMPDIR (Flemma lists it as writable) is a folder of the private /tmp
+  local tmpdir = real_dir(host.getenv("TMPDIR"))
+  for _, root in ipairs(rw) do
+    if root == tmp or (root == tmpdir and core.is_within(root, tmp)) then
+      writable[#writable + 1] = root
+      if root ~= tmp then
+        folders[#folders + 1] = { path = root, rule = "private $TMPDIR (in the private /tmp)" }
+      end
+    end
+  end
+  folders[#folders + 1] = { path = "/run", rule = "private /run" }
+  local home = real_dir(host.getenv("HOME"))
+  local whole_home = home == nil or home == "/"
+  for _, root in ipairs(rw) do
+    whole_home = whole_home or core.is_within(home, root)
+  end
+  for _, entry in ipairs(home_allow) do
+    local real = expand(entry)
+    if real and real == home then
+      whole_home = true
+    elseif real and core.exists(real) and home and core.is_within(real, home) then
+      shown[#shown + 1] = real
+    end
+  end
+  if not whole_home then
+    folders[#folders + 1] = { path = home, rule = "private home (not in policy.home_allow)" }
+  end
+  -- the helper runs inside the sandbox (limits, seccomp): from a plugin
+  -- folder in the home folder too (lazy.nvim installs under ~/.local/share)
+  local so = host.core_so()
+  local helper = so and so:gsub("core%.so$", "flemma-sandbox-exec")
+  if helper and core.exists(helper) then
+    shown[#shown + 1] = core.resolve(helper, "/")
+  end
+  for _, path in ipairs(M.RUN_SHOW) do
+    if core.exists(path) then
+      shown[#shown + 1] = path
+    end
+  end
+  for _, link in ipairs(M.ETC_LINKS) do
+    local real = core.resolve(link, "/")
+    if real and core.is_within(real, "/run") and core.exists(real) then
+      shown[#shown + 1] = real
+    end
+  end
+  for _, socket in ipairs(allow_sockets) do
+    if core.exists(socket) then
+      shown[#shown + 1] = socket
+    end
+  end
+  -- a bind matters only inside a private folder
+  local inside = {}
+  for _, path in ipairs(core.dedupe(shown)) do
+    for _, f in ipairs(folders) do
+      if core.is_within(path, f.path) then
+        inside[#inside + 1] = path
+        break
+      end
+    end
+  end
+  return { folders = folders, shown = inside, writable = writable }
+end
+
+--- The private folder (and its rule) that takes `real` out of the host's
+--- view, or nil when the sandbox sees the host's file there: it is not in a
+--- private folder, or lies in a writable root or a shown path inside one.
+---@param real string
+---@param private flemma_sandbox.Private|nil
+---@param rw string[]
+---@return flemma_sandbox.Rule|nil
+function M.hiding(real, private, rw)
+  if not private then
+    return nil
+  end
+  local holder
+  for _, f in ipairs(private.folders) do
+    if core.is_within(real, f.path) and (not holder or #f.path > #holder.path) then
+      holder = f
+    end
+  end
+  if not holder then
+    return nil
+  end
+  for _, list in ipairs({ rw, private.shown }) do
+    for _, path in ipairs(list) do
+      -- a root bound into the private folder, not one the folder covers
+      if core.is_within(real, path) and #path > #holder.path then
+        return nil
+      end
+    end
+  end
+  return holder
+end
+
+return M
