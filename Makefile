@@ -17,7 +17,7 @@ HDR = $(wildcard csrc/*.h)
 CORE = lua/flemma_sandbox/core.so
 # runs inside every sandbox: limits, no_new_privs, seccomp, then exec
 HELPER = lua/flemma_sandbox/flemma-sandbox-exec
-HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/after_run.c csrc/scan.c csrc/path.c csrc/buf.c
+HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/after_run.c csrc/secret_masks.c csrc/scan.c csrc/path.c csrc/buf.c
 
 NVIM ?= nvim
 LUAJIT ?= luajit

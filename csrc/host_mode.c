@@ -22,6 +22,7 @@
 
 #include "after_run.h"
 #include "buf.h"
+#include "secret_masks.h"
 #include "status.h"
 
 #define EXIT_SETUP 126
@@ -29,6 +30,9 @@
 #define STALE_SECONDS (24 * 60 * 60)
 /* between SIGTERM and SIGKILL when the time limit is reached */
 #define GRACE_MS 2000
+/* at most this many secret files per project are masked (as the Lua side
+ * plans for in bwrap's argument count) */
+#define SECRET_LIMIT 1000
 
 static int setup_error(const char *what, const char *path, int errnum)
 {
@@ -120,15 +124,26 @@ static int take_up(const char *check_file, char *running, size_t n)
     return fd;
 }
 
-/* cmd with "--args FD" after the program when there is an args file. */
-static char **command_argv(const fs_host_opts *o, char **cmd, int n, char *fdtext, size_t fdlen, int *args_fd)
+/* cmd with "--args FD" after the program when there is an args file, and
+ * extra options (the secret masks) in front of cmd[extra_at], which is
+ * bwrap's "--": after every mount the policy made, so none covers them. */
+static char **command_argv(const fs_host_opts *o, char **cmd, int n, const fs_vec *extra, size_t extra_at,
+                           char *fdtext, size_t fdlen, int *args_fd)
 {
-    char **argv = calloc((size_t)n + 3, sizeof(char *));
+    char **argv;
     int i, fd, at = 0;
+    size_t j;
 
     *args_fd = -1;
-    if (!argv)
+    if (extra->len > 0 && (extra_at < 1 || extra_at >= (size_t)n || strcmp(cmd[extra_at], "--") != 0)) {
+        setup_error("the check file's mask_at is not bwrap's \"--\":", NULL, EINVAL);
         return NULL;
+    }
+    argv = calloc((size_t)n + 3 + extra->len, sizeof(char *));
+    if (!argv) {
+        setup_error("out of memory", NULL, ENOMEM);
+        return NULL;
+    }
     argv[at++] = cmd[0];
     if (o->args_file) {
         fd = open(o->args_file, O_RDONLY | O_NOFOLLOW);
@@ -143,9 +158,51 @@ static char **command_argv(const fs_host_opts *o, char **cmd, int n, char *fdtex
         argv[at++] = fdtext;
         *args_fd = fd;
     }
-    for (i = 1; i < n; i++)
+    for (i = 1; i < n; i++) {
+        if (extra->len > 0 && (size_t)i == extra_at)
+            for (j = 0; j < extra->len; j++)
+                argv[at++] = extra->items[j];
         argv[at++] = cmd[i];
+    }
     return argv;
+}
+
+/* The secret masks a check file asks for (fs_secret_masks), and the
+ * position of bwrap's "--" they go in front of. A scan that stopped at
+ * the limit is said on stderr. */
+static int plan_masks(int fd, fs_vec *masks, size_t *mask_at)
+{
+    fs_buf data;
+    fs_vec pairs, stopped;
+    fs_err err;
+    char chunk[8192];
+    ssize_t got;
+    size_t i;
+    int rc = FS_OK;
+
+    *mask_at = 0;
+    fs_buf_init(&data);
+    fs_vec_init(&pairs);
+    fs_vec_init(&stopped);
+    while ((got = pread(fd, chunk, sizeof(chunk), (off_t)data.len)) > 0)
+        if (fs_buf_append(&data, chunk, (size_t)got) != 0) {
+            rc = FS_ENOMEM;
+            break;
+        }
+    if (rc == FS_OK)
+        rc = fs_check_pairs(data.data ? data.data : "", data.len, &pairs);
+    for (i = 0; rc == FS_OK && i + 1 < pairs.len; i += 2)
+        if (strcmp(pairs.items[i], "mask_at") == 0)
+            *mask_at = (size_t)strtoul(pairs.items[i + 1], NULL, 10);
+    if (rc == FS_OK)
+        rc = fs_secret_masks(&pairs, SECRET_LIMIT, masks, &stopped, &err);
+    for (i = 0; rc == FS_OK && i < stopped.len; i++)
+        fprintf(stderr, "flemma-sandbox: the secret scan of %s stopped after %d files: the rest are not hidden\n",
+                stopped.items[i], SECRET_LIMIT);
+    fs_buf_free(&data);
+    fs_vec_free(&pairs);
+    fs_vec_free(&stopped);
+    return rc;
 }
 
 /* bwrap's first process inside the sandbox is a copy of bwrap, and the
@@ -216,11 +273,14 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     char *slash;
     int args_fd, lock_fd = -1, rc, stopped;
     pid_t child, self = getpid();
+    fs_vec masks;
+    size_t mask_at = 0;
 
-    argv = command_argv(o, cmd, n, fdtext, sizeof(fdtext), &args_fd);
-    if (!argv)
-        return EXIT_SETUP;
+    fs_vec_init(&masks);
     if (!o->check_file && o->time_limit_ms <= 0) {
+        argv = command_argv(o, cmd, n, &masks, 0, fdtext, sizeof(fdtext), &args_fd);
+        if (!argv)
+            return EXIT_SETUP;
         exec_command(o, argv);
         rc = setup_error("cannot run", argv[0], errno);
         free(argv);
@@ -238,16 +298,31 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         kill(self, SIGTERM);
     if (o->check_file) {
         lock_fd = take_up(o->check_file, running, sizeof(running));
-        if (lock_fd < 0) {
-            free(argv);
+        if (lock_fd < 0)
             return EXIT_SETUP;
-        }
         snprintf(runs_dir, sizeof(runs_dir), "%s", running);
         slash = strrchr(runs_dir, '/');
         if (slash && slash != runs_dir) {
             *slash = '\0';
             sweep(runs_dir, running);
         }
+        if (plan_masks(lock_fd, &masks, &mask_at) != FS_OK) {
+            /* fail closed: without its masks the command would see secrets */
+            setup_error("cannot plan the secret masks:", running, ENOMEM);
+            unlink(running);
+            close(lock_fd);
+            fs_vec_free(&masks);
+            return EXIT_SETUP;
+        }
+    }
+    argv = command_argv(o, cmd, n, &masks, mask_at, fdtext, sizeof(fdtext), &args_fd);
+    if (!argv) {
+        if (lock_fd >= 0) {
+            unlink(running);
+            close(lock_fd);
+        }
+        fs_vec_free(&masks);
+        return EXIT_SETUP;
     }
     child = fork();
     if (child == 0) {
@@ -273,5 +348,6 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         close(lock_fd);
     }
     free(argv);
+    fs_vec_free(&masks);
     return rc;
 }

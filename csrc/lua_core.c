@@ -358,6 +358,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"write_atomic", core_write_atomic},
     {"make_dirs", core_make_dirs},
     {"read_opened", core_read_opened},
+    {"fnmatch", core_fnmatch},
     {"scan_secrets", core_scan_secrets},
     {"find_names", core_find_names},
     {"node_id", core_node_id},

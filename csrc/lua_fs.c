@@ -2,6 +2,7 @@
  * node_id, after_run; and file_type, getuid, getpid. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -183,5 +184,18 @@ int core_can_write(lua_State *L)
     const char *path = arg_string(L, 1, "path", &len);
 
     lua_pushboolean(L, !memchr(path, '\0', len) && access(path, W_OK) == 0);
+    return 1;
+}
+
+/* fnmatch(pattern, name) -> boolean: the helper's own name matching (flags 0) */
+int core_fnmatch(lua_State *L)
+{
+    size_t plen, nlen;
+    const char *pattern = arg_string(L, 1, "pattern", &plen);
+    const char *name = arg_string(L, 2, "name", &nlen);
+
+    if (memchr(pattern, '\0', plen) || memchr(name, '\0', nlen))
+        return luaL_argerror(L, memchr(pattern, '\0', plen) ? 1 : 2, "no NUL bytes expected");
+    lua_pushboolean(L, fnmatch(pattern, name, 0) == 0);
     return 1;
 }

@@ -12,7 +12,7 @@ local M = {}
 ---@field home_allow string[] what the private home folder shows, read-only ("!entry" removes one; "~": the whole home)
 ---@field deny_write string[] paths kept read-only inside writable folders ("!entry" removes one)
 ---@field secret_files string[] name patterns hidden when found near the top of a writable folder
----@field secret_scan_depth integer how many levels the secret scan looks down (0: off)
+---@field secret_scan_depth integer how many levels the secret scan looks down (0: off; default 64, the whole tree)
 ---@field allow_sockets string[] host unix sockets (or folders of them) the sandbox may connect to
 ---@field seccomp boolean deny dangerous syscalls (ptrace, mount, bpf, ...) with EPERM
 ---@field limits flemma_sandbox.Limits
@@ -59,7 +59,7 @@ M.defaults = {
     home_allow = util.deepcopy(private.DEFAULT_HOME_ALLOW),
     deny_write = util.deepcopy(protect.DEFAULT_DENY_WRITE),
     secret_files = util.deepcopy(protect.DEFAULT_SECRET_FILES),
-    secret_scan_depth = 2,
+    secret_scan_depth = 64,
     network = true,
     allow_privileged = false,
     allow_home_rw = false,
@@ -150,8 +150,8 @@ local function check_policy(key, policy)
     end
   end
   local depth = policy.secret_scan_depth
-  if depth ~= nil and (type(depth) ~= "number" or depth < 0 or depth > 8 or depth % 1 ~= 0) then
-    return string.format("%s.secret_scan_depth: expected a whole number from 0 to 8, got %s", key, tostring(depth))
+  if depth ~= nil and (type(depth) ~= "number" or depth < 0 or depth > 64 or depth % 1 ~= 0) then
+    return string.format("%s.secret_scan_depth: expected a whole number from 0 to 64, got %s", key, tostring(depth))
   end
   if policy.limits ~= nil then
     return check_limits(key .. ".limits", policy.limits)

@@ -29,7 +29,9 @@ function M.quarantined(w)
 end
 
 M.SECRET = "FLEMMA-SECRET-" .. tostring(os.time()) .. "-" .. tostring(math.random(1e6))
-M.ATTACK = core.absolute("spec/escape/attack.lua", core.getcwd())
+--- The attack script in the checkout; each world runs its own copy, since
+--- a checkout under /tmp is not there in the sandbox's private /tmp.
+M.ATTACK_SOURCE = core.absolute("spec/escape/attack.lua", core.getcwd())
 
 --- What the sandboxed process would get in its environment if the
 --- allowlist let everything through.
@@ -89,6 +91,8 @@ function M.create()
   mkfile(w.proj .. "/config/.env.local", "TOKEN=" .. M.SECRET .. "\n")
   mkfile(w.proj .. "/server.pem", M.SECRET .. "\n")
   mkfile(w.proj .. "/src/main.c", "int main(void) { return 0; }\n")
+  M.ATTACK = base .. "/attack.lua"
+  h.sh("cp " .. h.shell_quote(M.ATTACK_SOURCE) .. " " .. h.shell_quote(M.ATTACK))
   h.sh("mkdir -p " .. h.shell_quote(w.work))
   return w
 end

@@ -31,8 +31,8 @@ describe("protect", function()
     local cases = {
       { { policy = { deny_write = "x" } }, "sandbox.policy.deny_write: expected a list of strings" },
       {
-        { policy = { secret_scan_depth = 9 } },
-        "sandbox.policy.secret_scan_depth: expected a whole number from 0 to 8",
+        { policy = { secret_scan_depth = 65 } },
+        "sandbox.policy.secret_scan_depth: expected a whole number from 0 to 64",
       },
       { { policy = { seccomp = "yes" } }, "sandbox.policy.seccomp: expected boolean, got string" },
       { { policy = { limits = { processes = 0 } } }, "sandbox.policy.limits.processes: expected a positive" },
@@ -83,7 +83,7 @@ describe("protect", function()
       return policy.resolve(p, nil)
     end
 
-    it("hides default secrets and the secret files near the top of the project", function()
+    it("hides default secrets and the secret files anywhere in the project", function()
       local r = resolve({ rw_paths = { "$CWD" } })
       local rules = {}
       for _, x in ipairs(r.hidden) do
@@ -92,14 +92,20 @@ describe("protect", function()
       -- the private home takes ~/.ssh out of view: no mount needed
       assert.is_nil(rules[home .. "/.ssh"])
       assert.matches("private home", policy.hidden_rule(home .. "/.ssh/id", r).rule)
-      assert.are.equal("secret_files", rules[proj .. "/.env"])
-      assert.are.equal("secret_files", rules[proj .. "/a.pem"])
-      assert.is_nil(rules[proj .. "/deep/er/.env"]) -- three levels down: beyond the default depth
-      assert.is_nil(rules[proj .. "/node_modules/x.key"]) -- node_modules is not entered
+      -- secret files are the helper's scan, asked by name on the host side
+      assert.are.same({ proj }, r.secret_scan.roots)
+      assert.are.equal("secret_files", policy.hidden_rule(proj .. "/.env", r).rule)
+      assert.are.equal("secret_files", policy.hidden_rule(proj .. "/a.pem", r).rule)
+      assert.are.equal("secret_files", policy.hidden_rule(proj .. "/deep/er/.env", r).rule)
+      assert.are.equal("secret_files", policy.hidden_rule(proj .. "/.env.local", r).rule)
+      assert.is_nil(policy.hidden_rule(proj .. "/node_modules/x.key", r)) -- node_modules is not entered
+      assert.is_nil(policy.hidden_rule(proj .. "/env.md", r))
       assert.is_false(policy.is_readable(home .. "/.ssh/id", r))
       assert.is_true(policy.is_readable(proj .. "/README", r))
-      r = resolve({ rw_paths = { "$CWD" }, secret_scan_depth = 3 })
-      assert.is_false(policy.is_readable(proj .. "/deep/er/.env", r))
+      r = resolve({ rw_paths = { "$CWD" }, secret_scan_depth = 2 })
+      assert.is_true(policy.is_readable(proj .. "/deep/er/.env", r))
+      r = resolve({ rw_paths = { "$CWD" }, secret_scan_depth = 0 })
+      assert.is_true(policy.is_readable(proj .. "/.env", r))
     end)
 
     it("protects what exists, watches what is missing, and pins the folders above nested git folders", function()

@@ -2,6 +2,7 @@
 --- builds the argv through the C core.
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
+local protect = require("flemma_sandbox.policy.protect")
 
 local M = {}
 
@@ -202,18 +203,11 @@ local function write_nul_separated(file, words, from, to)
   return true
 end
 
---- Moves bwrap's options (between the program and "--") into a file for
---- "--args FD"; returns the file and the shortened argv.
+--- Moves bwrap's options (between the program and its "--" at `dash`)
+--- into a file for "--args FD"; returns the file and the shortened argv.
 ---@return string|nil file, string[]|nil argv, string|nil err
-local function to_args_file(argv)
+local function to_args_file(argv, dash)
   local dir = host.state_dir("args")
-  local dash
-  for i = 2, #argv do
-    if argv[i] == "--" then
-      dash = i
-      break
-    end
-  end
   args_files = args_files + 1
   -- without a state folder, a private temp file (mkstemp) does as well
   local file = dir and string.format("%s/%d-%d", dir, core.getpid(), args_files) or os.tmpname()
@@ -241,12 +235,15 @@ end
 
 local check_files = 0
 
---- Writes what the helper checks after the run (csrc/after_run.h): the
---- missing protected paths, the projects and the ".git" they hold now.
---- It lies in our state folder, which the sandbox cannot write.
+--- Writes what the helper does on the host around the run: the secret
+--- scan before it (csrc/secret_masks.h; the masks go in front of bwrap's
+--- "--" at mask_at) and the check after it (csrc/after_run.h: the missing
+--- protected paths, the projects and the ".git" they hold now). It lies
+--- in our state folder, which the sandbox cannot write.
 ---@param policy flemma_sandbox.ResolvedPolicy
+---@param mask_at integer position of bwrap's "--" in the command the helper runs (bwrap is 0)
 ---@return string|nil file, string|nil err
-function M.write_check_file(policy)
+function M.write_check_file(policy, mask_at)
   -- never a temp folder: the sandbox may write there, and the helper trusts the file
   local runs, rerr = host.state_dir("runs")
   local quarantine, qerr = host.state_dir("quarantine")
@@ -272,6 +269,15 @@ function M.write_check_file(policy)
   end
   add("repos", policy.projects)
   add("known", policy.known_git)
+  local scan = policy.secret_scan
+  if scan and #scan.roots > 0 then
+    add("secrets", scan.roots)
+    add("pattern", scan.patterns)
+    add("skip", protect.SCAN_SKIP)
+    add("hidden", policy.deny_paths)
+    add("depth", { tostring(scan.depth) })
+    add("mask_at", { tostring(mask_at) })
+  end
   local ok, err = write_nul_separated(file, words, 1, #words)
   if not ok then
     return nil, err
@@ -321,18 +327,20 @@ function M.wrap(policy, backend_config, inner_cmd)
       end
     end
   end
-  local argv, err = core.bwrap_argv(mounts, backend_config, helper_inner(policy, helper, inner_cmd))
+  local inner = helper_inner(policy, helper, inner_cmd)
+  local argv, err = core.bwrap_argv(mounts, backend_config, inner)
   if not argv then
     return nil, err
   end
-  local options, bytes = 0, 0
-  for i = 2, #argv do
-    if argv[i] == "--" then
-      break
-    end
-    options, bytes = options + 1, bytes + #argv[i] + 1
+  -- bwrap's own "--" (an option's value may be "--" too: counted from the end)
+  local dash = #argv - #inner
+  local options, bytes = dash - 2, 0
+  for i = 2, dash - 1 do
+    bytes = bytes + #argv[i] + 1
   end
-  -- bwrap counts every argument after its name, --args ones included
+  local scan = policy.secret_scan
+  -- bwrap counts every argument after its name, --args ones included (it
+  -- refuses the command itself if the helper's secret masks go past it)
   if #argv - 1 > M.MAX_ARGS then
     return nil,
       string.format(
@@ -347,11 +355,11 @@ function M.wrap(policy, backend_config, inner_cmd)
   -- it must not carry Neovim's environment
   local front = policy.env and { "--clearenv" } or {}
   if options > M.ARGS_FILE_AT or bytes > M.ARGS_FILE_BYTES then
-    local file, short, ferr = to_args_file(argv)
+    local file, short, ferr = to_args_file(argv, dash)
     if not file then
       return nil, ferr
     end
-    argv = short
+    argv, dash = short, 2
     front[#front + 1] = "--args-file"
     front[#front + 1] = file
   end
@@ -359,8 +367,9 @@ function M.wrap(policy, backend_config, inner_cmd)
     front[#front + 1] = "--time-limit"
     front[#front + 1] = string.format("%d", policy.time_limit_ms)
   end
-  if #(policy.watched or {}) > 0 or #(policy.projects or {}) > 0 or #(policy.links or {}) > 0 then
-    local file, cerr = M.write_check_file(policy)
+  local scans = scan and #scan.roots > 0
+  if scans or #(policy.watched or {}) > 0 or #(policy.projects or {}) > 0 or #(policy.links or {}) > 0 then
+    local file, cerr = M.write_check_file(policy, dash - 1)
     if not file then
       return nil, cerr
     end

@@ -104,7 +104,7 @@ function M.resolve(flemma_policy, backend_config, context)
   -- Flemma's tool environment (tools.<name>.env) reaches the command, but
   -- credential-like names only when env_allow names them exactly
   for name, value in pairs(context and context.env or {}) do
-    if not policy.looks_like_credential(name) or vim.tbl_contains(p.env_allow or {}, name) then
+    if not policy.looks_like_credential(name, value) or vim.tbl_contains(p.env_allow or {}, name) then
       resolved.env[name] = value
     end
   end

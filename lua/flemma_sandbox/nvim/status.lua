@@ -93,6 +93,14 @@ function M.hardening(lines, policy, network)
     end
   end
   M.rules(lines, "hidden", policy.hidden)
+  local scan = policy.secret_scan
+  if scan and #scan.roots > 0 then
+    lines[#lines + 1] = string.format(
+      "  secret files (%s) hidden by a scan before each command, in: %s",
+      table.concat(scan.patterns, " "),
+      table.concat(scan.roots, ", ")
+    )
+  end
   M.rules(lines, "protected (read-only inside writable folders)", policy.protected)
   M.rules(lines, "watched (missing now; what a command creates there goes to the quarantine)", policy.watched)
   if #(policy.projects or {}) > 0 then

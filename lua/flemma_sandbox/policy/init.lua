@@ -25,6 +25,7 @@ local M = {}
 ---@field repos_truncated string[] projects with too many ".git" to protect each
 ---@field pins string[] folders above protected paths, bound onto themselves so they cannot be renamed
 ---@field hidden flemma_sandbox.Rule[] why each hidden path is hidden
+---@field secret_scan flemma_sandbox.SecretScan what the helper scans for secret files before the command
 ---@field network boolean (a configured "ask" resolves to false)
 ---@field seccomp boolean
 ---@field limits flemma_sandbox.Limits
@@ -159,18 +160,35 @@ M.DEFAULT_ENV = {
 
 --- Names that look like credentials: a pattern ("PREFIX*") never lets
 --- them through; only naming them exactly in env_allow does.
-local CREDENTIAL = { "KEY$", "TOKEN$", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "^AWS_", "AUTH", "COOKIE" }
+local CREDENTIAL = {
+  "KEY$",
+  "TOKEN$",
+  "SECRET",
+  "PASSWORD",
+  "PASSWD",
+  "CREDENTIAL",
+  "^AWS_",
+  "AUTH",
+  "COOKIE",
+  "_PAT$",
+  "_DSN$",
+  "_PASS$",
+  "_PWD$",
+}
 
+--- Whether a variable looks like a credential: by its name, or by a value
+--- that is a URL with a password in it (postgres://user:pass@host).
 ---@param name string
+---@param value? string
 ---@return boolean
-function M.looks_like_credential(name)
+function M.looks_like_credential(name, value)
   local upper = name:upper()
   for _, pattern in ipairs(CREDENTIAL) do
     if upper:find(pattern) then
       return true
     end
   end
-  return false
+  return type(value) == "string" and value:find("^%a[%w+.-]*://[^/@%s]*:[^/@%s]*@") ~= nil
 end
 
 --- The environment a sandboxed command sees: the default names and
@@ -192,7 +210,7 @@ function M.environment(extra)
     else
       all = all or host.environ() or {}
       for name, value in pairs(all) do
-        if name:sub(1, #prefix) == prefix and not M.looks_like_credential(name) then
+        if name:sub(1, #prefix) == prefix and not M.looks_like_credential(name, value) then
           env[name] = value
         end
       end
@@ -240,7 +258,7 @@ function M.resolve(policy, bufnr)
   local function out_of_view(real)
     return private_mod.hiding(real, private, rw) ~= nil
   end
-  local hidden = protect.hidden(policy, expand, rw, skipped, projects, out_of_view)
+  local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
   for _, socket in ipairs(sockets.hidden(allow_sockets, rw, hidden, policy.allow_privileged, out_of_view)) do
     hidden[#hidden + 1] = socket
   end
@@ -283,6 +301,7 @@ function M.resolve(policy, bufnr)
     repos_truncated = found.truncated,
     pins = protect.pins(protected, rw),
     hidden = hidden,
+    secret_scan = protect.secret_scan(policy, projects),
     network = policy.network == true,
     allow_privileged = policy.allow_privileged == true,
     seccomp = policy.seccomp ~= false,
@@ -308,7 +327,9 @@ end
 ---@param resolved flemma_sandbox.ResolvedPolicy
 ---@return flemma_sandbox.Rule|nil
 function M.hidden_rule(real, resolved)
-  return rule_holding(real, resolved.hidden) or private_mod.hiding(real, resolved.private, resolved.rw_paths)
+  return rule_holding(real, resolved.hidden)
+    or protect.secret_rule(real, resolved.secret_scan)
+    or private_mod.hiding(real, resolved.private, resolved.rw_paths)
 end
 
 --- The protected or watched path (and its rule) that holds a real path, if

@@ -135,13 +135,67 @@ M.DEFAULT_DENY_WRITE = {
   "~/.ssh/",
 }
 
-M.DEFAULT_SECRET_FILES = { ".env", ".env.*", "*.pem", "*.key" }
+M.DEFAULT_SECRET_FILES = { ".env", ".env.*", ".envrc", "*.pem", "*.key" }
 
 --- Folders the scan does not enter.
 M.SCAN_SKIP = { ".git", "node_modules", ".venv", "venv", "__pycache__" }
 
---- At most this many secret files per writable folder; more are reported.
+--- At most this many secret files per project are hidden (the helper's
+--- SECRET_LIMIT); more are reported.
 M.SCAN_LIMIT = 1000
+
+---@class flemma_sandbox.SecretScan
+---@field roots string[] projects the helper scans right before each command
+---@field patterns string[] secret_files
+---@field depth integer secret_scan_depth
+
+--- What the helper scans for secret files before each command: the whole
+--- of every project (not the shared temp folders, the playground or the
+--- XDG folders), so what the tree holds then is what is hidden, at no cost
+--- to Neovim.
+---@param policy flemma_sandbox.Policy
+---@param projects string[]
+---@return flemma_sandbox.SecretScan
+function M.secret_scan(policy, projects)
+  local patterns = M.effective(policy.secret_files)
+  local depth = policy.secret_scan_depth or 64
+  if depth == 0 or #patterns == 0 then
+    return { roots = {}, patterns = patterns, depth = depth }
+  end
+  return { roots = projects, patterns = patterns, depth = depth }
+end
+
+--- The rule hiding `real` as a secret file, by name, as the helper's scan
+--- would find it: in a project, within the depth, through no skipped
+--- folder. Host-side tools (read_file, Flemma's read) ask this.
+---@param real string
+---@param scan flemma_sandbox.SecretScan|nil
+---@return flemma_sandbox.Rule|nil
+function M.secret_rule(real, scan)
+  local root = scan and M.within_any(real, scan.roots)
+  if not root or real == root then
+    return nil
+  end
+  local parts = {}
+  for part in real:sub(#root + 2):gmatch("[^/]+") do
+    parts[#parts + 1] = part
+  end
+  if #parts > scan.depth then
+    return nil
+  end
+  for i = 1, #parts - 1 do
+    for _, skip in ipairs(M.SCAN_SKIP) do
+      if parts[i] == skip then
+        return nil
+      end
+    end
+  end
+  for _, glob in ipairs(scan.patterns) do
+    if core.fnmatch(glob, parts[#parts]) then
+      return { path = real, rule = "secret_files" }
+    end
+  end
+end
 
 --- Shared by every program on the host: as a writable path (not a project
 --- folder inside one) they get no project entries, and host sockets in them
@@ -233,15 +287,15 @@ end
 ---@field rule string the config entry (or scan) that caused it
 ---@field dir boolean|nil deny_write: a folder
 
---- deny_read entries and the secret files found in writable folders.
+--- deny_read entries that need a mount (the secret files are found by the
+--- helper right before each command: M.secret_scan).
 ---@param policy flemma_sandbox.Policy
 ---@param expand fun(entry: string): string|nil, string|nil
 ---@param rw string[] resolved writable folders
 ---@param skipped flemma_sandbox.Skipped[]
----@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
 ---@param out_of_view? fun(real: string): boolean already unseen (in a private folder): needs no mount
 ---@return flemma_sandbox.Rule[]
-function M.hidden(policy, expand, rw, skipped, projects, out_of_view)
+function M.hidden(policy, expand, rw, skipped, out_of_view)
   local out = {}
   for _, entry in ipairs(M.effective(policy.deny_read)) do
     local real, err = expand(entry)
@@ -256,26 +310,6 @@ function M.hidden(policy, expand, rw, skipped, projects, out_of_view)
       end
     elseif err then
       skipped[#skipped + 1] = { path = entry, reason = err }
-    end
-  end
-  local patterns = M.effective(policy.secret_files)
-  local depth = policy.secret_scan_depth or 2
-  if depth > 0 and #patterns > 0 then
-    -- shared temp folders hold everyone's files, often thousands: not
-    -- scanned; a project inside one is
-    local seen = {}
-    for _, root in ipairs(projects or M.project_roots(rw)) do
-      local found, truncated = core.scan_secrets(root, patterns, M.SCAN_SKIP, depth, M.SCAN_LIMIT)
-      for _, path in ipairs(found or {}) do
-        local real = core.resolve(path, "/")
-        if real and not seen[real] and core.exists(real) and not M.covers_rw(real, rw) then
-          seen[real] = true
-          out[#out + 1] = { path = real, rule = "secret_files" }
-        end
-      end
-      if truncated then
-        skipped[#skipped + 1] = { path = root, reason = "secret scan stopped after " .. M.SCAN_LIMIT .. " files" }
-      end
     end
   end
   return out
