@@ -71,6 +71,7 @@ bench: $(CORE) $(HELPER)
 	$(LUAJIT) bench/policy_bench.lua
 	$(LUAJIT) bench/scan_bench.lua
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
+	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/socket_bench.lua" -c "qa!"
 
 demo: $(CORE) $(HELPER)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"

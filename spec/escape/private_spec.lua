@@ -120,7 +120,7 @@ describe("escape: the private /tmp and /run, sockets made during a run", functio
   end)
   before_each(function()
     f.policy()
-    h.sh("rm -f " .. q(w.work) .. "/started " .. q(w.work) .. "/ready " .. q(w.work) .. "/result*")
+    h.sh("rm -f " .. q(w.work) .. "/started " .. q(w.work) .. "/ready " .. q(tmp) .. "/result*")
   end)
 
   --- Starts `start` on the host once the sandboxed command says it has
@@ -148,7 +148,9 @@ describe("escape: the private /tmp and /run, sockets made during a run", functio
   end
 
   local function listener(dir, name)
-    local result = w.work .. "/result"
+    -- not in w.work, which attack() empties when the command ends: a
+    -- listener that accepted may report before that
+    local result = tmp .. "/result"
     return "luajit spec/escape/listen_later.lua " .. q(dir) .. " " .. q(name) .. " " .. q(result) .. " 10", result
   end
 

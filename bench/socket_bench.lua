@@ -1,0 +1,135 @@
+--- make bench, part 3 (inside headless Neovim): the cost of a command
+--- with many host sockets, which the sandbox must keep out of reach.
+---  1. `true` through job.run (policy, wrap, helper, bwrap, check) next to
+---     Flemma's own bare bwrap argv started with jobstart, with 0, 100 and
+---     1000 sockets bound by a helper in /tmp (where tmux, X11 and Neovim
+---     keep theirs), and with 1000 in /var/tmp (not a private folder)
+---  2. get_policy + wrap_command per call, default policy, the same counts
+vim.opt.runtimepath:prepend(vim.fn.getcwd())
+package.path = "spec/?.lua;" .. package.path
+-- the check files of 800 wrapped-but-not-run commands go to a state folder
+-- of the bench's own
+local state = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-state.XXXXXX"))
+vim.env.XDG_STATE_HOME = state
+
+local job = require("flemma_sandbox.run.job")
+local sandbox = require("flemma_sandbox")
+local uv = vim.uv or vim.loop
+
+local function now_ms()
+  return uv.hrtime() / 1e6
+end
+
+local function median(samples)
+  table.sort(samples)
+  return samples[math.floor(#samples / 2) + 1]
+end
+
+local function wait_for(pred)
+  vim.wait(600000, pred, 1)
+end
+
+local function via_job(argv)
+  local done
+  assert(job.run(argv, {
+    on_exit = function()
+      done = true
+    end,
+  }))
+  wait_for(function()
+    return done
+  end)
+end
+
+local function via_jobstart(argv)
+  local done
+  vim.fn.jobstart(argv, {
+    on_exit = function()
+      done = true
+    end,
+  })
+  wait_for(function()
+    return done
+  end)
+end
+
+local function timed(runs, fn)
+  fn()
+  local samples = {}
+  for i = 1, runs do
+    local t = now_ms()
+    fn()
+    samples[i] = now_ms() - t
+  end
+  return median(samples)
+end
+
+local project = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-proj.XXXXXX"))
+vim.fn.writefile({ "int main(void) { return 0; }" }, project .. "/main.c")
+vim.cmd("cd " .. vim.fn.fnameescape(project))
+sandbox.setup({ policy = { network = false } })
+
+--- Flemma's own bwrap backend's argv for its default policy, network off.
+local flemma_argv = {
+  "bwrap",
+  "--ro-bind",
+  "/",
+  "/",
+  "--bind",
+  project,
+  project,
+  "--bind",
+  "/tmp",
+  "/tmp",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--unshare-user",
+  "--unshare-pid",
+  "--unshare-uts",
+  "--unshare-ipc",
+  "--unshare-net",
+  "--die-with-parent",
+  "--new-session",
+  "true",
+}
+
+local RUNS = 10
+local header = { "host sockets", "job.run true", "Flemma bwrap", "ratio", "policy+wrap/call" }
+print(string.format("%-34s %12s %12s %7s %16s", unpack(header)))
+for _, case in ipairs({ { "/tmp", 0 }, { "/tmp", 100 }, { "/tmp", 1000 }, { "/var/tmp", 1000 } }) do
+  local dir = vim.fn.trim(vim.fn.system("mktemp -d " .. case[1] .. "/flemma-bench-sockets.XXXXXX"))
+  local holder = vim.fn.jobstart({ "luajit", "bench/hold_sockets.lua", dir, tostring(case[2]) })
+  wait_for(function()
+    return vim.fn.filereadable(dir .. "/ready") == 1
+  end)
+  local ours = timed(RUNS, function()
+    via_job({ "true" })
+  end)
+  local theirs = timed(RUNS, function()
+    via_jobstart(flemma_argv)
+  end)
+  local calls = 50
+  local t = now_ms()
+  for _ = 1, calls do
+    sandbox.get_policy(nil)
+    sandbox.wrap_command({ "true" })
+  end
+  local per_call_us = (now_ms() - t) / calls * 1000
+  vim.fn.writefile({}, dir .. "/stop")
+  vim.fn.jobwait({ holder }, 10000)
+  vim.fn.delete(dir, "rf")
+  print(
+    string.format(
+      "%-34s %9.2f ms %9.2f ms %6.2fx %13.0f us",
+      string.format("%d in %s", case[2], case[1]),
+      ours,
+      theirs,
+      ours / theirs,
+      per_call_us
+    )
+  )
+end
+vim.fn.delete(project, "rf")
+vim.fn.delete(state, "rf")
