@@ -220,11 +220,17 @@ describe("flemma-sandbox inside Flemma", function()
     local read = approval.resolve("read", { label = "r", path = home .. "/.ssh/id_test" }, ctx)
     local write = approval.resolve("write", { label = "w", path = ".envrc", content = "x" }, ctx)
     local fine = approval.resolve("read", { label = "r", path = "README.md" }, ctx)
+    -- the host's /tmp is out of the sandbox's view, but Flemma's own saved
+    -- outputs there stay readable for its read tool
+    local other_tmp = approval.resolve("read", { label = "r", path = "/tmp/other.txt" }, ctx)
+    local flemma_out = approval.resolve("read", { label = "r", path = "/tmp/flemma_bash_x_1.txt" }, ctx)
     vim.wait(100)
     vim.notify = original
     assert.are.equal("deny", read)
     assert.are.equal("deny", write)
     assert.are_not.equal("deny", fine)
+    assert.are.equal("deny", other_tmp)
+    assert.are_not.equal("deny", flemma_out)
     local all = table.concat(notes, "\n")
     assert.truthy(all:find("blocked: hidden (private home (not in policy.home_allow))", 1, true), all)
     assert.truthy(all:find(".envrc blocked: protected (deny_write .envrc)", 1, true), all)

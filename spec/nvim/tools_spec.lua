@@ -63,6 +63,9 @@ describe("tools", function()
     assert.are.equal(5000, select(2, whole:gsub("\n", "")))
     assert.matches("^1\n2\n", r.stdout)
     assert.matches("5000$", r.stdout)
+    -- read_file reads it back, though it lies in the private home
+    local back = run("read_file", { path = r.output_file, offset = 4999 })
+    assert.are.equal("4999\n5000", back.content, vim.inspect(back))
     os.remove(r.output_file)
   end)
 

@@ -65,7 +65,14 @@ function M.refusal(tool_name, input, bufnr)
   end
   if READS[tool_name] then
     local rule = policy.hidden_rule(real, view.resolved)
-    if rule then
+    -- Flemma keeps a truncated result's whole output in $TMPDIR or /tmp
+    -- (tools.truncate.output_path_format) and tells the model to read it:
+    -- the host's own temp folder, out of the sandbox's view but not a secret
+    local flemma_output = rule
+      and rule.path ~= real
+      and (rule.path == "/tmp" or rule.rule:match("%$TMPDIR"))
+      and real:match("^(.*)/flemma_[^/]*$") == rule.path
+    if rule and not flemma_output then
       return string.format("%s of %s blocked: hidden (%s)", tool_name, real, rule.rule)
     end
     return nil
