@@ -11,7 +11,7 @@ local M = {}
 ---@field deny_read string[] paths hidden inside the sandbox ("!entry" removes one)
 ---@field home_allow string[] what the private home folder shows, read-only ("!entry" removes one; "~": the whole home)
 ---@field deny_write string[] paths kept read-only inside writable folders ("!entry" removes one)
----@field secret_files string[] name patterns hidden when found near the top of a writable folder
+---@field secret_files string[] name patterns hidden when found anywhere in a project
 ---@field secret_scan_depth integer how many levels the secret scan looks down (0: off; default 64, the whole tree)
 ---@field allow_sockets string[] host unix sockets (or folders of them) the sandbox may connect to
 ---@field seccomp boolean deny dangerous syscalls (ptrace, mount, bpf, ...) with EPERM

@@ -228,7 +228,7 @@ function M.is_path_writable(path, bufnr, opts)
 end
 
 --- Whether a sandboxed command could read `path` (false for paths hidden
---- by deny_read, the secret scan or the socket rule), and why.
+--- by deny_read, secret_files, the socket rule or a private folder), and why.
 ---@param path string
 ---@param bufnr integer|nil
 ---@param opts table|nil

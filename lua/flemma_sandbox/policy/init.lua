@@ -15,7 +15,7 @@ local M = {}
 ---@field private_paths string[] fresh tmpfs folders: the home folder, /tmp, /run
 ---@field show_paths string[] bound read-only into them: policy.home_allow, what /run needs, allow_sockets
 ---@field private flemma_sandbox.Private why each private folder is private, and what shows in it
----@field deny_paths string[] hidden: deny_read, secret files, host sockets
+---@field deny_paths string[] hidden: deny_read, host sockets (secret files: the helper's scan)
 ---@field ro_paths string[] protected inside writable folders (deny_write, git folders)
 ---@field protected flemma_sandbox.Rule[] why each ro path is protected
 ---@field watched flemma_sandbox.Rule[] protected paths that are missing: checked after each run
