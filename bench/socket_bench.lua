@@ -64,6 +64,7 @@ local function timed(runs, fn)
   return median(samples)
 end
 
+local repo = vim.fn.getcwd()
 local project = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-proj.XXXXXX"))
 vim.fn.writefile({ "int main(void) { return 0; }" }, project .. "/main.c")
 vim.cmd("cd " .. vim.fn.fnameescape(project))
@@ -100,7 +101,7 @@ local header = { "host sockets", "job.run true", "Flemma bwrap", "ratio", "polic
 print(string.format("%-34s %12s %12s %7s %16s", unpack(header)))
 for _, case in ipairs({ { "/tmp", 0 }, { "/tmp", 100 }, { "/tmp", 1000 }, { "/var/tmp", 1000 } }) do
   local dir = vim.fn.trim(vim.fn.system("mktemp -d " .. case[1] .. "/flemma-bench-sockets.XXXXXX"))
-  local holder = vim.fn.jobstart({ "luajit", "bench/hold_sockets.lua", dir, tostring(case[2]) })
+  local holder = vim.fn.jobstart({ "luajit", "bench/hold_sockets.lua", dir, tostring(case[2]) }, { cwd = repo })
   wait_for(function()
     return vim.fn.filereadable(dir .. "/ready") == 1
   end)
