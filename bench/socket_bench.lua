@@ -101,7 +101,7 @@ local header = { "host sockets", "job.run true", "Flemma bwrap", "ratio", "polic
 print(string.format("%-34s %12s %12s %7s %16s", unpack(header)))
 for _, case in ipairs({ { "/tmp", 0 }, { "/tmp", 100 }, { "/tmp", 1000 }, { "/var/tmp", 1000 } }) do
   local dir = vim.fn.trim(vim.fn.system("mktemp -d " .. case[1] .. "/flemma-bench-sockets.XXXXXX"))
-  local holder = vim.fn.jobstart({ "luajit", "bench/hold_sockets.lua", dir, tostring(case[2]) }, { cwd = repo })
+  local holder = vim.fn.jobstart({ "luajit", "spec/support/hold_sockets.lua", dir, tostring(case[2]) }, { cwd = repo })
   wait_for(function()
     return vim.fn.filereadable(dir .. "/ready") == 1
   end)

@@ -21,7 +21,7 @@
 typedef struct {
     const char *quarantine;
     char run[256]; /* the check file's name without its extension: which run moved it */
-    fs_vec watch, repos, known, expect;
+    fs_vec watch, repos, known, expect, present;
     fs_vec links; /* two items each: the link, its target */
     fs_vec pairs; /* the file's keys and values, which the fields point into */
     int seq;
@@ -98,7 +98,8 @@ static int parse(fs_buf *b, check_list *c)
                  (strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
                  (strcmp(key, "repos") == 0 && fs_vec_push_str(&c->repos, value) != 0) ||
                  (strcmp(key, "known") == 0 && fs_vec_push_str(&c->known, value) != 0) ||
-                 (strcmp(key, "expect") == 0 && fs_vec_push_str(&c->expect, value) != 0))
+                 (strcmp(key, "expect") == 0 && fs_vec_push_str(&c->expect, value) != 0) ||
+                 (strcmp(key, "present") == 0 && fs_vec_push_str(&c->present, value) != 0))
             rc = FS_ENOMEM;
     }
     return rc;
@@ -271,6 +272,7 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     fs_vec_init(&c.repos);
     fs_vec_init(&c.known);
     fs_vec_init(&c.expect);
+    fs_vec_init(&c.present);
     fs_vec_init(&c.links);
     fs_vec_init(&c.pairs);
     rc = read_all(check_file, &b, err);
@@ -279,7 +281,8 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     for (i = 0; i < c.watch.len && rc == FS_OK; i++) {
         struct stat st;
 
-        if (lstat(c.watch.items[i], &st) == 0 && quarantine(&c, c.watch.items[i], moved) == FS_ENOMEM)
+        if (!listed(&c.present, c.watch.items[i]) && lstat(c.watch.items[i], &st) == 0 &&
+            quarantine(&c, c.watch.items[i], moved) == FS_ENOMEM)
             rc = FS_ENOMEM;
     }
     for (i = 0; i + 1 < c.links.len && rc == FS_OK; i += 2)
@@ -294,6 +297,7 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     fs_vec_free(&c.repos);
     fs_vec_free(&c.known);
     fs_vec_free(&c.expect);
+    fs_vec_free(&c.present);
     fs_vec_free(&c.links);
     fs_vec_free(&c.pairs);
     return rc;

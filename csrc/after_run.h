@@ -16,7 +16,9 @@
  *   quarantine DIR    where moved entries go (one folder per entry)
  *   watch PATH        a protected path that did not exist at the start
  *   repos ROOT        a project: every ".git" below it is checked
- *   known DEV:INO     a ".git" that existed at the start
+ *   known DEV:INO     a ".git" that existed at the start (added by the
+ *                     helper right before the run: csrc/before_run.h)
+ *   present PATH      a watched path that existed at the start (the same)
  *   expect PATH       a ".git" the user approved (nothing writes this key
  *                     now: the git tool clones outside the playground on
  *                     the host)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "after_run.h"
+#include "before_run.h"
 #include "buf.h"
 #include "secret_masks.h"
 #include "status.h"
@@ -114,7 +115,8 @@ static int take_up(const char *check_file, char *running, size_t n)
         return -1;
     }
     snprintf(running, n, "%.*s.running", (int)(len - 6), check_file);
-    fd = open(check_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* read-write: what the helper finds before the run is added to it */
+    fd = open(check_file, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || flock(fd, LOCK_EX) != 0 || rename(check_file, running) != 0) {
         setup_error("cannot take up", check_file, errno);
         if (fd >= 0)
@@ -167,23 +169,51 @@ static char **command_argv(const fs_host_opts *o, char **cmd, int n, const fs_ve
     return argv;
 }
 
-/* The secret masks a check file asks for (fs_secret_masks), and the
- * position of bwrap's "--" they go in front of. A scan that stopped at
- * the limit is said on stderr. */
-static int plan_masks(int fd, fs_vec *masks, size_t *mask_at)
+/* Appends the facts found before the run to the check file, for the check
+ * after it (and for the sweep, if this helper is killed). */
+static int append_facts(int fd, const fs_vec *facts)
+{
+    size_t i;
+
+    if (lseek(fd, 0, SEEK_END) < 0)
+        return FS_ESYS;
+    for (i = 0; i < facts->len; i++) {
+        const char *item = facts->items[i];
+        size_t left = strlen(item) + 1; /* with its NUL */
+
+        while (left > 0) {
+            ssize_t n = write(fd, item, left);
+
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                return FS_ESYS;
+            item += n;
+            left -= (size_t)n;
+        }
+    }
+    return FS_OK;
+}
+
+/* What a check file asks for before the run: the ".git" and watched paths
+ * as they are now and the host's sockets (fs_before_run), then the secret
+ * masks (fs_secret_masks); all go in front of bwrap's "--" at mask_at.
+ * A scan that stopped at the limit is said on stderr. */
+static int plan_masks(int fd, fs_vec *masks, size_t *mask_at, fs_err *err)
 {
     fs_buf data;
-    fs_vec pairs, stopped;
-    fs_err err;
+    fs_vec pairs, stopped, facts;
     char chunk[8192];
     ssize_t got;
     size_t i;
     int rc = FS_OK;
 
     *mask_at = 0;
+    fs_err_set(err, "out of memory");
     fs_buf_init(&data);
     fs_vec_init(&pairs);
     fs_vec_init(&stopped);
+    fs_vec_init(&facts);
     while ((got = pread(fd, chunk, sizeof(chunk), (off_t)data.len)) > 0)
         if (fs_buf_append(&data, chunk, (size_t)got) != 0) {
             rc = FS_ENOMEM;
@@ -195,13 +225,20 @@ static int plan_masks(int fd, fs_vec *masks, size_t *mask_at)
         if (strcmp(pairs.items[i], "mask_at") == 0)
             *mask_at = (size_t)strtoul(pairs.items[i + 1], NULL, 10);
     if (rc == FS_OK)
-        rc = fs_secret_masks(&pairs, SECRET_LIMIT, masks, &stopped, &err);
+        rc = fs_before_run(&pairs, "/proc/net/unix", masks, &facts, err);
+    if (rc == FS_OK && append_facts(fd, &facts) != FS_OK) {
+        fs_err_set(err, "cannot add to the check file: %s", strerror(errno));
+        rc = FS_ESYS;
+    }
+    if (rc == FS_OK)
+        rc = fs_secret_masks(&pairs, SECRET_LIMIT, masks, &stopped, err);
     for (i = 0; rc == FS_OK && i < stopped.len; i++)
         fprintf(stderr, "flemma-sandbox: the secret scan of %s stopped after %d files: the rest are not hidden\n",
                 stopped.items[i], SECRET_LIMIT);
     fs_buf_free(&data);
     fs_vec_free(&pairs);
     fs_vec_free(&stopped);
+    fs_vec_free(&facts);
     return rc;
 }
 
@@ -274,6 +311,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     int args_fd, lock_fd = -1, rc, stopped;
     pid_t child, self = getpid();
     fs_vec masks;
+    fs_err plan_err;
     size_t mask_at = 0;
 
     fs_vec_init(&masks);
@@ -306,9 +344,9 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
             *slash = '\0';
             sweep(runs_dir, running);
         }
-        if (plan_masks(lock_fd, &masks, &mask_at) != FS_OK) {
+        if (plan_masks(lock_fd, &masks, &mask_at, &plan_err) != FS_OK) {
             /* fail closed: without its masks the command would see secrets */
-            setup_error("cannot plan the secret masks:", running, ENOMEM);
+            fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
             unlink(running);
             close(lock_fd);
             fs_vec_free(&masks);

@@ -368,6 +368,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"getuid", core_getuid},
     {"getpid", core_getpid},
     {"can_write", core_can_write},
+    {"stamp", core_stamp},
     {NULL, NULL},
 };
 

@@ -49,5 +49,6 @@ int core_file_type(lua_State *L);
 int core_getuid(lua_State *L);
 int core_getpid(lua_State *L);
 int core_can_write(lua_State *L);
+int core_stamp(lua_State *L);
 
 #endif

@@ -135,6 +135,57 @@ int core_after_run(lua_State *L)
     return 1;
 }
 
+/* FNV-1a over n bytes, continuing from h. */
+static unsigned long long fnv(unsigned long long h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* stamp(paths) -> text: one value for what stat() says of every path now
+ * (device, inode, mode, modification and change times; or missing). A
+ * folder's times change when an entry is made, removed or renamed in it:
+ * a cached policy compares the stamp of the folders it looked in. */
+int core_stamp(lua_State *L)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    char text[20];
+    size_t i, n;
+
+    arg_table(L, 1, "paths");
+    n = lua_objlen(L, 1);
+    for (i = 1; i <= n; i++) {
+        struct stat st;
+        size_t len;
+        const char *path;
+        long long fields[7];
+
+        lua_rawgeti(L, 1, (int)i);
+        path = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+        if (!path)
+            luaL_argerror(L, 1, lua_pushfstring(L, "paths[%d]: string expected", (int)i));
+        memset(fields, 0, sizeof(fields));
+        if (!memchr(path, '\0', len) && stat(path, &st) == 0) {
+            fields[0] = (long long)st.st_dev;
+            fields[1] = (long long)st.st_ino;
+            fields[2] = (long long)st.st_mode;
+            fields[3] = (long long)st.st_mtim.tv_sec;
+            fields[4] = (long long)st.st_mtim.tv_nsec;
+            fields[5] = (long long)st.st_ctim.tv_sec;
+            fields[6] = (long long)st.st_ctim.tv_nsec;
+        }
+        h = fnv(h, fields, sizeof(fields));
+        lua_pop(L, 1);
+    }
+    snprintf(text, sizeof(text), "%016llx", h);
+    lua_pushstring(L, text);
+    return 1;
+}
+
 /* file_type(path) -> "file"|"directory"|"link"|"socket"|"fifo"|"device",
  * mode, uid, gid | nil, err (symlinks are not followed) */
 int core_file_type(lua_State *L)

@@ -105,9 +105,14 @@ function M.lua_dir()
   return source and core.absolute(source, core.getcwd())
 end
 
+--- Counts M.use calls: what was worked out under another host is stale.
+M.generation = 0
+
 --- Replaces the host; fields left out keep the default. `use(nil)` restores it.
 ---@param host? table
 function M.use(host)
+  -- a cached policy resolved under the old host is not this one's
+  M.generation = M.generation + 1
   local base = in_nvim and nvim_host or process_host
   current = setmetatable(host or {}, { __index = base })
 end

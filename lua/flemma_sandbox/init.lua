@@ -43,6 +43,7 @@ end
 ---@param opts? table
 function M.setup(opts)
   config.set_setup(opts)
+  require("flemma_sandbox.policy.cache").clear()
   register_builtins()
 end
 

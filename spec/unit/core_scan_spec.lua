@@ -1,4 +1,4 @@
---- core.scan_secrets, find_names, node_id, after_run, file_type and can_write.
+--- core.scan_secrets, find_names, node_id, after_run, file_type, can_write and stamp.
 local core = require("flemma_sandbox.core")
 local h = require("support.helpers")
 
@@ -103,5 +103,23 @@ describe("core", function()
     assert.is_false(core.can_write(dir .. "/none"))
     assert.is_number(core.getuid())
     assert.is_number(core.getpid())
+  end)
+
+  it("stamp changes when an entry is made, removed or renamed in a stamped folder, and only then", function()
+    local list = { dir, dir .. "/none" }
+    local first = core.stamp(list)
+    assert.are.equal(first, core.stamp(list))
+    h.sh("sleep 0.01; touch " .. dir .. "/new")
+    local made = core.stamp(list)
+    assert.are_not.equal(first, made)
+    h.write(dir .. "/new", "content") -- an existing file's content: not the folder's
+    assert.are.equal(made, core.stamp(list))
+    h.sh("sleep 0.01; mv " .. dir .. "/new " .. dir .. "/renamed")
+    assert.are_not.equal(made, core.stamp(list))
+    local renamed = core.stamp(list)
+    h.sh("mkdir " .. dir .. "/none")
+    assert.are_not.equal(renamed, core.stamp(list), "a missing path that appears")
+    assert.matches("paths%[2%]: string expected", select(2, pcall(core.stamp, { dir, 1 })))
+    assert.matches("paths", select(2, pcall(core.stamp, dir)))
   end)
 end)

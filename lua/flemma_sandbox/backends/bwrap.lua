@@ -235,11 +235,13 @@ end
 
 local check_files = 0
 
---- Writes what the helper does on the host around the run: the secret
---- scan before it (csrc/secret_masks.h; the masks go in front of bwrap's
---- "--" at mask_at) and the check after it (csrc/after_run.h: the missing
---- protected paths, the projects and the ".git" they hold now). It lies
---- in our state folder, which the sandbox cannot write.
+--- Writes what the helper does on the host around the run. Right before
+--- it (csrc/before_run.h, csrc/secret_masks.h): the ".git" entries and
+--- watched paths as they are then, the host's sockets, the secret scan;
+--- its masks go in front of bwrap's "--" at mask_at. After it
+--- (csrc/after_run.h): the missing protected paths, the projects and the
+--- ".git" they hold. It lies in our state folder, which the sandbox cannot
+--- write.
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param mask_at integer position of bwrap's "--" in the command the helper runs (bwrap is 0)
 ---@return string|nil file, string|nil err
@@ -253,7 +255,7 @@ function M.write_check_file(policy, mask_at)
   check_files = check_files + 1
   -- the time too: the quarantine names its runs, and pids come back
   local file = string.format("%s/%d-%d-%d.check", runs, core.getpid(), os.time(), check_files)
-  local words = { "quarantine", quarantine }
+  local words = { "quarantine", quarantine, "mask_at", tostring(mask_at) }
   local function add(key, list)
     for _, v in ipairs(list or {}) do
       words[#words + 1] = key
@@ -268,15 +270,23 @@ function M.write_check_file(policy, mask_at)
     end
   end
   add("repos", policy.projects)
-  add("known", policy.known_git)
+  add("ro", policy.ro_paths)
+  add("hidden", policy.deny_paths)
+  -- host sockets: reachable in the projects and allow_sockets, unseen in
+  -- a private folder unless bound into it
+  add("sockets", { "1" })
+  add("privileged", { policy.allow_privileged and "1" or "0" })
+  add("open", policy.project_roots)
+  add("open", policy.allow_sockets)
+  add("private", policy.private_paths)
+  add("visible", policy.rw_paths)
+  add("visible", policy.show_paths)
   local scan = policy.secret_scan
   if scan and #scan.roots > 0 then
     add("secrets", scan.roots)
     add("pattern", scan.patterns)
     add("skip", protect.SCAN_SKIP)
-    add("hidden", policy.deny_paths)
     add("depth", { tostring(scan.depth) })
-    add("mask_at", { tostring(mask_at) })
   end
   local ok, err = write_nul_separated(file, words, 1, #words)
   if not ok then
@@ -338,7 +348,6 @@ function M.wrap(policy, backend_config, inner_cmd)
   for i = 2, dash - 1 do
     bytes = bytes + #argv[i] + 1
   end
-  local scan = policy.secret_scan
   -- bwrap counts every argument after its name, --args ones included (it
   -- refuses the command itself if the helper's secret masks go past it)
   if #argv - 1 > M.MAX_ARGS then
@@ -367,18 +376,13 @@ function M.wrap(policy, backend_config, inner_cmd)
     front[#front + 1] = "--time-limit"
     front[#front + 1] = string.format("%d", policy.time_limit_ms)
   end
-  local scans = scan and #scan.roots > 0
-  if scans or #(policy.watched or {}) > 0 or #(policy.projects or {}) > 0 or #(policy.links or {}) > 0 then
-    local file, cerr = M.write_check_file(policy, dash - 1)
-    if not file then
-      return nil, cerr
-    end
-    front[#front + 1] = "--check-file"
-    front[#front + 1] = file
+  -- always: the host's sockets are covered as they are right before the run
+  local file, cerr = M.write_check_file(policy, dash - 1)
+  if not file then
+    return nil, cerr
   end
-  if #front == 0 then
-    return argv, nil
-  end
+  front[#front + 1] = "--check-file"
+  front[#front + 1] = file
   local out = { helper }
   for _, word in ipairs(front) do
     out[#out + 1] = word

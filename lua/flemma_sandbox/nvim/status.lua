@@ -101,6 +101,8 @@ function M.hardening(lines, policy, network)
       table.concat(scan.roots, ", ")
     )
   end
+  lines[#lines + 1] = "  host sockets outside the private folders, the projects and allow_sockets:"
+    .. " covered right before each command"
   M.rules(lines, "protected (read-only inside writable folders)", policy.protected)
   M.rules(lines, "watched (missing now; what a command creates there goes to the quarantine)", policy.watched)
   if #(policy.projects or {}) > 0 then

@@ -1,12 +1,12 @@
 --- Turns a configured policy into the resolved policy a backend receives:
 --- variables expanded, paths absolute and symlink-resolved, missing ones
 --- skipped with a reason, the rest deduplicated.
+local cache = require("flemma_sandbox.policy.cache")
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
 local private_mod = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local repos = require("flemma_sandbox.policy.repos")
-local sockets = require("flemma_sandbox.policy.sockets")
 
 local M = {}
 
@@ -15,16 +15,17 @@ local M = {}
 ---@field private_paths string[] fresh tmpfs folders: the home folder, /tmp, /run
 ---@field show_paths string[] bound read-only into them: policy.home_allow, what /run needs, allow_sockets
 ---@field private flemma_sandbox.Private why each private folder is private, and what shows in it
----@field deny_paths string[] hidden: deny_read, host sockets (secret files: the helper's scan)
+---@field deny_paths string[] hidden: deny_read (secret files and host sockets: the helper, right before the run)
 ---@field ro_paths string[] protected inside writable folders (deny_write, git folders)
 ---@field protected flemma_sandbox.Rule[] why each ro path is protected
 ---@field watched flemma_sandbox.Rule[] protected paths that are missing: checked after each run
 ---@field links flemma_sandbox.Link[] protected symlinks in writable folders: made again after a run that replaced them
+---@field project_roots string[] the writable folders that are projects (host sockets in them stay reachable)
 ---@field projects string[] project roots where a new ".git" goes to the quarantine (none without the ".git/" rule)
----@field known_git string[] "DEV:INO" of each ".git" in the projects at the start
 ---@field repos_truncated string[] projects with too many ".git" to protect each
 ---@field pins string[] folders above protected paths, bound onto themselves so they cannot be renamed
 ---@field hidden flemma_sandbox.Rule[] why each hidden path is hidden
+---@field allow_sockets string[] allow_sockets, resolved: host sockets left reachable
 ---@field secret_scan flemma_sandbox.SecretScan what the helper scans for secret files before the command
 ---@field network boolean (a configured "ask" resolves to false)
 ---@field seccomp boolean
@@ -113,14 +114,17 @@ end
 ---@param cwd string|nil
 ---@param skipped flemma_sandbox.Skipped[] appended to
 ---@param refuse? fun(resolved: string): string|nil a reason to leave a path out
+---@param looked string[] appended to: the paths looked at (cache.put)
 ---@return string[]
-local function resolve_list(list, vars, cwd, skipped, refuse)
+local function resolve_list(list, vars, cwd, skipped, refuse, looked)
   local out = {}
   for _, entry in ipairs(list) do
     local expanded, err, unset = core.expand(entry, vars)
     local resolved
     if expanded then
       resolved, err = core.resolve(expanded, cwd)
+      looked[#looked + 1] = core.absolute(expanded, cwd or "/")
+      looked[#looked + 1] = resolved
     end
     if resolved and not core.exists(resolved) then
       resolved, err = nil, resolved .. " does not exist"
@@ -219,23 +223,27 @@ function M.environment(extra)
   return env
 end
 
---- Resolves a configured policy for a buffer.
+--- Resolves a configured policy for a buffer, without the cache.
 ---@param policy flemma_sandbox.Policy
 ---@param bufnr integer|nil
+---@param looked string[] appended to: paths whose folder matters, and ("/"-ended) paths that matter themselves
 ---@return flemma_sandbox.ResolvedPolicy resolved, flemma_sandbox.Skipped[] skipped
-function M.resolve(policy, bufnr)
+local function resolve_fresh(policy, bufnr, looked)
   local vars, cwd = M.variables(bufnr)
   local skipped = {}
   local refuse = policy.allow_home_rw ~= true and M.opens_home or nil
-  local listed = resolve_list(policy.rw_paths or {}, vars, cwd, skipped, refuse)
+  local listed = resolve_list(policy.rw_paths or {}, vars, cwd, skipped, refuse, looked)
   local function expand(entry)
     local expanded, err = core.expand(entry, vars)
     if not expanded then
       return nil, err
     end
     local resolved, rerr = core.resolve(expanded, cwd)
+    local raw = core.absolute(expanded, cwd)
+    looked[#looked + 1] = raw
+    looked[#looked + 1] = resolved
     -- the path as written too: a protected symlink is protected as a link
-    return resolved, rerr, core.absolute(expanded, cwd)
+    return resolved, rerr, raw
   end
   local allow_sockets = {}
   for _, entry in ipairs(policy.allow_sockets or {}) do
@@ -259,9 +267,6 @@ function M.resolve(policy, bufnr)
     return private_mod.hiding(real, private, rw) ~= nil
   end
   local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
-  for _, socket in ipairs(sockets.hidden(allow_sockets, rw, hidden, policy.allow_privileged, out_of_view)) do
-    hidden[#hidden + 1] = socket
-  end
   local chat_file = host.buffer_file(bufnr)
   -- the ".git/" rule stands for every repository in the projects
   local git_rule = false
@@ -271,10 +276,26 @@ function M.resolve(policy, bufnr)
   local found = git_rule and repos.find(projects) or repos.NONE
   local protected, watched, links =
     protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"), projects, found)
-  local known = {}
-  for _, dot_git in ipairs(found.dot_gits) do
-    known[#known + 1] = core.node_id(dot_git)
+  -- what a change of would change this resolution (cache.put)
+  for _, root in ipairs(listed) do
+    looked[#looked + 1] = root .. "/"
   end
+  for _, list in ipairs({ protected, watched, links, hidden }) do
+    for _, r in ipairs(list) do
+      looked[#looked + 1] = r.path
+    end
+  end
+  for _, dot_git in ipairs(found.dot_gits) do
+    looked[#looked + 1] = dot_git
+    looked[#looked + 1] = dot_git .. "/"
+  end
+  for _, r in ipairs(found.protect) do
+    looked[#looked + 1] = r.path .. "/"
+  end
+  for _, file in ipairs(found.configs or {}) do
+    looked[#looked + 1] = file .. "/" -- the file itself: the home folder changes often
+  end
+  looked[#looked + 1] = chat_file
   local deny, ro = {}, {}
   for _, h in ipairs(hidden) do
     deny[#deny + 1] = h.path
@@ -296,19 +317,45 @@ function M.resolve(policy, bufnr)
     protected = protected,
     watched = watched,
     links = links,
+    project_roots = projects,
     projects = git_rule and projects or {},
-    known_git = known,
     repos_truncated = found.truncated,
     pins = protect.pins(protected, rw),
     hidden = hidden,
+    allow_sockets = allow_sockets,
     secret_scan = protect.secret_scan(policy, projects),
     network = policy.network == true,
     allow_privileged = policy.allow_privileged == true,
     seccomp = policy.seccomp ~= false,
     limits = policy.limits or {},
-    env = M.environment(policy.env_allow),
   },
     skipped
+end
+
+--- Resolves a configured policy for a buffer: from the cache when nothing
+--- it depends on changed (policy/cache.lua). The environment is taken
+--- anew each time. Callers may change the tables they get.
+---@param policy flemma_sandbox.Policy
+---@param bufnr integer|nil
+---@return flemma_sandbox.ResolvedPolicy resolved, flemma_sandbox.Skipped[] skipped
+function M.resolve(policy, bufnr)
+  local key = cache.key(policy, bufnr)
+  local entry = cache.get(key)
+  if not entry then
+    local looked = {}
+    local resolved, skipped = resolve_fresh(policy, bufnr, looked)
+    cache.put(key, looked, resolved, skipped)
+    entry = { resolved = resolved, skipped = skipped }
+  end
+  local out, skipped = {}, {}
+  for k, v in pairs(entry.resolved) do
+    out[k] = v
+  end
+  for i, v in ipairs(entry.skipped) do
+    skipped[i] = v
+  end
+  out.env = M.environment(policy.env_allow)
+  return out, skipped
 end
 
 ---@param real string

@@ -56,7 +56,7 @@ end
 
 --- No repositories (the ".git/" rule removed from deny_write).
 ---@type flemma_sandbox.Repos
-M.NONE = { dot_gits = {}, protect = {}, truncated = {} }
+M.NONE = { dot_gits = {}, protect = {}, truncated = {}, configs = {} }
 
 --- At most this many ".git" entries per project are protected.
 M.REPO_LIMIT = 1000
@@ -65,6 +65,7 @@ M.REPO_LIMIT = 1000
 ---@field dot_gits string[] every ".git" (folder or file) found in the projects
 ---@field protect flemma_sandbox.Rule[] git folders and hook folders to keep read-only
 ---@field truncated string[] projects whose search stopped early
+---@field configs string[] the git config files read (for core.hooksPath)
 
 --- Every repository in the projects: each ".git" at any depth (nested
 --- repositories, submodules, vendored clones), the real gitdir and common
@@ -73,7 +74,7 @@ M.REPO_LIMIT = 1000
 ---@param projects string[]
 ---@return flemma_sandbox.Repos
 function M.find(projects)
-  local out = { dot_gits = {}, protect = {}, truncated = {} }
+  local out = { dot_gits = {}, protect = {}, truncated = {}, configs = {} }
   local home = host.getenv("HOME")
   local user_configs = {
     home and (home .. "/.gitconfig"),
@@ -82,6 +83,7 @@ function M.find(projects)
   local user_hooks
   for _, file in ipairs(user_configs) do
     user_hooks = file and hooks_path_in(file) or user_hooks
+    out.configs[#out.configs + 1] = file
   end
   for _, root in ipairs(projects) do
     local found, truncated = core.find_names(root, { ".git" }, M.REPO_LIMIT)

@@ -1,4 +1,4 @@
---- make bench helper (luajit bench/hold_sockets.lua DIR N): binds N unix
+--- A host program (luajit spec/support/hold_sockets.lua DIR N) that binds N unix
 --- sockets in DIR, as a desktop session's programs do, and holds them until
 --- DIR/stop exists.
 package.path = "spec/?.lua;" .. package.path

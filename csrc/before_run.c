@@ -1,0 +1,302 @@
+#define _GNU_SOURCE
+#include "before_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "after_run.h"
+#include "path.h"
+#include "scan.h"
+#include "status.h"
+
+typedef struct {
+    fs_vec repos, watch, ro, open, private_dirs, visible, hidden;
+    int sockets, privileged;
+} plan;
+
+static int within_any(const char *path, const fs_vec *roots)
+{
+    size_t i, len = strlen(path);
+
+    for (i = 0; i < roots->len; i++)
+        if (fs_path_is_within(path, len, roots->items[i], strlen(roots->items[i])))
+            return 1;
+    return 0;
+}
+
+/* Whether some path in list lies in (or is) dir. */
+static int holds_any(const char *dir, const fs_vec *list)
+{
+    size_t i, len = strlen(dir);
+
+    for (i = 0; i < list->len; i++)
+        if (fs_path_is_within(list->items[i], strlen(list->items[i]), dir, len))
+            return 1;
+    return 0;
+}
+
+static int push3(fs_vec *v, const char *a, const char *b, const char *c)
+{
+    return fs_vec_push_str(v, a) != 0 || fs_vec_push_str(v, b) != 0 || (c && fs_vec_push_str(v, c) != 0) ? FS_ENOMEM
+                                                                                                         : FS_OK;
+}
+
+static int parse_plan(const fs_vec *pairs, plan *p)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < pairs->len; i += 2) {
+        const char *key = pairs->items[i], *value = pairs->items[i + 1];
+        fs_vec *into = strcmp(key, "repos") == 0     ? &p->repos
+                       : strcmp(key, "watch") == 0   ? &p->watch
+                       : strcmp(key, "ro") == 0      ? &p->ro
+                       : strcmp(key, "open") == 0    ? &p->open
+                       : strcmp(key, "private") == 0 ? &p->private_dirs
+                       : strcmp(key, "visible") == 0 ? &p->visible
+                       : strcmp(key, "hidden") == 0  ? &p->hidden
+                                                     : NULL;
+
+        if (into && fs_vec_push_str(into, value) != 0)
+            return FS_ENOMEM;
+        if (strcmp(key, "sockets") == 0)
+            p->sockets = strcmp(value, "1") == 0;
+        else if (strcmp(key, "privileged") == 0)
+            p->privileged = strcmp(value, "1") == 0;
+    }
+    return FS_OK;
+}
+
+/* Every ".git" in the projects now: known to the check after the run, and
+ * a folder the plan left writable (made since it was planned) read-only. */
+static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts)
+{
+    fs_vec names, found;
+    size_t i, j, bound = 0;
+    int rc = FS_OK;
+
+    fs_vec_init(&names);
+    fs_vec_init(&found);
+    if (fs_vec_push_str(&names, ".git") != 0)
+        rc = FS_ENOMEM;
+    for (i = 0; i < p->repos.len && rc == FS_OK; i++) {
+        int truncated = 0;
+        fs_err scan_err;
+
+        fs_vec_free(&found);
+        fs_vec_init(&found);
+        if (fs_find_names(p->repos.items[i], &names, FS_AFTER_RUN_GIT_LIMIT, &found, &truncated, &scan_err) ==
+            FS_ENOMEM)
+            rc = FS_ENOMEM;
+        for (j = 0; j < found.len && rc == FS_OK; j++) {
+            char id[48], *real;
+            struct stat st;
+
+            if (fs_node_id(found.items[j], id, sizeof(id)) != 0)
+                continue;
+            rc = push3(facts, "known", id, NULL);
+            real = rc == FS_OK ? realpath(found.items[j], NULL) : NULL;
+            if (real && bound < FS_REPO_BIND_LIMIT && stat(real, &st) == 0 && S_ISDIR(st.st_mode) &&
+                !within_any(real, &p->ro) && !within_any(real, &p->hidden)) {
+                rc = push3(masks, "--ro-bind", real, real);
+                bound++;
+            }
+            free(real);
+        }
+    }
+    fs_vec_free(&names);
+    fs_vec_free(&found);
+    return rc;
+}
+
+/* A protected name that was missing when planned and exists now was made
+ * meanwhile by someone else than the command: kept, and kept read-only. */
+static int plan_watched(const plan *p, fs_vec *masks, fs_vec *facts)
+{
+    size_t i;
+    int rc = FS_OK;
+
+    for (i = 0; i < p->watch.len && rc == FS_OK; i++) {
+        const char *path = p->watch.items[i];
+        struct stat st;
+
+        if (lstat(path, &st) != 0)
+            continue;
+        rc = push3(facts, "present", path, NULL);
+        /* a symlink would be followed by the mount: kept, not bound */
+        if (rc == FS_OK && !S_ISLNK(st.st_mode))
+            rc = push3(masks, "--ro-bind", path, path);
+    }
+    return rc;
+}
+
+int fs_unix_socket_paths(const char *data, size_t len, fs_vec *out)
+{
+    size_t at = 0;
+    int header = 1;
+
+    while (at < len) {
+        const char *line = data + at, *end = memchr(line, '\n', len - at);
+        size_t n = end ? (size_t)(end - line) : len - at, k = 0;
+        int field;
+
+        at += n + 1;
+        if (header) {
+            header = 0;
+            continue;
+        }
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        for (field = 0; field < 7; field++) {
+            while (k < n && line[k] == ' ')
+                k++;
+            while (k < n && line[k] != ' ')
+                k++;
+        }
+        while (k < n && line[k] == ' ')
+            k++;
+        if (k < n && line[k] == '/' && fs_vec_push(out, line + k, n - k) != 0)
+            return FS_ENOMEM;
+    }
+    return FS_OK;
+}
+
+/* Root in the sandbox's user namespace keeps no rights over files of users
+ * it does not map: only folders it may search lead to a socket (and bwrap
+ * could not mount over anything else). */
+static int sandbox_reaches(const char *real, int privileged)
+{
+    char dir[PATH_MAX];
+    char *slash;
+
+    if (privileged || getuid() != 0)
+        return 1;
+    snprintf(dir, sizeof(dir), "%s", real);
+    while ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+        struct stat st;
+        mode_t bit;
+
+        *slash = '\0';
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return 0;
+        bit = st.st_uid == 0 ? S_IXUSR : st.st_gid == 0 ? S_IXGRP : S_IXOTH;
+        if (!(st.st_mode & bit))
+            return 0;
+    }
+    return 1;
+}
+
+static int read_text(const char *file, fs_buf *b)
+{
+    char chunk[8192];
+    ssize_t got;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return FS_OK; /* no /proc/net/unix: no sockets to see */
+    while ((got = read(fd, chunk, sizeof(chunk))) > 0)
+        if (fs_buf_append(b, chunk, (size_t)got) != 0) {
+            close(fd);
+            return FS_ENOMEM;
+        }
+    close(fd);
+    return FS_OK;
+}
+
+/* A socket's folder can be covered whole when nothing the sandbox should
+ * see lies in it or around it: not inside a private folder (already
+ * unseen) or a visible path, holding no visible path or open one, and
+ * not a top-level folder. */
+static int coverable(const plan *p, const char *dir)
+{
+    const char *c;
+    int depth = 0;
+
+    for (c = dir; *c; c++)
+        depth += *c == '/';
+    return depth >= 2 && !within_any(dir, &p->visible) && !holds_any(dir, &p->visible) &&
+           !holds_any(dir, &p->open) && !within_any(dir, &p->open);
+}
+
+static int plan_sockets(const plan *p, const char *proc_net_unix, fs_vec *masks, fs_err *err)
+{
+    fs_buf text;
+    fs_vec paths, dirs;
+    size_t i, single = 0;
+    int rc;
+
+    fs_buf_init(&text);
+    fs_vec_init(&paths);
+    fs_vec_init(&dirs);
+    rc = read_text(proc_net_unix, &text);
+    if (rc == FS_OK && text.len > 0)
+        rc = fs_unix_socket_paths(text.data, text.len, &paths);
+    for (i = 0; i < paths.len && rc == FS_OK; i++) {
+        char *real = realpath(paths.items[i], NULL), *slash;
+        struct stat st;
+
+        if (!real || stat(real, &st) != 0 || !S_ISSOCK(st.st_mode) || within_any(real, &p->open) ||
+            within_any(real, &p->hidden) || within_any(real, &dirs) ||
+            (within_any(real, &p->private_dirs) && !within_any(real, &p->visible)) ||
+            !sandbox_reaches(real, p->privileged)) {
+            free(real);
+            continue;
+        }
+        slash = strrchr(real, '/');
+        *slash = '\0';
+        if (coverable(p, real)) {
+            rc = fs_vec_push_str(&dirs, real) != 0 || push3(masks, "--tmpfs", real, NULL) != FS_OK ||
+                         push3(masks, "--remount-ro", real, NULL) != FS_OK
+                     ? FS_ENOMEM
+                     : FS_OK;
+        } else if (++single > FS_SOCKET_MASK_LIMIT) {
+            fs_err_set(err, "more than %d host sockets to cover one by one (%s/%s); allow_sockets can let a folder "
+                       "of them through", FS_SOCKET_MASK_LIMIT, real, slash + 1);
+            rc = FS_EINVAL;
+        } else {
+            *slash = '/';
+            rc = push3(masks, "--ro-bind", "/dev/null", real);
+        }
+        free(real);
+    }
+    fs_buf_free(&text);
+    fs_vec_free(&paths);
+    fs_vec_free(&dirs);
+    return rc;
+}
+
+int fs_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks, fs_vec *facts, fs_err *err)
+{
+    plan p;
+    int rc;
+
+    memset(&p, 0, sizeof(p));
+    fs_vec_init(&p.repos);
+    fs_vec_init(&p.watch);
+    fs_vec_init(&p.ro);
+    fs_vec_init(&p.open);
+    fs_vec_init(&p.private_dirs);
+    fs_vec_init(&p.visible);
+    fs_vec_init(&p.hidden);
+    rc = parse_plan(pairs, &p);
+    if (rc == FS_OK)
+        rc = plan_repos(&p, masks, facts);
+    if (rc == FS_OK)
+        rc = plan_watched(&p, masks, facts);
+    if (rc == FS_OK && p.sockets)
+        rc = plan_sockets(&p, proc_net_unix, masks, err);
+    if (rc == FS_ENOMEM)
+        fs_err_set(err, "out of memory");
+    fs_vec_free(&p.repos);
+    fs_vec_free(&p.watch);
+    fs_vec_free(&p.ro);
+    fs_vec_free(&p.open);
+    fs_vec_free(&p.private_dirs);
+    fs_vec_free(&p.visible);
+    fs_vec_free(&p.hidden);
+    return rc;
+}
