@@ -76,6 +76,20 @@ describe("tools", function()
     assert.is_nil(h.read("/etc/flemma-blocked"))
   end)
 
+  it("bash gives at most 20 refused-path notes, then says how many more", function()
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD" }, network = false },
+      approval = { bash = "allow" },
+      tools = { output_limit = 100000 },
+    })
+    local r = run("bash", { command = "for i in $(seq 30); do echo x > /etc/flemma-blocked-$i; done; false" })
+    assert.are.equal(21, #r.notes, vim.inspect(r.notes))
+    assert.are.equal("[sandbox] write to /etc/flemma-blocked-20 blocked: not in rw_paths", r.notes[20])
+    assert.are.equal("[sandbox] 10 more paths were refused", r.notes[21])
+    assert.is_nil(h.read("/etc/flemma-blocked-1"))
+  end)
+
   it("bash names the rule behind a protected write, a hidden read and a moved name", function()
     h.write(dir .. "/proj/.env", "TOKEN=s3cret\n")
     h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj/.git/hooks"))

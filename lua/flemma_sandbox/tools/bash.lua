@@ -67,17 +67,21 @@ function M.prepare(input, ctx)
   }
 end
 
+--- At most this many refused paths get a note each.
+M.MAX_DENIAL_NOTES = 20
+
 --- The line naming the rule that blocked a path a failed command names.
 ---@param d { path: string, errno: string }
 ---@param ctx table
+---@param resolved flemma_sandbox.ResolvedPolicy the policy the command ran with
 ---@return string|nil
-function M.denial_note(d, ctx)
+function M.denial_note(d, ctx, resolved)
   local real = policy.real_path(d.path, ctx.cwd)
   if not real then
     return nil
   end
   if d.errno ~= "EROFS" then
-    local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
+    local visible, why = policy.is_readable(real, resolved)
     if not visible then
       return "[sandbox] read of " .. real .. " blocked: " .. shell.rule_of(why)
     end
@@ -85,7 +89,7 @@ function M.denial_note(d, ctx)
   if d.errno == "ENOENT" then
     return nil -- only a hidden path explains a missing file
   end
-  local writable, why = sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts)
+  local writable, why = policy.is_writable(real, resolved)
   if not writable then
     return "[sandbox] write to " .. real .. " blocked: " .. shell.rule_of(why)
   end
@@ -118,8 +122,18 @@ function M.run_argv(argv, ctx, extra, adjust, done)
         notes[#notes + 1] = "[sandbox] network access was denied; the command ran without network"
       end
       if r.exit_code ~= 0 and r.sandboxed then
-        for _, d in ipairs(shell.denied_paths(r.stderr)) do
-          notes[#notes + 1] = M.denial_note(d, ctx)
+        -- one policy for every note (a cache hit: the command's own), and
+        -- a bounded number of them: a command refused on thousands of
+        -- paths must not stall the editor or flood the model
+        local resolved
+        local denied = shell.denied_paths(r.stderr)
+        for i, d in ipairs(denied) do
+          if i > M.MAX_DENIAL_NOTES then
+            notes[#notes + 1] = string.format("[sandbox] %d more paths were refused", #denied - M.MAX_DENIAL_NOTES)
+            break
+          end
+          resolved = resolved or sandbox.get_policy(ctx.bufnr, ctx.config_opts)
+          notes[#notes + 1] = M.denial_note(d, ctx, resolved)
         end
         if shell.looks_like_git_write(r.stdout .. "\n" .. r.stderr) then
           notes[#notes + 1] = shell.GIT_HINT
