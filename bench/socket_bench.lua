@@ -5,6 +5,10 @@
 ---     1000 sockets bound by a helper in /tmp (where tmux, X11 and Neovim
 ---     keep theirs), and with 1000 in /var/tmp (not a private folder)
 ---  2. get_policy + wrap_command per call, default policy, the same counts
+---  3. in a project of 200,000 files with 1000 sockets in /var/tmp: the
+---     first get_policy + wrap_command (nothing cached), then per call, and
+---     the longest main-thread pause while a bash tool call refused on 200
+---     paths runs and finishes (a 1 ms timer's longest gap)
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 package.path = "spec/?.lua;" .. package.path
 -- the check files of 800 wrapped-but-not-run commands go to a state folder
@@ -132,5 +136,75 @@ for _, case in ipairs({ { "/tmp", 0 }, { "/tmp", 100 }, { "/tmp", 1000 }, { "/va
     )
   )
 end
+vim.cmd("cd " .. vim.fn.fnameescape(repo))
 vim.fn.delete(project, "rf")
+
+-- 3. a big project
+local big = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-big.XXXXXX"))
+vim.fn.system(
+  "cd "
+    .. vim.fn.shellescape(big)
+    .. " && mkdir -p .git/hooks && for d in $(seq 200); do mkdir d$d; for s in $(seq 10); do mkdir d$d/s$s;"
+    .. " (cd d$d/s$s && touch $(seq -f 'f%g.c' 1 100)); done; done"
+)
+vim.cmd("cd " .. vim.fn.fnameescape(big))
+local socks = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-sockets.XXXXXX"))
+local holder = vim.fn.jobstart({ "luajit", "spec/support/hold_sockets.lua", socks, "1000" }, { cwd = repo })
+wait_for(function()
+  return vim.fn.filereadable(socks .. "/ready") == 1
+end)
+sandbox.setup({ policy = { network = false }, approval = { bash = "allow" } })
+local t0 = now_ms()
+sandbox.get_policy(nil)
+sandbox.wrap_command({ "true" })
+local first_ms = now_ms() - t0
+local calls = 200
+t0 = now_ms()
+for _ = 1, calls do
+  sandbox.get_policy(nil)
+  sandbox.wrap_command({ "true" })
+end
+local per_call_us = (now_ms() - t0) / calls * 1000
+print(
+  string.format(
+    "200,000 files, 1000 sockets in /var/tmp: first get_policy+wrap %.1f ms; then %.0f us per call (goal 100 us)",
+    first_ms,
+    per_call_us
+  )
+)
+
+-- the longest pause of the main thread while a refused tool call runs
+local tools = require("flemma_sandbox.tools")
+local timer = uv.new_timer()
+local last, longest = now_ms(), 0
+timer:start(1, 1, function()
+  local t = now_ms()
+  longest = math.max(longest, t - last)
+  last = t
+end)
+local result
+local start = now_ms()
+tools.run("bash", { command = "for i in $(seq 200); do echo x > /etc/flemma-bench-$i; done; false" }, {}, function(r)
+  result = r
+end)
+local sync_ms = now_ms() - start
+last = now_ms()
+wait_for(function()
+  return result ~= nil
+end)
+timer:stop()
+timer:close()
+print(
+  string.format(
+    "a bash call refused on 200 paths: longest main-thread pause %.1f ms (%.1f ms to start it; goal 50 ms), %d notes",
+    math.max(longest, sync_ms),
+    sync_ms,
+    #(result.notes or {})
+  )
+)
+vim.fn.writefile({}, socks .. "/stop")
+vim.fn.jobwait({ holder }, 10000)
+vim.fn.delete(socks, "rf")
+vim.cmd("cd " .. vim.fn.fnameescape(repo))
+vim.fn.delete(big, "rf")
 vim.fn.delete(state, "rf")

@@ -222,27 +222,77 @@ static int coverable(const plan *p, const char *dir)
            !holds_any(dir, &p->open) && !within_any(dir, &p->open);
 }
 
+/* The real path of a socket: its folder resolved (once per folder: a
+ * thousand sockets usually share a few), its own name kept, since a socket
+ * is never a symlink. NULL when the folder is gone. */
+static char *real_socket_path(const char *path, fs_vec *folders)
+{
+    const char *slash = strrchr(path, '/');
+    fs_buf dir, out;
+    char *real = NULL;
+    size_t i;
+
+    fs_buf_init(&dir);
+    fs_buf_init(&out);
+    if (fs_buf_append(&dir, path, slash == path ? 1 : (size_t)(slash - path)) != 0)
+        goto done;
+    for (i = 0; i + 1 < folders->len; i += 2)
+        if (strcmp(folders->items[i], dir.data) == 0)
+            break;
+    if (i + 1 >= folders->len) {
+        char *resolved = realpath(dir.data, NULL);
+        int rc = fs_vec_push_str(folders, dir.data) != 0 || fs_vec_push_str(folders, resolved ? resolved : "") != 0;
+
+        free(resolved);
+        if (rc)
+            goto done;
+        i = folders->len - 2;
+    }
+    if (folders->items[i + 1][0] == '\0')
+        goto done;
+    if (fs_buf_append_str(&out, strcmp(folders->items[i + 1], "/") == 0 ? "" : folders->items[i + 1]) == 0 &&
+        fs_buf_append_str(&out, slash) == 0) {
+        real = out.data;
+        out.data = NULL;
+    }
+done:
+    fs_buf_free(&dir);
+    fs_buf_free(&out);
+    return real;
+}
+
+/* Whether the sandbox could reach the socket at real at all, before any
+ * mount of ours: not in a project or allow_sockets, not hidden already,
+ * not in a private folder (unless bound into it). */
+static int reachable(const plan *p, const char *real, const fs_vec *covered)
+{
+    struct stat st;
+
+    if (within_any(real, &p->open) || within_any(real, &p->hidden) || within_any(real, covered) ||
+        (within_any(real, &p->private_dirs) && !within_any(real, &p->visible)))
+        return 0;
+    /* lstat: a name replaced by a symlink since it was bound is not this socket */
+    return lstat(real, &st) == 0 && S_ISSOCK(st.st_mode) && sandbox_reaches(real, p->privileged);
+}
+
 static int plan_sockets(const plan *p, const char *proc_net_unix, fs_vec *masks, fs_err *err)
 {
     fs_buf text;
-    fs_vec paths, dirs;
+    fs_vec paths, dirs, folders;
     size_t i, single = 0;
     int rc;
 
     fs_buf_init(&text);
     fs_vec_init(&paths);
     fs_vec_init(&dirs);
+    fs_vec_init(&folders);
     rc = read_text(proc_net_unix, &text);
     if (rc == FS_OK && text.len > 0)
         rc = fs_unix_socket_paths(text.data, text.len, &paths);
     for (i = 0; i < paths.len && rc == FS_OK; i++) {
-        char *real = realpath(paths.items[i], NULL), *slash;
-        struct stat st;
+        char *real = real_socket_path(paths.items[i], &folders), *slash;
 
-        if (!real || stat(real, &st) != 0 || !S_ISSOCK(st.st_mode) || within_any(real, &p->open) ||
-            within_any(real, &p->hidden) || within_any(real, &dirs) ||
-            (within_any(real, &p->private_dirs) && !within_any(real, &p->visible)) ||
-            !sandbox_reaches(real, p->privileged)) {
+        if (!real || !reachable(p, real, &dirs)) {
             free(real);
             continue;
         }
@@ -266,6 +316,7 @@ static int plan_sockets(const plan *p, const char *proc_net_unix, fs_vec *masks,
     fs_buf_free(&text);
     fs_vec_free(&paths);
     fs_vec_free(&dirs);
+    fs_vec_free(&folders);
     return rc;
 }
 

@@ -314,10 +314,15 @@ describe("escape: read_file against a symlink swap", function()
         .. q(w.home .. "/.ssh")
         .. " "
         .. q(box)
-        .. "; n=$((n+2)); done; echo $n > "
+        .. "; n=$((n+2)); [ $((n % 100)) -eq 0 ] && echo $n > "
+        .. q(stop .. ".progress")
+        .. "; done; echo $n > "
         .. q(stop .. ".count")
         .. " ) >/dev/null 2>&1 &"
     )
+    local function swaps_so_far()
+      return tonumber(h.read(stop .. ".progress") or "0") or 0
+    end
     return function()
       h.write(stop, "")
       for _ = 1, 100 do
@@ -327,13 +332,17 @@ describe("escape: read_file against a symlink swap", function()
         end
         h.sh("sleep 0.05")
       end
-    end
+    end,
+      swaps_so_far
   end
 
   it("never returns ~/.ssh/id_rsa in 1000 reads racing 1000+ swaps", function()
-    local stop = swapper()
-    local leaked, harmless = 0, 0
-    for _ = 1, 1000 do
+    local stop, swaps_so_far = swapper()
+    local leaked, harmless, reads = 0, 0, 0
+    -- reads go on until the swapper has swapped 1000 times (reads are
+    -- faster than swaps, each two `ln` processes); bounded all the same
+    while reads < 1000 or (swaps_so_far() < 1000 and reads < 500000) do
+      reads = reads + 1
       local r = read_file("box/id_rsa")
       if r.content and r.content:find(f.SECRET, 1, true) then
         leaked = leaked + 1
@@ -348,9 +357,10 @@ describe("escape: read_file against a symlink swap", function()
   end)
 
   it("the control: a read that checks the name and then opens it again leaks", function()
-    local stop = swapper()
-    local leaked = 0
-    for _ = 1, 1000 do
+    local stop, swaps_so_far = swapper()
+    local leaked, reads = 0, 0
+    while reads < 1000 or (leaked == 0 and swaps_so_far() < 1000 and reads < 500000) do
+      reads = reads + 1
       local real = require("flemma_sandbox.policy").real_path("box/id_rsa", w.proj)
       if real and sandbox.is_path_readable(real) then
         local fh = io.open(w.proj .. "/box/id_rsa", "rb")
