@@ -87,7 +87,7 @@ print(
 )
 local check = base .. "/bench.check"
 local cf = assert(io.open(check, "wb"))
-cf:write(table.concat({ "quarantine", base, "repos", proj }, "\0"), "\0")
+cf:write(table.concat({ "quarantine", base, "started", "1", "repos", proj }, "\0"), "\0")
 for _, g in ipairs(found_git) do
   cf:write("known\0", core.node_id(g), "\0")
 end

@@ -25,6 +25,7 @@ typedef struct {
     fs_vec links; /* two items each: the link, its target */
     fs_vec pairs; /* the file's keys and values, which the fields point into */
     int seq;
+    int started; /* the helper got as far as starting bwrap */
 } check_list;
 
 int fs_node_id(const char *path, char *out, size_t n)
@@ -94,6 +95,8 @@ static int parse(fs_buf *b, check_list *c)
 
         if (strcmp(key, "quarantine") == 0)
             c->quarantine = value;
+        else if (strcmp(key, "started") == 0)
+            c->started = 1;
         else if (((strcmp(key, "link") == 0 || strcmp(key, "target") == 0) && fs_vec_push_str(&c->links, value) != 0) ||
                  (strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
                  (strcmp(key, "repos") == 0 && fs_vec_push_str(&c->repos, value) != 0) ||
@@ -278,17 +281,20 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     rc = read_all(check_file, &b, err);
     if (rc == FS_OK)
         rc = parse(&b, &c);
-    for (i = 0; i < c.watch.len && rc == FS_OK; i++) {
+    /* without "started" the helper was killed before bwrap ran: nothing
+     * ran that could have made anything, and without the facts from
+     * before the run every .git would look new */
+    for (i = 0; i < c.watch.len && rc == FS_OK && c.started; i++) {
         struct stat st;
 
         if (!listed(&c.present, c.watch.items[i]) && lstat(c.watch.items[i], &st) == 0 &&
             quarantine(&c, c.watch.items[i], moved) == FS_ENOMEM)
             rc = FS_ENOMEM;
     }
-    for (i = 0; i + 1 < c.links.len && rc == FS_OK; i += 2)
+    for (i = 0; i + 1 < c.links.len && rc == FS_OK && c.started; i += 2)
         if (check_link(&c, c.links.items[i], c.links.items[i + 1], moved) == FS_ENOMEM)
             rc = FS_ENOMEM;
-    for (i = 0; i < c.repos.len && rc == FS_OK; i++)
+    for (i = 0; i < c.repos.len && rc == FS_OK && c.started; i++)
         rc = check_repos(&c, c.repos.items[i], moved, err);
     if (rc == FS_ENOMEM)
         fs_err_set(err, "out of memory");

@@ -19,6 +19,8 @@
  *   known DEV:INO     a ".git" that existed at the start (added by the
  *                     helper right before the run: csrc/before_run.h)
  *   present PATH      a watched path that existed at the start (the same)
+ *   started 1         the helper is about to start bwrap (the same, last):
+ *                     without it nothing is checked
  *   expect PATH       a ".git" the user approved (nothing writes this key
  *                     now: the git tool clones outside the playground on
  *                     the host)

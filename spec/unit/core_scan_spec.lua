@@ -58,6 +58,8 @@ describe("core", function()
     local words = {
       "quarantine",
       q,
+      "started",
+      "1",
       "watch",
       proj .. "/.envrc",
       "watch",
@@ -121,5 +123,18 @@ describe("core", function()
     assert.are_not.equal(renamed, core.stamp(list), "a missing path that appears")
     assert.matches("paths%[2%]: string expected", select(2, pcall(core.stamp, { dir, 1 })))
     assert.matches("paths", select(2, pcall(core.stamp, dir)))
+  end)
+
+  it("after_run checks nothing for a check file whose helper never started bwrap", function()
+    local proj, q = dir .. "/proj", dir .. "/q"
+    h.sh("mkdir -p " .. proj .. "/.git " .. q .. " && touch " .. proj .. "/.envrc")
+    local words = { "quarantine", q, "watch", proj .. "/.envrc", "repos", proj }
+    h.write(dir .. "/c.check", table.concat(words, "\0") .. "\0")
+    assert.are.same({}, assert(core.after_run(dir .. "/c.check")))
+    assert.are.equal("directory", core.file_type(proj .. "/.git"), "the user's repository stays")
+    -- control: the same file once the helper says it started moves both
+    h.write(dir .. "/c.check", table.concat(words, "\0") .. "\0started\0001\0")
+    assert.are.equal(2, #assert(core.after_run(dir .. "/c.check")))
+    assert.is_nil(core.file_type(proj .. "/.git"))
   end)
 end)
