@@ -27,6 +27,19 @@ function M.is_list(t)
   return n == #t
 end
 
+--- Whether a list holds value (a non-table holds nothing).
+---@param list any
+---@param value any
+---@return boolean
+function M.contains(list, value)
+  for _, v in ipairs(type(list) == "table" and list or {}) do
+    if v == value then
+      return true
+    end
+  end
+  return false
+end
+
 ---@generic T
 ---@param value T
 ---@return T

@@ -18,23 +18,11 @@ local APPROVAL_RANK = { deny = 0, ask = 1, allow = 2 }
 local LOOSE_BOOLEAN = { allow_privileged = true, allow_home_rw = true, seccomp = false }
 local LOOSER_WHEN_LARGER = { "timeout_ms", "max_timeout_ms", "output_limit", "read_max_bytes", "max_parallel" }
 
----@param list any
----@param value any
----@return boolean
-local function contains(list, value)
-  for _, v in ipairs(type(list) == "table" and list or {}) do
-    if v == value then
-      return true
-    end
-  end
-  return false
-end
-
 --- The entries of `list` that `base` lacks.
 local function added(list, base)
   local out = {}
   for _, v in ipairs(list) do
-    if not contains(base, v) then
+    if not util.contains(base, v) then
       out[#out + 1] = tostring(v)
     end
   end
@@ -171,7 +159,7 @@ function M.split(layer, base)
     for key, value in pairs(layer.tools) do
       if key == "shell" then
         never[#never + 1] = "tools.shell: a program path from a buffer is never run"
-      elseif contains(LOOSER_WHEN_LARGER, key) and value > ((base.tools or {})[key] or math.huge) then
+      elseif util.contains(LOOSER_WHEN_LARGER, key) and value > ((base.tools or {})[key] or math.huge) then
         lose("tools." .. key .. " = " .. tostring(value))
       else
         tt[key] = value

@@ -7,6 +7,7 @@
 --- Until then flemma-sandbox's approval resolver denies the buffer's tool
 --- calls. Tightening is always fine.
 local trust = require("flemma_sandbox.chat.trust")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -22,18 +23,6 @@ local NEUTRAL = {
   ["tools.autopilot.enabled"] = true,
   ["tools.autopilot.max_turns"] = true,
 }
-
----@param list table
----@param value any
----@return boolean
-local function contains(list, value)
-  for _, v in ipairs(list) do
-    if v == value then
-      return true
-    end
-  end
-  return false
-end
 
 --- Leaves of a config table by dotted path; a list is one leaf, an empty
 --- table none.
@@ -106,7 +95,7 @@ local function loosens(path, base, value)
   end
   if (path == "sandbox.policy.rw_paths" or path == "tools.auto_approve") and type(value) == "table" then
     for _, v in ipairs(value) do
-      if type(base) ~= "table" or not contains(base, v) then
+      if type(base) ~= "table" or not util.contains(base, v) then
         return true
       end
     end

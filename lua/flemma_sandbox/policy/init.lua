@@ -7,6 +7,7 @@ local host = require("flemma_sandbox.host")
 local private_mod = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local repos = require("flemma_sandbox.policy.repos")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -65,18 +66,6 @@ function M.variables(bufnr)
     end,
   })
   return vars, cwd
-end
-
----@param list string[]
----@param value string
----@return boolean
-local function contains(list, value)
-  for _, v in ipairs(list) do
-    if v == value then
-      return true
-    end
-  end
-  return false
 end
 
 local warned = {}
@@ -255,7 +244,7 @@ local function resolve_fresh(policy, bufnr, looked)
   -- host's; what lies inside them (a project under /tmp) is bound in
   local bound = {}
   for _, root in ipairs(listed) do
-    if not contains(private.writable, root) then
+    if not util.contains(private.writable, root) then
       bound[#bound + 1] = root
     end
   end
