@@ -20,16 +20,6 @@ typedef struct {
     int sockets, privileged;
 } plan;
 
-static int within_any(const char *path, const fs_vec *roots)
-{
-    size_t i, len = strlen(path);
-
-    for (i = 0; i < roots->len; i++)
-        if (fs_path_is_within(path, len, roots->items[i], strlen(roots->items[i])))
-            return 1;
-    return 0;
-}
-
 /* Whether some path in list lies in (or is) dir. */
 static int holds_any(const char *dir, const fs_vec *list)
 {
@@ -102,7 +92,7 @@ static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts)
             rc = push3(facts, "known", id, NULL);
             real = rc == FS_OK ? realpath(found.items[j], NULL) : NULL;
             if (real && bound < FS_REPO_BIND_LIMIT && stat(real, &st) == 0 && S_ISDIR(st.st_mode) &&
-                !within_any(real, &p->ro) && !within_any(real, &p->hidden)) {
+                !fs_path_within_any(real, &p->ro) && !fs_path_within_any(real, &p->hidden)) {
                 rc = push3(masks, "--ro-bind", real, real);
                 bound++;
             }
@@ -218,8 +208,8 @@ static int coverable(const plan *p, const char *dir)
 
     for (c = dir; *c; c++)
         depth += *c == '/';
-    return depth >= 2 && !within_any(dir, &p->visible) && !holds_any(dir, &p->visible) &&
-           !holds_any(dir, &p->open) && !within_any(dir, &p->open);
+    return depth >= 2 && !fs_path_within_any(dir, &p->visible) && !holds_any(dir, &p->visible) &&
+           !holds_any(dir, &p->open) && !fs_path_within_any(dir, &p->open);
 }
 
 /* The real path of a socket: its folder resolved (once per folder: a
@@ -268,8 +258,9 @@ static int reachable(const plan *p, const char *real, const fs_vec *covered)
 {
     struct stat st;
 
-    if (within_any(real, &p->open) || within_any(real, &p->hidden) || within_any(real, covered) ||
-        (within_any(real, &p->private_dirs) && !within_any(real, &p->visible)))
+    if (fs_path_within_any(real, &p->open) || fs_path_within_any(real, &p->hidden) ||
+        fs_path_within_any(real, covered) ||
+        (fs_path_within_any(real, &p->private_dirs) && !fs_path_within_any(real, &p->visible)))
         return 0;
     /* lstat: a name replaced by a symlink since it was bound is not this socket */
     return lstat(real, &st) == 0 && S_ISSOCK(st.st_mode) && sandbox_reaches(real, p->privileged);

@@ -1,7 +1,10 @@
 /* With a check file or a time limit, this process stays on the host while
- * bwrap runs: it stops bwrap at the time limit, and checks afterwards. The check file is renamed NAME.running and locked for
- * as long as that takes; one left unlocked belongs to a helper that was
- * killed, and the next helper with a check file does its check. Signals
+ * bwrap runs: it looks at the tree and the sockets right before bwrap
+ * starts (before_run.h, secret_masks.h), stops bwrap at the time limit,
+ * and checks afterwards (after_run.h). The check file is renamed
+ * NAME.running and locked for as long as that takes; one left unlocked
+ * belongs to a helper that was killed, and the next helper with a check
+ * file does its check. Signals
  * are taken with sigwaitinfo, not handlers, so there is no global state. */
 #define _GNU_SOURCE
 #include "host_mode.h"

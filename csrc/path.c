@@ -262,6 +262,16 @@ int fs_path_is_within(const char *path, size_t len, const char *root, size_t roo
     return len == root_len || path[root_len] == '/';
 }
 
+int fs_path_within_any(const char *path, const fs_vec *roots)
+{
+    size_t i, len = strlen(path);
+
+    for (i = 0; i < roots->len; i++)
+        if (fs_path_is_within(path, len, roots->items[i], strlen(roots->items[i])))
+            return 1;
+    return 0;
+}
+
 int fs_path_dedupe(const fs_vec *in, fs_vec *out, fs_err *err)
 {
     fs_vec norm;

@@ -30,6 +30,9 @@ int fs_path_resolve(const char *path, size_t len, const char *cwd, size_t cwd_le
  * ("/tmp" contains "/tmp/x" but not "/tmpfoo"). Both must be normalized. */
 int fs_path_is_within(const char *path, size_t len, const char *root, size_t root_len);
 
+/* 1 when path lies within (or is) one of roots (fs_path_is_within). */
+int fs_path_within_any(const char *path, const fs_vec *roots);
+
 /* Order-stable copy of in, each path lexically normalized, without
  * duplicates and without any path that lies within another of the list. */
 int fs_path_dedupe(const fs_vec *in, fs_vec *out, fs_err *err);

@@ -10,16 +10,6 @@
 #include "scan.h"
 #include "status.h"
 
-static int is_within_any(const char *path, const fs_vec *roots)
-{
-    size_t i, len = strlen(path);
-
-    for (i = 0; i < roots->len; i++)
-        if (fs_path_is_within(path, len, roots->items[i], strlen(roots->items[i])))
-            return 1;
-    return 0;
-}
-
 /* One found entry: its real path, when it is not a folder, not hidden
  * already and not masked yet. */
 static int add_mask(const char *found, const fs_vec *hidden, fs_vec *masks)
@@ -31,7 +21,7 @@ static int add_mask(const char *found, const fs_vec *hidden, fs_vec *masks)
 
     if (!real)
         return FS_OK; /* gone, or a dangling link: nothing to read there */
-    if (stat(real, &st) != 0 || S_ISDIR(st.st_mode) || is_within_any(real, hidden))
+    if (stat(real, &st) != 0 || S_ISDIR(st.st_mode) || fs_path_within_any(real, hidden))
         goto done;
     for (i = 2; i < masks->len; i += 3)
         if (strcmp(masks->items[i], real) == 0)
