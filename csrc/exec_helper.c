@@ -4,8 +4,9 @@
  * the seccomp filter and execs the command, so all of it binds the command
  * and everything it starts, but not bwrap's own setup.
  *
- * With --clearenv, --args-file, --check-file or --time-limit it runs on the
- * host instead, in front of bwrap (host_mode.c): it starts bwrap with an
+ * With --clearenv, --args-file, --check-file, --check-words (the check
+ * file's words in the argv: Neovim need not write a file for each command)
+ * or --time-limit it runs on the host instead, in front of bwrap (host_mode.c): it starts bwrap with an
  * empty environment, passes long option lists as "--args FD", stops bwrap
  * at the time limit, and after the run moves what the command created at
  * protected names to the quarantine. */
@@ -110,7 +111,8 @@ static int usage(void)
 {
     fputs("usage: flemma-sandbox-exec [--seccomp] [--scope] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
           "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
-          "                           [--time-limit MS] -- BWRAP [ARG]...\n"
+          "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
+          "                           -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --info\n",
           stderr);
     return 2;
@@ -136,6 +138,18 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--check-file") == 0 && has_value) {
             host.check_file = argv[++i];
             host_mode = 1;
+        } else if (strcmp(argv[i], "--check-words") == 0 && i + 2 < argc) {
+            char *end;
+            long count = strtol(argv[i + 2], &end, 10);
+
+            /* the words follow their count; none may be past the "--" */
+            if (*end != '\0' || count < 0 || count > argc - i - 4)
+                return usage();
+            host.check_file = argv[i + 1];
+            host.check_words = argv + i + 3;
+            host.check_count = (int)count;
+            host_mode = 1;
+            i += 2 + (int)count;
         } else if (strcmp(argv[i], "--time-limit") == 0 && has_value) {
             char *end;
             long ms = strtol(argv[++i], &end, 10);

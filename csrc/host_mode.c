@@ -86,7 +86,8 @@ static void sweep(const char *dir_path, const char *own)
         if (e->d_name[0] == '.' || (size_t)snprintf(file, sizeof(file), "%s/%s", dir_path, e->d_name) >= sizeof(file) ||
             strcmp(file, own) == 0)
             continue;
-        if (len > 6 && strcmp(e->d_name + len - 6, ".check") == 0) {
+        if ((len > 6 && strcmp(e->d_name + len - 6, ".check") == 0) ||
+            (len > 4 && strcmp(e->d_name + len - 4, ".new") == 0)) {
             if (lstat(file, &st) == 0 && st.st_mtime + STALE_SECONDS < time(NULL))
                 unlink(file);
             continue;
@@ -124,6 +125,52 @@ static int take_up(const char *check_file, char *running, size_t n)
         setup_error("cannot take up", check_file, errno);
         if (fd >= 0)
             close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Writes the check file from its words (--check-words): as NAME.new,
+ * locked, then renamed NAME.running, so no sweep takes it up half-written.
+ * Returns the locked descriptor, or -1. */
+static int write_up(const char *check_file, char **words, int count, char *running, size_t n)
+{
+    size_t len = strlen(check_file);
+    char fresh[4096];
+    int fd, i;
+
+    if (len <= 6 || strcmp(check_file + len - 6, ".check") != 0 || len + 3 >= n || len + 3 >= sizeof(fresh)) {
+        setup_error("--check-words must name a file ending in .check:", check_file, EINVAL);
+        return -1;
+    }
+    snprintf(running, n, "%.*s.running", (int)(len - 6), check_file);
+    snprintf(fresh, sizeof(fresh), "%.*s.new", (int)(len - 6), check_file);
+    fd = open(fresh, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        setup_error("cannot make", fresh, errno);
+        return -1;
+    }
+    for (i = 0; i < count; i++) {
+        const char *item = words[i];
+        size_t left = strlen(item) + 1; /* with its NUL */
+
+        while (left > 0) {
+            ssize_t got = write(fd, item, left);
+
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                break;
+            item += got;
+            left -= (size_t)got;
+        }
+        if (left > 0)
+            break;
+    }
+    if (i < count || flock(fd, LOCK_EX) != 0 || rename(fresh, running) != 0) {
+        setup_error("cannot write", fresh, errno ? errno : EIO);
+        unlink(fresh);
+        close(fd);
         return -1;
     }
     return fd;
@@ -341,7 +388,8 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     if (getppid() == 1)
         kill(self, SIGTERM);
     if (o->check_file) {
-        lock_fd = take_up(o->check_file, running, sizeof(running));
+        lock_fd = o->check_words ? write_up(o->check_file, o->check_words, o->check_count, running, sizeof(running))
+                                 : take_up(o->check_file, running, sizeof(running));
         if (lock_fd < 0)
             return EXIT_SETUP;
         snprintf(runs_dir, sizeof(runs_dir), "%s", running);

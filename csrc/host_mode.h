@@ -8,6 +8,8 @@
 typedef struct {
     const char *args_file;  /* NUL-separated bwrap options, or NULL */
     const char *check_file; /* "NAME.check": what to check after the run, or NULL */
+    char **check_words;     /* with check_file: its words, for this helper to write */
+    int check_count;        /* how many check_words */
     int clear_env;          /* start bwrap with an empty environment */
     long time_limit_ms;     /* > 0: SIGTERM after this long, SIGKILL 2 s later */
 } fs_host_opts;

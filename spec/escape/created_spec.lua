@@ -75,6 +75,25 @@ describe("escape: names created during a run", function()
     os.remove(w.proj .. "/.envrc")
   end)
 
+  it("the check runs whether its words go in the helper's argv or, for a large policy, in a file", function()
+    local bwrap = require("flemma_sandbox.backends.bwrap")
+    local runs = assert(require("flemma_sandbox.host").state_dir("runs"))
+    local saved = bwrap.CHECK_WORDS_BYTES
+    for _, limit in ipairs({ saved, 0 }) do
+      bwrap.CHECK_WORDS_BYTES = limit
+      local argv = assert(sandbox.wrap_command({ "true" }))
+      local mode = table.concat(argv, " "):match("%-%-check%-%a+")
+      os.remove(assert(bwrap.check_file_of(argv))) -- never run
+      local r = f.attack(w, "echo evil > .envrc", { keep_host = true })
+      bwrap.CHECK_WORDS_BYTES = saved
+      assert.are.equal(limit == 0 and "--check-file" or "--check-words", mode)
+      assert.are.equal(0, r.code, r.stderr)
+      assert.is_nil(h.read(w.proj .. "/.envrc"), mode)
+      assert.matches("%.envrc was created at a protected name by the command", r.stderr)
+      assert.are.equal("", h.capture("ls -A " .. q(runs)), "no check file is left behind")
+    end
+  end)
+
   it("a new .git anywhere in the project goes to the quarantine before host git can read it", function()
     local plant = "mkdir -p src/.git deep/a/b && printf "
       .. q(fsmonitor_config())

@@ -115,13 +115,20 @@ M.ARGS_FILE_BYTES = 100000
 
 local core_so = host.core_so()
 
---- flemma-sandbox-exec, built next to core.so.
+---@type string|nil
+local found_helper = nil
+
+--- flemma-sandbox-exec, built next to core.so (looked for until found).
 ---@return string|nil path, string|nil err
 function M.helper()
+  if found_helper then
+    return found_helper
+  end
   local path = core_so and core_so:gsub("core%.so$", "flemma-sandbox-exec")
   if not path or not core.exists(path) then
     return nil, "flemma-sandbox-exec was not found next to core.so (" .. tostring(core_so) .. "); run make"
   end
+  found_helper = path
   return path
 end
 
@@ -235,27 +242,46 @@ end
 
 local check_files = 0
 
---- Writes what the helper does on the host around the run. Right before
---- it (csrc/before_run.h, csrc/secret_masks.h): the ".git" entries and
---- watched paths as they are then, the host's sockets, the secret scan;
---- its masks go in front of bwrap's "--" at mask_at. After it
---- (csrc/after_run.h): the missing protected paths, the projects and the
---- ".git" they hold. It lies in our state folder, which the sandbox cannot
---- write.
+--- The policy fields the check file is made of: the words are kept while
+--- these tables are the same ones (a cached policy's).
+local CHECK_FIELDS = {
+  "watched",
+  "links",
+  "projects",
+  "ro_paths",
+  "deny_paths",
+  "allow_privileged",
+  "project_roots",
+  "allow_sockets",
+  "private_paths",
+  "rw_paths",
+  "show_paths",
+  "secret_scan",
+}
+
+---@type { fields: any[], words: string[], bytes: integer }|nil
+local last_words = nil
+
+--- The check file's words for a policy, after its first two ("mask_at" and
+--- its value, which differ per command), and their length in bytes.
 ---@param policy flemma_sandbox.ResolvedPolicy
----@param mask_at integer position of bwrap's "--" in the command the helper runs (bwrap is 0)
----@return string|nil file, string|nil err
-function M.write_check_file(policy, mask_at)
-  -- never a temp folder: the sandbox may write there, and the helper trusts the file
-  local runs, rerr = host.state_dir("runs")
-  local quarantine, qerr = host.state_dir("quarantine")
-  if not runs or not quarantine then
-    return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr)
+---@param quarantine string
+---@return string[] words, integer bytes
+local function policy_words(policy, quarantine)
+  local fields = { quarantine }
+  for i, name in ipairs(CHECK_FIELDS) do
+    fields[i + 1] = policy[name]
   end
-  check_files = check_files + 1
-  -- the time too: the quarantine names its runs, and pids come back
-  local file = string.format("%s/%d-%d-%d.check", runs, core.getpid(), os.time(), check_files)
-  local words = { "quarantine", quarantine, "mask_at", tostring(mask_at) }
+  if last_words and #last_words.fields == #fields then
+    local same = true
+    for i = 1, #fields do
+      same = same and last_words.fields[i] == fields[i]
+    end
+    if same then
+      return last_words.words, last_words.bytes
+    end
+  end
+  local words = { "quarantine", quarantine }
   local function add(key, list)
     for _, v in ipairs(list or {}) do
       words[#words + 1] = key
@@ -288,11 +314,56 @@ function M.write_check_file(policy, mask_at)
     add("skip", protect.SCAN_SKIP)
     add("depth", { tostring(scan.depth) })
   end
-  local ok, err = write_nul_separated(file, words, 1, #words)
-  if not ok then
-    return nil, err
+  local bytes = 0
+  for _, w in ipairs(words) do
+    bytes = bytes + #w + 1
   end
-  return file
+  last_words = { fields = fields, words = words, bytes = bytes }
+  return words, bytes
+end
+
+--- Up to this many bytes of check words go in the helper's argv
+--- (--check-words); more are written to the check file by Neovim. Linux
+--- takes up to 2 MB of arguments, and each word on its own line of ps.
+M.CHECK_WORDS_BYTES = 64 * 1024
+
+--- What the helper does on the host around the run. Right before it
+--- (csrc/before_run.h, csrc/secret_masks.h): the ".git" entries and
+--- watched paths as they are then, the host's sockets, the secret scan;
+--- its masks go in front of bwrap's "--" at mask_at. After it
+--- (csrc/after_run.h): the missing protected paths, the projects and the
+--- ".git" they hold. The check file lies in our state folder, which the
+--- sandbox cannot write; the helper writes it from the words in its argv,
+--- or, for a large policy, Neovim writes it here.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param mask_at integer position of bwrap's "--" in the command the helper runs (bwrap is 0)
+---@return string[]|nil options the helper's options for it, string|nil err
+function M.check_options(policy, mask_at)
+  -- never a temp folder: the sandbox may write there, and the helper trusts the file
+  local runs, rerr = host.state_dir("runs")
+  local quarantine, qerr = host.state_dir("quarantine")
+  if not runs or not quarantine then
+    return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr)
+  end
+  check_files = check_files + 1
+  -- the time too: the quarantine names its runs, and pids come back
+  local file = string.format("%s/%d-%d-%d.check", runs, core.getpid(), os.time(), check_files)
+  local words, bytes = policy_words(policy, quarantine)
+  local at = tostring(mask_at)
+  if bytes <= M.CHECK_WORDS_BYTES then
+    local options = { "--check-words", file, tostring(#words + 2), "mask_at", at }
+    for _, w in ipairs(words) do
+      options[#options + 1] = w
+    end
+    return options
+  end
+  local f, err = io.open(file, "wb")
+  if not f then
+    return nil, "cannot write " .. file .. ": " .. tostring(err)
+  end
+  f:write("mask_at\0", at, "\0", table.concat(words, "\0"), "\0")
+  f:close()
+  return { "--check-file", file }
 end
 
 --- The check file named in an argv M.wrap made, if any.
@@ -305,7 +376,7 @@ function M.check_file_of(argv)
   for i = 2, #argv do
     if argv[i] == "--" then
       return nil
-    elseif argv[i] == "--check-file" then
+    elseif argv[i] == "--check-file" or argv[i] == "--check-words" then
       return argv[i + 1]
     end
   end
@@ -377,13 +448,14 @@ function M.wrap(policy, backend_config, inner_cmd)
     front[#front + 1] = string.format("%d", policy.time_limit_ms)
   end
   -- always: the host's sockets are covered as they are right before the run
-  local file, cerr = M.write_check_file(policy, dash - 1)
-  if not file then
+  local check, cerr = M.check_options(policy, dash - 1)
+  if not check then
     return nil, cerr
   end
-  front[#front + 1] = "--check-file"
-  front[#front + 1] = file
   local out = { helper }
+  for _, word in ipairs(check) do
+    out[#out + 1] = word
+  end
   for _, word in ipairs(front) do
     out[#out + 1] = word
   end

@@ -101,6 +101,7 @@ local function check_after(wrapped)
     os.remove(running_file)
   end
   os.remove(check) -- a check file the helper never took up
+  os.remove((check:gsub("%.check$", ".new"))) -- or one it was killed writing
   return #lines > 0 and (table.concat(lines, "\n") .. "\n") or "", quarantine.moved_by(check)
 end
 
