@@ -12,7 +12,7 @@ WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-pro
 PIC = -fPIC -fvisibility=hidden
 LIBFLAG ?= -shared
 
-SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/safe_read.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c csrc/scan.c csrc/after_run.c csrc/lua_fs.c
+SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/safe_read.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c csrc/scan.c csrc/after_run.c csrc/lua_fs.c csrc/lua_cache.c
 HDR = $(wildcard csrc/*.h)
 CORE = lua/flemma_sandbox/core.so
 # runs inside every sandbox: limits, no_new_privs, seccomp, then exec

@@ -51,4 +51,7 @@ int core_getpid(lua_State *L);
 int core_can_write(lua_State *L);
 int core_stamp(lua_State *L);
 
+/* lua_cache.c: adds key, watch and environ_hash to the table on top */
+void fs_register_cache(lua_State *L);
+
 #endif

@@ -56,6 +56,19 @@ for i = 1, 200 do
   c.can_write("/tmp/flemma-vg")
   c.which("sh", os.getenv("PATH"))
   c.getcwd()
+  c.key({ rw_paths = { "$HOME/x", "${Y}" }, limits = { processes = i }, [i + 5] = true, f = print })
+  local loop = {}
+  loop.x = loop
+  pcall(c.key, loop)
+  c.environ_hash()
+  local w = c.watch()
+  w:add("/tmp/flemma-vg")
+  w:add("/nope")
+  c.make_dirs("/tmp/flemma-vg/w" .. i)
+  w:events()
+  if i % 2 == 0 then
+    w:close()
+  end
 end
 collectgarbage()
 collectgarbage()

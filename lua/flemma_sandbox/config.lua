@@ -1,5 +1,6 @@
 --- Sandbox configuration: defaults, validation with errors that name the
 --- key, and the three layers (runtime override > buffer > setup()).
+local cache = require("flemma_sandbox.policy.cache")
 local private = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local util = require("flemma_sandbox.util")
@@ -335,6 +336,9 @@ local setup_layer = util.deepcopy(M.defaults)
 local buffer_layers = {}
 ---@type boolean|nil
 local runtime_enabled = nil
+--- The last config resolve_shared made, and from what.
+---@type { setup: table, layer: table|nil, runtime: boolean|nil, cfg: flemma_sandbox.Config, source: string }|nil
+local shared = nil
 
 --- Replaces the setup() layer. Raises with the offending key on bad input.
 ---@param opts table|nil
@@ -409,6 +413,21 @@ function M.resolve(opts)
     source = "runtime"
   end
   return cfg, source
+end
+
+--- M.resolve for callers that only read the config (get_policy and
+--- wrap_command, on every tool call): the same layers give the same table,
+--- which must not be changed. Its policy's cache key is worked out once.
+---@param opts integer|table|nil
+---@return flemma_sandbox.Config cfg, string source
+function M.resolve_shared(opts)
+  local _, layer = M.parse_opts(opts)
+  if not (shared and shared.setup == setup_layer and shared.layer == layer and shared.runtime == runtime_enabled) then
+    local cfg, source = M.resolve(opts)
+    cache.remember(cfg.policy, cache.policy_text(cfg.policy))
+    shared = { setup = setup_layer, layer = layer, runtime = runtime_enabled, cfg = cfg, source = source }
+  end
+  return shared.cfg, shared.source
 end
 
 return M

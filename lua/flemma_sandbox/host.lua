@@ -93,6 +93,15 @@ end
 local found_core_so = find_core_so()
 
 --- The core.so that was loaded (flemma-sandbox-exec sits next to it).
+--- One value for the process environment when the host reads it (not a
+--- spec's own answers): equal values, equal environments. Else nil.
+---@return string|nil
+function M.environ_stamp()
+  local default = current.getenv == os.getenv
+    and (current.environ == nvim_host.environ or current.environ == process_host.environ)
+  return default and core.environ_hash() or nil
+end
+
 ---@return string|nil
 function M.core_so()
   return found_core_so

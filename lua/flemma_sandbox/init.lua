@@ -100,7 +100,7 @@ end
 ---@param opts? integer|table
 ---@return flemma_sandbox.ResolvedPolicy policy, flemma_sandbox.Skipped[] skipped
 function M.get_policy(bufnr, opts)
-  local cfg = config.resolve(config_opts(bufnr, opts))
+  local cfg = config.resolve_shared(config_opts(bufnr, opts))
   return policy.resolve(cfg.policy, bufnr)
 end
 
@@ -174,7 +174,7 @@ function M.wrap_command(inner_cmd, bufnr, opts)
   if bad then
     return nil, bad
   end
-  local cfg = config.resolve(config_opts(bufnr, opts))
+  local cfg = config.resolve_shared(config_opts(bufnr, opts))
   if not cfg.enabled then
     return inner_cmd, nil
   end
@@ -210,7 +210,7 @@ local function ask_policy(check, path, bufnr, opts)
   if type(path) ~= "string" or path == "" then
     return false, "path: expected a non-empty string"
   end
-  local cfg = config.resolve(config_opts(bufnr, opts))
+  local cfg = config.resolve_shared(config_opts(bufnr, opts))
   if not cfg.enabled then
     return true, "sandbox disabled"
   end

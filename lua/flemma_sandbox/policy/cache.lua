@@ -2,11 +2,14 @@
 --- hundred paths (and at every ".git" in the projects), so it is done again
 --- only when something it depends on changed: the configured policy, the
 --- buffer, the working directory, the environment variables it names, or
---- one of the folders it looked in (core.stamp: a folder's times change
---- when an entry in it is made, removed or renamed). What may change
---- between planning and running without any of that (secret files, host
---- sockets, a new ".git" deep in a project) the helper looks at right
---- before each run instead.
+--- one of the paths it looked at. Those are watched with inotify (core.watch):
+--- a path's folders are told when an entry in them is made, removed or
+--- renamed, so checking an entry is one read that finds nothing. Where
+--- inotify cannot watch (its limit reached, a folder not readable) the
+--- entry keeps a stamp of the folders instead (core.stamp: a folder's times
+--- change when an entry in it changes). What may change between planning
+--- and running without any of that (secret files, host sockets, a new
+--- ".git" deep in a project) the helper looks at right before each run.
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
 
@@ -28,121 +31,221 @@ local ENV = {
 }
 
 ---@class flemma_sandbox.CacheEntry
----@field folders string[] the folders (and files) the resolution depends on
----@field stamp string core.stamp(folders) when it was resolved
+---@field folders string[]|nil without inotify: the folders (and files) the resolution depends on
+---@field stamp string|nil core.stamp(folders) when it was resolved
 ---@field resolved flemma_sandbox.ResolvedPolicy
 ---@field skipped flemma_sandbox.Skipped[]
+---@field env_stamp string|nil host.environ_stamp() when env was taken
+---@field env table<string, string>|nil
 
 ---@type table<string, flemma_sandbox.CacheEntry>
 local entries = {}
 local count = 0
 
---- Appends a value's text to out, the same for equal values whatever the
---- order of their keys; the variables strings name go to names.
----@param value any
----@param out string[]
----@param names table<string, boolean>
-local function serialize(value, out, names)
-  local kind = type(value)
-  if kind == "table" then
-    out[#out + 1] = "{"
-    local n = #value
-    for i = 1, n do
-      serialize(value[i], out, names)
-    end
-    local keys = {}
-    for k in pairs(value) do
-      if type(k) ~= "number" or k < 1 or k > n or k % 1 ~= 0 then
-        keys[#keys + 1] = k
-      end
-    end
-    if #keys > 0 then
-      table.sort(keys, function(a, b)
-        return tostring(a) < tostring(b)
-      end)
-      for _, k in ipairs(keys) do
-        out[#out + 1] = "=" .. tostring(k)
-        serialize(value[k], out, names)
-      end
-    end
-    out[#out + 1] = "}"
-  elseif kind == "string" then
-    if value:find("$", 1, true) then
-      for name in value:gmatch("%${?([%a_][%w_]*)") do
-        names[name] = true
-      end
-    end
-    -- with its length: no two lists of strings give the same text
-    out[#out + 1] = #value
-    out[#out + 1] = value
-  else
-    out[#out + 1] = kind .. tostring(value)
+--- The inotify watcher (nil until needed, false where there is none) and,
+--- per watch descriptor, the entries any event of it ends (`all`) and those
+--- an event about one name in it ends (`names`).
+---@type any
+local watcher = nil
+---@type table<integer, { all: table<string, boolean>, names: table<string, table<string, boolean>> }>
+local watches = {}
+
+local function forget(key)
+  if entries[key] then
+    entries[key] = nil
+    count = count - 1
   end
 end
 
+--- Forgets every resolution.
+function M.clear()
+  if watcher then
+    watcher:close()
+  end
+  entries, count, watcher, watches = {}, 0, nil, {}
+end
+
+--- Ends the entries that what happened since the last look touches.
+local function drain()
+  if not watcher then
+    return
+  end
+  local events, overflowed = watcher:events()
+  if overflowed then
+    M.clear() -- the kernel dropped events (or the read failed): nothing is known
+    return
+  end
+  for i = 1, #(events or {}), 2 do
+    local w = watches[events[i]]
+    if w then
+      for key in pairs(w.all) do
+        forget(key)
+      end
+      -- no name: the event is about the watched folder or file itself
+      local name = events[i + 1]
+      for n, keys in pairs(w.names) do
+        if name == "" or n == name then
+          for key in pairs(keys) do
+            forget(key)
+          end
+        end
+      end
+    end
+  end
+end
+
+--- Watches what a resolution looked at for key: for each path, every
+--- folder above it (told when the next step of the path comes or goes),
+--- and a "/"-ended path itself (told when anything in it changes).
+---@param key string
+---@param looked string[]
+---@return boolean ok false when inotify cannot watch all of it
+local function watch(key, looked)
+  if watcher == nil then
+    watcher = core.watch() or false
+  end
+  if not watcher then
+    return false
+  end
+  local added = {}
+  local function add(path)
+    if added[path] == nil then
+      local wd, err = watcher:add(path)
+      -- a missing path: the folder above it is watched for it to come
+      added[path] = wd or ((err == "No such file or directory" or err == "Not a directory") and false)
+    end
+    return added[path]
+  end
+  local function slot(wd)
+    watches[wd] = watches[wd] or { all = {}, names = {} }
+    return watches[wd]
+  end
+  for _, raw in ipairs(looked) do
+    local whole = raw:sub(-1) == "/"
+    local path = whole and raw:sub(1, -2) or raw
+    if path:sub(1, 1) ~= "/" and raw ~= "/" then
+      return false
+    end
+    local folder = "/"
+    for name, after in path:gmatch("([^/]+)()") do
+      local wd = add(folder)
+      if wd == nil then
+        return false
+      elseif wd == false then
+        break -- nothing deeper exists: its coming shows in the folder above
+      end
+      local names = slot(wd).names
+      names[name] = names[name] or {}
+      names[name][key] = true
+      folder = path:sub(1, after - 1)
+    end
+    if whole then
+      local wd = add(path == "" and "/" or path)
+      if wd == nil then
+        return false
+      elseif wd then
+        slot(wd).all[key] = true
+      end
+    end
+  end
+  return true
+end
+
+--- Policy tables whose key text is known already (config.resolve makes a
+--- new one each call, from layers that seldom change).
+---@type table<table, any[]>
+local remembered = setmetatable({}, { __mode = "k" })
+
+--- The key text of a policy table, and the variables its strings name.
+---@param policy table
+---@return string text, string[] names
+function M.policy_text(policy)
+  return core.key(policy)
+end
+
+--- Says that policy's key text is text (with names), so M.key need not
+--- work it out; the table must not be changed in place afterwards.
+---@param policy table
+---@param text string
+---@param names string[]
+function M.remember(policy, text, names)
+  remembered[policy] = { text, names }
+end
+
 --- What a resolution for this policy and buffer depends on, besides the
---- folders it looks in.
+--- paths it looks at.
 ---@param policy table
 ---@param bufnr integer|nil
 ---@return string
 function M.key(policy, bufnr)
-  local out, names = { tostring(host.generation) }, {}
-  serialize(policy, out, names)
-  local parts = { host.cwd() or "", host.buffer_dir(bufnr) or "", host.buffer_file(bufnr) or "" }
-  local named = {}
-  for name in pairs(names) do
-    named[#named + 1] = name
+  local known = remembered[policy]
+  local text, named
+  if known then
+    text, named = known[1], known[2]
+  else
+    text, named = core.key(policy)
   end
-  table.sort(named)
+  local parts = {
+    tostring(host.generation),
+    text,
+    host.cwd() or "",
+    host.buffer_dir(bufnr) or "",
+    host.buffer_file(bufnr) or "",
+  }
   for _, list in ipairs({ ENV, named }) do
     for _, name in ipairs(list) do
       parts[#parts + 1] = name .. "=" .. (host.getenv(name) or "")
     end
   end
-  if names.NVIM_RUNTIMEPATH then
-    parts[#parts + 1] = table.concat(host.runtimepath(), ",")
+  for _, name in ipairs(named) do
+    if name == "NVIM_RUNTIMEPATH" then
+      parts[#parts + 1] = table.concat(host.runtimepath(), ",")
+    end
   end
-  out[#out + 1] = table.concat(parts, "\0")
-  return table.concat(out, "\1")
+  return table.concat(parts, "\0")
 end
 
 --- The cached resolution for key, if nothing it looked at changed.
 ---@param key string
 ---@return flemma_sandbox.CacheEntry|nil
 function M.get(key)
+  drain()
   local entry = entries[key]
-  if entry and core.stamp(entry.folders) == entry.stamp then
-    return entry
+  if entry and entry.stamp and core.stamp(entry.folders) ~= entry.stamp then
+    forget(key)
+    return nil
   end
+  return entry
 end
 
---- Keeps a resolution; folders are the paths whose folder it looked in.
+--- Keeps a resolution; looked are the paths it looked at.
 ---@param key string
----@param looked string[] paths (each one's folder is stamped), and "/"-ended ones (stamped themselves)
+---@param looked string[] paths whose coming and going matters, and "/"-ended ones whose content does too
 ---@param resolved flemma_sandbox.ResolvedPolicy
 ---@param skipped flemma_sandbox.Skipped[]
 function M.put(key, looked, resolved, skipped)
-  local folders, seen = {}, {}
-  for _, path in ipairs(looked) do
-    local folder = path:sub(-1) == "/" and path:sub(1, -2) or path:match("^(.*)/[^/]*$")
-    folder = (folder == nil or folder == "") and "/" or folder
-    if not seen[folder] then
-      seen[folder] = true
-      folders[#folders + 1] = folder
-    end
-  end
   if not entries[key] then
     count = count + 1
     if count > M.LIMIT then
-      entries, count = {}, 1
+      M.clear()
+      count = 1
     end
   end
-  entries[key] = { folders = folders, stamp = core.stamp(folders), resolved = resolved, skipped = skipped }
-end
-
---- Forgets every resolution.
-function M.clear()
-  entries, count = {}, 0
+  local entry = { resolved = resolved, skipped = skipped }
+  entries[key] = entry
+  if not watch(key, looked) then
+    -- the folders each path is in, and "/"-ended paths themselves
+    local folders, seen = {}, {}
+    for _, path in ipairs(looked) do
+      local folder = path:sub(-1) == "/" and path:sub(1, -2) or path:match("^(.*)/[^/]*$")
+      folder = (folder == nil or folder == "") and "/" or folder
+      if not seen[folder] then
+        seen[folder] = true
+        folders[#folders + 1] = folder
+      end
+    end
+    entry.folders, entry.stamp = folders, core.stamp(folders)
+  end
 end
 
 return M

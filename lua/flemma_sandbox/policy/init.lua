@@ -266,7 +266,13 @@ local function resolve_fresh(policy, bufnr, looked)
   local protected, watched, links =
     protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"), projects, found)
   -- what a change of would change this resolution (cache.put)
+  -- a root itself, not what is in it: the entries that matter (watched
+  -- names, rules, ".git") are looked at one by one; but what comes and
+  -- goes at a project's top, since a new folder there may hold a repository
   for _, root in ipairs(listed) do
+    looked[#looked + 1] = root
+  end
+  for _, root in ipairs(projects) do
     looked[#looked + 1] = root .. "/"
   end
   for _, list in ipairs({ protected, watched, links, hidden }) do
@@ -274,12 +280,19 @@ local function resolve_fresh(policy, bufnr, looked)
       looked[#looked + 1] = r.path
     end
   end
+  -- what git reads hooks and links from, not the whole git folder, which
+  -- changes with every git status (index.lock)
   for _, dot_git in ipairs(found.dot_gits) do
     looked[#looked + 1] = dot_git
-    looked[#looked + 1] = dot_git .. "/"
+    if core.file_type(dot_git) == "file" then
+      looked[#looked + 1] = dot_git .. "/" -- the gitdir it names
+    end
   end
   for _, r in ipairs(found.protect) do
-    looked[#looked + 1] = r.path .. "/"
+    looked[#looked + 1] = r.path
+    for _, name in ipairs({ "config", "config.worktree", "commondir" }) do
+      looked[#looked + 1] = r.path .. "/" .. name .. "/"
+    end
   end
   for _, file in ipairs(found.configs or {}) do
     looked[#looked + 1] = file .. "/" -- the file itself: the home folder changes often
@@ -323,7 +336,8 @@ end
 
 --- Resolves a configured policy for a buffer: from the cache when nothing
 --- it depends on changed (policy/cache.lua). The environment is taken
---- anew each time. Callers may change the tables they get.
+--- anew each time (the last copy while the environment is unchanged).
+--- Callers may change the tables they get.
 ---@param policy flemma_sandbox.Policy
 ---@param bufnr integer|nil
 ---@return flemma_sandbox.ResolvedPolicy resolved, flemma_sandbox.Skipped[] skipped
@@ -334,7 +348,7 @@ function M.resolve(policy, bufnr)
     local looked = {}
     local resolved, skipped = resolve_fresh(policy, bufnr, looked)
     cache.put(key, looked, resolved, skipped)
-    entry = { resolved = resolved, skipped = skipped }
+    entry = cache.get(key) or { resolved = resolved, skipped = skipped }
   end
   local out, skipped = {}, {}
   for k, v in pairs(entry.resolved) do
@@ -343,7 +357,17 @@ function M.resolve(policy, bufnr)
   for i, v in ipairs(entry.skipped) do
     skipped[i] = v
   end
-  out.env = M.environment(policy.env_allow)
+  -- the environment as it is now; the same as last time if nothing in it changed
+  local env_stamp = host.environ_stamp()
+  local env = entry.env
+  if not env_stamp or entry.env_stamp ~= env_stamp then
+    env = M.environment(policy.env_allow)
+    entry.env, entry.env_stamp = env, env_stamp
+  end
+  out.env = {}
+  for k, v in pairs(env) do
+    out.env[k] = v
+  end
   return out, skipped
 end
 
