@@ -5,7 +5,8 @@
  *     of their keys, and the variables its strings name ("$X", "${X}")
  *   watch() -> watcher | nil, err: an inotify instance of its own (a
  *     userdata; closed by close() or the GC)
- *     watcher:add(path) -> wd | nil, err: events of path (not followed if a
+ *     watcher:add(path) -> wd | nil, err, reason ("ENOENT", "ENOTDIR",
+ *       "ENOSPC" or "other"): events of path (not followed if a
  *       symlink): entries made, removed, renamed in it, its content and
  *       attributes changed, itself removed or moved
  *     watcher:events() -> { wd, name, wd, name, ... } | nil, overflowed:
@@ -266,9 +267,12 @@ static int watch_add(lua_State *L)
     }
     wd = inotify_add_watch(w->fd, path, WATCH_MASK);
     if (wd < 0) {
+        int e = errno;
+
         lua_pushnil(L);
-        lua_pushstring(L, strerror(errno));
-        lua_pushinteger(L, errno);
+        lua_pushstring(L, strerror(e));
+        /* the reason as a name: strerror's text follows the locale */
+        lua_pushstring(L, e == ENOENT ? "ENOENT" : e == ENOTDIR ? "ENOTDIR" : e == ENOSPC ? "ENOSPC" : "other");
         return 3;
     }
     lua_pushinteger(L, wd);

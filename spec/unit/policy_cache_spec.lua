@@ -58,9 +58,10 @@ describe("core.watch", function()
     end
     assert.are.same({ "new", "new", "renamed", "renamed" }, names)
     assert.is_nil((w:events()))
-    local none, err = w:add(dir .. "/missing")
+    local none, err, reason = w:add(dir .. "/missing")
     assert.is_nil(none)
     assert.matches("No such file", err)
+    assert.are.equal("ENOENT", reason)
     w:close()
     assert.matches("closed", select(2, pcall(w.events, w)))
   end)
@@ -115,6 +116,19 @@ describe("policy cache", function()
     assert.is_not_nil(cache.get("k"))
     h.sh("sleep 0.01; touch " .. dir .. "/x")
     assert.is_nil(cache.get("k"))
+  end)
+
+  it("falls back to stamps under a folder it may not read (unprivileged)", function()
+    if core.getuid() == 0 then
+      return pending("root reads every folder")
+    end
+    h.sh("mkdir -p " .. dir .. "/closed/in && chmod 311 " .. dir .. "/closed")
+    cache.put("k", { dir .. "/closed/in/x" }, resolved, {})
+    assert.is_not_nil(cache.get("k"))
+    h.sh("sleep 0.01; touch " .. dir .. "/closed/in/x")
+    local gone = cache.get("k") == nil
+    h.sh("chmod 755 " .. dir .. "/closed")
+    assert.is_true(gone, "seen through the stamp of its folder")
   end)
 
   it("keeps at most LIMIT entries", function()

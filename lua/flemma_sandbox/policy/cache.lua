@@ -108,11 +108,15 @@ local function watch(key, looked)
     return false
   end
   local added = {}
+  --- The watch descriptor; false for a missing path (the folder above it
+  --- is watched for it to come); nil when it cannot be watched.
   local function add(path)
     if added[path] == nil then
-      local wd, err = watcher:add(path)
-      -- a missing path: the folder above it is watched for it to come
-      added[path] = wd or ((err == "No such file or directory" or err == "Not a directory") and false)
+      local wd, _, reason = watcher:add(path)
+      added[path] = wd or ((reason == "ENOENT" or reason == "ENOTDIR") and false or "unwatchable")
+    end
+    if added[path] == "unwatchable" then
+      return nil
     end
     return added[path]
   end
