@@ -24,18 +24,24 @@ local M = {
 }
 
 function M.describe(info)
-  return table.concat({
+  local sentences = {
     "Run a shell command with `" .. info.shell .. " -c` in " .. info.cwd .. ", inside a sandbox.",
     "The filesystem is read-only except: " .. info.writable .. ".",
     info.network_text,
     "A scratch folder that persists between calls: " .. info.playground .. ".",
-    string.format(
-      "Output over %d characters per stream is cut in the middle; the whole output is then saved to a file "
-        .. "named in the result, which read_file can read. Default timeout %d ms.",
-      info.output_limit,
-      info.timeout_ms
-    ),
-  }, " ")
+  }
+  if info.private and info.private ~= "" then
+    sentences[#sentences + 1] = "Each command gets its own empty "
+      .. info.private
+      .. ": what it writes there is gone when it ends."
+  end
+  sentences[#sentences + 1] = string.format(
+    "Output over %d characters per stream is cut in the middle; the whole output is then saved to a file "
+      .. "named in the result, which read_file can read. Default timeout %d ms.",
+    info.output_limit,
+    info.timeout_ms
+  )
+  return table.concat(sentences, " ")
 end
 
 --- An "always" answer is remembered by the resolved program, and only for

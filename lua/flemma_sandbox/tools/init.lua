@@ -85,6 +85,7 @@ function M.info(bufnr)
     writable = enabled and table.concat(policy.rw_paths, ", ") or "everything (sandbox off)",
     network_text = network_text,
     playground = host.playground() or "(none)",
+    private = enabled and table.concat(policy.private_paths or {}, ", ") or "",
     shell = cfg.tools.shell,
     output_limit = cfg.tools.output_limit,
     timeout_ms = cfg.tools.timeout_ms,
