@@ -21,6 +21,7 @@
 typedef struct {
     const char *quarantine;
     char run[256]; /* the check file's name without its extension: which run moved it */
+    const char *index_dir; /* where the scans keep their index (csrc/scan.h); NULL for none */
     fs_vec watch, repos, known, expect, present;
     fs_vec links; /* two items each: the link, its target */
     fs_vec pairs; /* the file's keys and values, which the fields point into */
@@ -97,6 +98,8 @@ static int parse(fs_buf *b, check_list *c)
             c->quarantine = value;
         else if (strcmp(key, "started") == 0)
             c->started = 1;
+        else if (strcmp(key, "index") == 0)
+            c->index_dir = value;
         else if (((strcmp(key, "link") == 0 || strcmp(key, "target") == 0) && fs_vec_push_str(&c->links, value) != 0) ||
                  (strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
                  (strcmp(key, "repos") == 0 && fs_vec_push_str(&c->repos, value) != 0) ||
@@ -201,7 +204,8 @@ static int check_repos(check_list *c, const char *root, fs_vec *moved, fs_err *e
         fs_vec_free(&names);
         return FS_ENOMEM;
     }
-    rc = fs_find_names(root, &names, FS_AFTER_RUN_GIT_LIMIT, &found, &truncated, err);
+    rc = fs_find_names(root, &names, FS_AFTER_RUN_GIT_LIMIT, c->index_dir, &found,
+                       &truncated, err);
     if (rc == FS_ESYS)
         rc = FS_OK; /* the project itself is gone: nothing in it can run */
     for (i = 0; i < found.len && rc == FS_OK; i++) {

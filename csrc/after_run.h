@@ -16,6 +16,7 @@
  *   quarantine DIR    where moved entries go (one folder per entry)
  *   watch PATH        a protected path that did not exist at the start
  *   repos ROOT        a project: every ".git" below it is checked
+ *   index DIR         where the scans keep their index (csrc/scan.h)
  *   known DEV:INO     a ".git" that existed at the start (added by the
  *                     helper right before the run: csrc/before_run.h)
  *   present PATH      a watched path that existed at the start (the same)

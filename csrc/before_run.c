@@ -18,6 +18,7 @@
 typedef struct {
     fs_vec repos, watch, ro, open, private_dirs, visible, hidden;
     int sockets, privileged;
+    const char *index_dir; /* where scans keep their index (csrc/scan.h) */
 } plan;
 
 /* Whether some path in list lies in (or is) dir. */
@@ -58,6 +59,8 @@ static int parse_plan(const fs_vec *pairs, plan *p)
             p->sockets = strcmp(value, "1") == 0;
         else if (strcmp(key, "privileged") == 0)
             p->privileged = strcmp(value, "1") == 0;
+        else if (strcmp(key, "index") == 0)
+            p->index_dir = value;
     }
     return FS_OK;
 }
@@ -80,8 +83,8 @@ static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts)
 
         fs_vec_free(&found);
         fs_vec_init(&found);
-        if (fs_find_names(p->repos.items[i], &names, FS_AFTER_RUN_GIT_LIMIT, &found, &truncated, &scan_err) ==
-            FS_ENOMEM)
+        if (fs_find_names(p->repos.items[i], &names, FS_AFTER_RUN_GIT_LIMIT, p->index_dir, &found, &truncated,
+                          &scan_err) == FS_ENOMEM)
             rc = FS_ENOMEM;
         for (j = 0; j < found.len && rc == FS_OK; j++) {
             char id[48], *real;

@@ -23,8 +23,10 @@
 
 #include <linux/seccomp.h>
 
+#include "after_run.h"
 #include "host_mode.h"
 #include "landlock.h"
+#include "scan.h"
 #include "seccomp.h"
 #include "status.h"
 
@@ -107,12 +109,42 @@ static int install_seccomp(void)
     return 0;
 }
 
+/* --index-repos: the ".git" scan of each root, for its index only (csrc/scan.h).
+ * Neovim starts this in the background when a project opens, so that its
+ * own first scan (policy/repos.lua) and the first run's look at each
+ * folder once instead of reading the whole tree on the editor's thread. */
+static int index_repos(const char *index_dir, char **roots, int n)
+{
+    fs_vec names, found;
+    int i, rc = 0;
+
+    if (index_dir[0] != '/')
+        return 2;
+    fs_vec_init(&names);
+    if (fs_vec_push_str(&names, ".git") != 0)
+        return EXIT_SETUP;
+    for (i = 0; i < n; i++) {
+        int truncated;
+        fs_err err;
+
+        fs_vec_init(&found);
+        if (fs_find_names(roots[i], &names, FS_AFTER_RUN_GIT_LIMIT, index_dir, &found, &truncated, &err) != FS_OK) {
+            fprintf(stderr, "flemma-sandbox-exec: %s\n", err.msg);
+            rc = EXIT_SETUP;
+        }
+        fs_vec_free(&found);
+    }
+    fs_vec_free(&names);
+    return rc;
+}
+
 static int usage(void)
 {
     fputs("usage: flemma-sandbox-exec [--seccomp] [--scope] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
           "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
           "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
           "                           -- BWRAP [ARG]...\n"
+          "       flemma-sandbox-exec --index-repos INDEX_DIR ROOT...\n"
           "       flemma-sandbox-exec --info\n",
           stderr);
     return 2;
@@ -124,6 +156,8 @@ int main(int argc, char **argv)
     int i, seccomp = 0, scope = 0, host_mode = 0, rc;
 
     memset(&host, 0, sizeof(host));
+    if (argc >= 3 && strcmp(argv[1], "--index-repos") == 0)
+        return index_repos(argv[2], argv + 3, argc - 3);
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         int has_value = i + 1 < argc;
 

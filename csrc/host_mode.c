@@ -32,6 +32,8 @@
 #define EXIT_SETUP 126
 /* a check file no helper took up within a day was never run */
 #define STALE_SECONDS (24 * 60 * 60)
+/* a scan index in use is touched once a day (csrc/scan.c) */
+#define STALE_INDEX_SECONDS (7 * 24 * 60 * 60)
 /* between SIGTERM and SIGKILL when the time limit is reached */
 #define GRACE_MS 2000
 /* at most this many secret files per project are masked (as the Lua side
@@ -103,6 +105,29 @@ static void sweep(const char *dir_path, const char *own)
             unlink(file);
         }
         close(fd);
+    }
+    closedir(dir);
+}
+
+/* Drops the scan indexes (csrc/scan.h) of projects not scanned for a
+ * week, and what a killed helper left half-written there. */
+static void sweep_index(const char *dir_path)
+{
+    DIR *dir = dir_path[0] == '/' ? opendir(dir_path) : NULL;
+    struct dirent *e;
+
+    if (!dir)
+        return;
+    while ((e = readdir(dir)) != NULL) {
+        size_t len = strlen(e->d_name);
+        char file[4096];
+        struct stat st;
+        int is_index = len > 4 && strcmp(e->d_name + len - 4, ".idx") == 0;
+
+        if ((is_index || (len > 4 && strcmp(e->d_name + len - 4, ".tmp") == 0)) &&
+            (size_t)snprintf(file, sizeof(file), "%s/%s", dir_path, e->d_name) < sizeof(file) &&
+            lstat(file, &st) == 0 && st.st_mtime + (is_index ? STALE_INDEX_SECONDS : STALE_SECONDS) < time(NULL))
+            unlink(file);
     }
     closedir(dir);
 }
@@ -274,6 +299,8 @@ static int plan_masks(int fd, fs_vec *masks, size_t *mask_at, fs_err *err)
     for (i = 0; rc == FS_OK && i + 1 < pairs.len; i += 2)
         if (strcmp(pairs.items[i], "mask_at") == 0)
             *mask_at = (size_t)strtoul(pairs.items[i + 1], NULL, 10);
+        else if (strcmp(pairs.items[i], "index") == 0)
+            sweep_index(pairs.items[i + 1]);
     if (rc == FS_OK)
         rc = fs_before_run(&pairs, "/proc/net/unix", masks, &facts, err);
     /* last: a check file without it was never run (csrc/after_run.h) */

@@ -39,10 +39,17 @@ static const char *arg_path(lua_State *L, int idx, const char *name)
     return path;
 }
 
-/* scan_secrets(root, patterns, skip_dirs, depth, limit) -> paths, truncated | nil, err */
+/* The optional index folder at idx (csrc/scan.h): nil or an absolute path. */
+static const char *opt_index_dir(lua_State *L, int idx)
+{
+    return lua_isnoneornil(L, idx) ? NULL : arg_path(L, idx, "index_dir");
+}
+
+/* scan_secrets(root, patterns, skip_dirs, depth, limit [, index_dir]) -> paths, truncated | nil, err */
 int core_scan_secrets(lua_State *L)
 {
     const char *root = arg_path(L, 1, "root");
+    const char *index_dir = opt_index_dir(L, 6);
     int depth, limit, truncated, rc;
     scratch *s;
     fs_err err;
@@ -54,7 +61,8 @@ int core_scan_secrets(lua_State *L)
     s = new_scratch(L);
     if (read_strings(L, 2, "patterns", &s->vec[0], 0) || read_strings(L, 3, "skip_dirs", &s->vec[1], 0))
         return lua_pushnil(L), lua_insert(L, -2), 2;
-    rc = fs_scan_secrets(root, &s->vec[0], &s->vec[1], depth, (size_t)limit, &s->vec[2], &truncated, &err);
+    rc = fs_scan_secrets(root, &s->vec[0], &s->vec[1], depth, (size_t)limit, index_dir, &s->vec[2], &truncated,
+                         &err);
     if (rc != FS_OK)
         return fail(L, rc, &err);
     push_strings(L, &s->vec[2], 0, 1);
@@ -62,10 +70,11 @@ int core_scan_secrets(lua_State *L)
     return 2;
 }
 
-/* find_names(root, names, limit) -> paths, truncated | nil, err */
+/* find_names(root, names, limit [, index_dir]) -> paths, truncated | nil, err */
 int core_find_names(lua_State *L)
 {
     const char *root = arg_path(L, 1, "root");
+    const char *index_dir = opt_index_dir(L, 4);
     int limit, truncated, rc;
     scratch *s;
     fs_err err;
@@ -75,7 +84,7 @@ int core_find_names(lua_State *L)
     s = new_scratch(L);
     if (read_strings(L, 2, "names", &s->vec[0], 0))
         return lua_pushnil(L), lua_insert(L, -2), 2;
-    rc = fs_find_names(root, &s->vec[0], (size_t)limit, &s->vec[1], &truncated, &err);
+    rc = fs_find_names(root, &s->vec[0], (size_t)limit, index_dir, &s->vec[1], &truncated, &err);
     if (rc != FS_OK)
         return fail(L, rc, &err);
     push_strings(L, &s->vec[1], 0, 1);

@@ -39,6 +39,7 @@ int fs_secret_masks(const fs_vec *pairs, size_t limit, fs_vec *masks, fs_vec *st
     fs_vec roots, patterns, skip, hidden, found;
     size_t i, j;
     int rc = FS_OK, depth = FS_SECRET_DEPTH;
+    const char *index_dir = NULL;
 
     fs_vec_init(&roots);
     fs_vec_init(&patterns);
@@ -57,6 +58,8 @@ int fs_secret_masks(const fs_vec *pairs, size_t limit, fs_vec *masks, fs_vec *st
             rc = FS_ENOMEM;
         else if (strcmp(key, "depth") == 0)
             depth = atoi(value);
+        else if (strcmp(key, "index") == 0)
+            index_dir = value;
     }
     for (i = 0; i < roots.len && rc == FS_OK && patterns.len > 0 && depth > 0; i++) {
         int truncated = 0;
@@ -65,8 +68,8 @@ int fs_secret_masks(const fs_vec *pairs, size_t limit, fs_vec *masks, fs_vec *st
         fs_vec_free(&found);
         fs_vec_init(&found);
         /* an unreadable project is one the command cannot read either */
-        if (fs_scan_secrets(roots.items[i], &patterns, &skip, depth, limit, &found, &truncated,
-                            &scan_err) == FS_ENOMEM)
+        if (fs_scan_secrets(roots.items[i], &patterns, &skip, depth, limit, index_dir, &found, &truncated, &scan_err) ==
+            FS_ENOMEM)
             rc = FS_ENOMEM;
         for (j = 0; j < found.len && rc == FS_OK; j++)
             rc = add_mask(found.items[j], &hidden, masks);

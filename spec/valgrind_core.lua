@@ -43,11 +43,23 @@ for i = 1, 200 do
   pcall(c.stamp, "/tmp")
   c.make_dirs("/tmp/flemma-vg/p/sub/.git")
   c.find_names("/tmp/flemma-vg", { ".git" }, i % 3)
+  c.make_dirs("/tmp/flemma-vg/idx")
+  c.find_names("/tmp/flemma-vg", { ".git" }, 10, "/tmp/flemma-vg/idx")
+  c.scan_secrets("/tmp/flemma-vg", { "*.txt" }, {}, 3, 10, "/tmp/flemma-vg/idx")
+  c.make_dirs("/tmp/flemma-vg/p/new" .. i)
+  c.find_names("/tmp/flemma-vg", { ".git" }, 10, "/tmp/flemma-vg/idx")
   c.node_id("/tmp/flemma-vg/p/sub/.git")
   local check = io.open("/tmp/flemma-vg/c.check", "wb")
-  check:write(
-    table.concat({ "quarantine", "/tmp/flemma-vg/q", "watch", "/tmp/flemma-vg/a", "repos", "/tmp/flemma-vg/p" }, "\0")
-  )
+  check:write(table.concat({
+    "quarantine",
+    "/tmp/flemma-vg/q",
+    "index",
+    "/tmp/flemma-vg/idx",
+    "watch",
+    "/tmp/flemma-vg/a",
+    "repos",
+    "/tmp/flemma-vg/p",
+  }, "\0"))
   check:close()
   c.make_dirs("/tmp/flemma-vg/q")
   c.after_run("/tmp/flemma-vg/c.check")

@@ -113,6 +113,26 @@ describe("escape: names created during a run", function()
     h.sh("rm -rf " .. q(w.proj .. "/src/.git") .. " " .. q(w.proj .. "/deep"))
   end)
 
+  it("a new .git in a folder the scan index knows is found though the command puts the mtime back", function()
+    h.sh("mkdir -p " .. q(w.proj .. "/old/sub"))
+    assert.are.equal(0, f.attack(w, "true").code) -- the index now records old/sub
+    h.sh("sleep 2.2") -- past the 2 s in which a recorded folder is read again anyway
+    local plant = "t=$(stat -c %.9Y old/sub) && git init -q old/sub && printf "
+      .. q(fsmonitor_config())
+      .. " >> old/sub/.git/config && touch -d @$t old/sub && echo $t && stat -c %.9Y old/sub"
+    local r = f.attack(w, plant, { keep_host = true })
+    assert.are.equal(0, r.code, r.stderr)
+    local before, after = r.stdout:match("^(%S+)\n(%S+)\n$")
+    assert.are.equal(before, after, "the command put the folder's mtime back")
+    assert.is_nil(h.read(w.proj .. "/old/sub/.git/config"))
+    assert.is_false(host_git_runs_plant(w.proj .. "/old/sub"))
+    assert.truthy(table.concat(f.quarantined(w), "\n"):find(w.proj .. "/old/sub/.git", 1, true))
+    h.sh("rm -rf " .. q(w.proj .. "/old"))
+    -- control: the plant works on the host
+    h.sh("mkdir -p " .. q(w.work .. "/old/sub"))
+    assert.is_true(plant_works_on_host(plant, "old/sub"), "control")
+  end)
+
   it("a .git file pointing at a gitdir the command wrote goes to the quarantine", function()
     local plant = "git init -q --separate-git-dir=evil lib && printf " .. q(fsmonitor_config()) .. " >> evil/config"
     assert.is_true(plant_works_on_host(plant, "lib"), "control")

@@ -266,9 +266,10 @@ local last_words = nil
 --- its value, which differ per command), and their length in bytes.
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param quarantine string
+---@param index string where the helper's scans keep their index (csrc/scan.h)
 ---@return string[] words, integer bytes
-local function policy_words(policy, quarantine)
-  local fields = { quarantine }
+local function policy_words(policy, quarantine, index)
+  local fields = { quarantine .. "\0" .. index }
   for i, name in ipairs(CHECK_FIELDS) do
     fields[i + 1] = policy[name]
   end
@@ -281,7 +282,7 @@ local function policy_words(policy, quarantine)
       return last_words.words, last_words.bytes
     end
   end
-  local words = { "quarantine", quarantine }
+  local words = { "quarantine", quarantine, "index", index }
   local function add(key, list)
     for _, v in ipairs(list or {}) do
       words[#words + 1] = key
@@ -342,13 +343,14 @@ function M.check_options(policy, mask_at)
   -- never a temp folder: the sandbox may write there, and the helper trusts the file
   local runs, rerr = host.state_dir("runs")
   local quarantine, qerr = host.state_dir("quarantine")
-  if not runs or not quarantine then
-    return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr)
+  local index, ierr = host.state_dir("index")
+  if not runs or not quarantine or not index then
+    return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr or ierr)
   end
   check_files = check_files + 1
   -- the time too: the quarantine names its runs, and pids come back
   local file = string.format("%s/%d-%d-%d.check", runs, core.getpid(), os.time(), check_files)
-  local words, bytes = policy_words(policy, quarantine)
+  local words, bytes = policy_words(policy, quarantine, index)
   local at = tostring(mask_at)
   if bytes <= M.CHECK_WORDS_BYTES then
     local options = { "--check-words", file, tostring(#words + 2), "mask_at", at }

@@ -1,6 +1,7 @@
 --- Standalone mode: keeps each .chat buffer's frontmatter layer current and
 --- warns once when backend = "required" finds nothing. Both modes: stops
---- running jobs on exit.
+--- running jobs on exit, and builds the current folder's scan index in the
+--- background.
 local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local sandbox = require("flemma_sandbox")
 
@@ -88,9 +89,41 @@ function M.setup()
   })
 end
 
+--- Builds the ".git" scan index of the current folder in the background
+--- (flemma-sandbox-exec --index-repos, csrc/scan.h): the first policy
+--- resolution in a big project then looks at each folder once (fstat)
+--- instead of reading the whole tree on the editor's thread.
+---@return boolean started
+function M.warm_index()
+  local uv = vim.uv or vim.loop
+  local core = require("flemma_sandbox.core")
+  local helper = require("flemma_sandbox.backends.bwrap").helper()
+  local index = require("flemma_sandbox.host").state_dir("index")
+  local root = core.resolve(vim.fn.getcwd(), "/")
+  if not helper or not index or not root or root == "/" then
+    return false
+  end
+  local handle
+  handle = uv.spawn(helper, { args = { "--index-repos", index, root } }, function()
+    if handle and not handle:is_closing() then
+      handle:close()
+    end
+  end)
+  return handle ~= nil
+end
+
 --- In both modes: no job of ours outlives Neovim.
 function M.setup_common()
   local group = vim.api.nvim_create_augroup("flemma_sandbox_jobs", { clear = true })
+  vim.api.nvim_create_autocmd({ "VimEnter", "DirChanged" }, {
+    group = group,
+    callback = function()
+      pcall(M.warm_index)
+    end,
+  })
+  if vim.v.vim_did_enter == 1 then
+    pcall(M.warm_index)
+  end
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = group,
     callback = function()

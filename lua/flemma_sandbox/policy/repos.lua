@@ -85,8 +85,11 @@ function M.find(projects)
     user_hooks = file and hooks_path_in(file) or user_hooks
     out.configs[#out.configs + 1] = file
   end
+  -- the same index the helper keeps for its own ".git" scans: a resolution
+  -- after a run looks at each folder once (fstat) instead of reading it
+  local index_dir = host.state_dir("index")
   for _, root in ipairs(projects) do
-    local found, truncated = core.find_names(root, { ".git" }, M.REPO_LIMIT)
+    local found, truncated = core.find_names(root, { ".git" }, M.REPO_LIMIT, index_dir)
     if truncated then
       out.truncated[#out.truncated + 1] = root
     end

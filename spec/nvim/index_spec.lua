@@ -1,0 +1,56 @@
+--- The background build of the current folder's ".git" scan index
+--- (autocmds.warm_index, flemma-sandbox-exec --index-repos): the policy's
+--- own scan then finds the same index, and what it says is right.
+local h = require("support.helpers")
+local autocmds = require("flemma_sandbox.nvim.autocmds")
+local core = require("flemma_sandbox.core")
+local sandbox = require("flemma_sandbox")
+
+describe("scan index built at start", function()
+  local dir, cwd, index
+  before_each(function()
+    dir = h.tmpdir()
+    cwd = vim.fn.getcwd()
+    index = require("flemma_sandbox.host").state_dir("index")
+    h.sh("rm -f " .. index .. "/*.idx")
+    h.sh("cd " .. dir .. " && mkdir -p .git a/b/c vendor/lib && git init -q vendor/lib")
+    vim.cmd("cd " .. vim.fn.fnameescape(dir))
+    sandbox.setup({ policy = { network = false } })
+  end)
+  after_each(function()
+    vim.cmd("cd " .. vim.fn.fnameescape(cwd))
+    sandbox.clear()
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  local function indexes()
+    return vim.fn.glob(index .. "/*.idx", false, true)
+  end
+
+  it("is the one the policy's .git scan uses, and the policy sees a repository made after it", function()
+    assert.is_true(autocmds.warm_index())
+    vim.wait(10000, function()
+      return #indexes() == 1
+    end, 10)
+    local built = indexes()
+    assert.are.equal(1, #built)
+    local id = core.node_id(built[1])
+    h.sh("sleep 2.2") -- past the time in which a recorded folder is read anyway
+    h.sh("cd " .. dir .. " && git init -q a/b/c")
+    local ro = table.concat(sandbox.get_policy().ro_paths, "\n")
+    assert.truthy(ro:find(dir .. "/vendor/lib/.git", 1, true))
+    assert.truthy(ro:find(dir .. "/a/b/c/.git", 1, true))
+    assert.are.same(built, indexes(), "no second index for the same scan")
+    assert.are_not.equal(id, core.node_id(built[1]), "the change was recorded")
+  end)
+
+  it("is not built for the root folder, and a bad index folder is refused by the helper", function()
+    vim.cmd("cd /")
+    assert.is_false(autocmds.warm_index())
+    local helper = require("flemma_sandbox.backends.bwrap").helper()
+    local r = h.run({ helper, "--index-repos", "relative", dir })
+    assert.are.equal(2, r.code)
+    assert.are.same({}, vim.fn.glob(dir .. "/*.idx", false, true))
+  end)
+end)
