@@ -255,7 +255,8 @@ static int scan(const char *root, const fs_scan_spec *spec, fs_vec *out, int *tr
     s.rel_at = strlen(root) + (strlen(root) > 1);
     file[0] = '\0';
     rc = fs_buf_append_str(&s.path, root) == 0 ? index_key(&key, root, &s, spec->depth) : FS_ENOMEM;
-    if (rc == FS_OK && spec->index_dir && spec->index_dir[0] == '/' && fs_tree_file(spec->index_dir, key.data, file, sizeof(file)) == 0)
+    if (rc == FS_OK && spec->index_dir && spec->index_dir[0] == '/' &&
+        fs_tree_file(spec->index_dir, key.data, file, sizeof(file)) == 0)
         rc = fs_tree_load(&s.old, file, key.data);
     if (rc == FS_OK)
         rc = fs_tree_begin(&s.fresh, key.data);
