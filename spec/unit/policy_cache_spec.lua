@@ -100,9 +100,25 @@ describe("policy cache", function()
     assert.is_nil(cache.get("k"), "an entry made inside a path it looked at as a whole")
   end)
 
+  --- How many times fn makes the cache take stamps (its fallback).
+  local function stamps_taken(fn)
+    local real, n = core.stamp, 0
+    core.stamp = function(...)
+      n = n + 1
+      return real(...)
+    end
+    local ok, err = pcall(fn)
+    core.stamp = real
+    assert(ok, err)
+    return n
+  end
+
   it("sees a path come whose folders are missing, and a folder above it renamed", function()
-    cache.put("k", { dir .. "/a/b/c" }, resolved, {})
-    assert.is_not_nil(cache.get("k"))
+    local taken = stamps_taken(function()
+      cache.put("k", { dir .. "/a/b/c" }, resolved, {})
+      assert.is_not_nil(cache.get("k"))
+    end)
+    assert.are.equal(0, taken, "a missing path is watched through the folder above it, with no stamps")
     h.sh("mkdir -p " .. dir .. "/a/b/c")
     assert.is_nil(cache.get("k"), "made with its missing folders")
     cache.put("k", { dir .. "/a/b/c" }, resolved, {})
@@ -112,8 +128,11 @@ describe("policy cache", function()
 
   it("falls back to stamps for a path inotify cannot watch", function()
     -- a relative path cannot be watched: the entry stamps its folders
-    cache.put("k", { "relative", dir .. "/x" }, resolved, {})
-    assert.is_not_nil(cache.get("k"))
+    local taken = stamps_taken(function()
+      cache.put("k", { "relative", dir .. "/x" }, resolved, {})
+      assert.is_not_nil(cache.get("k"))
+    end)
+    assert.are.equal(2, taken, "stamped when put, and looked at when got")
     h.sh("sleep 0.01; touch " .. dir .. "/x")
     assert.is_nil(cache.get("k"))
   end)

@@ -113,7 +113,13 @@ local function watch(key, looked)
   local function add(path)
     if added[path] == nil then
       local wd, _, reason = watcher:add(path)
-      added[path] = wd or ((reason == "ENOENT" or reason == "ENOTDIR") and false or "unwatchable")
+      if wd then
+        added[path] = wd
+      elseif reason == "ENOENT" or reason == "ENOTDIR" then
+        added[path] = false
+      else
+        added[path] = "unwatchable"
+      end
     end
     if added[path] == "unwatchable" then
       return nil
