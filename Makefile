@@ -12,7 +12,7 @@ WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-pro
 PIC = -fPIC -fvisibility=hidden
 LIBFLAG ?= -shared
 
-SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/safe_read.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c csrc/scan.c csrc/tree_index.c csrc/after_run.c csrc/lua_fs.c csrc/lua_cache.c
+SRC = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/safe_read.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c csrc/scan.c csrc/tree_index.c csrc/after_run.c csrc/lua_fs.c csrc/lua_cache.c csrc/net_rules.c csrc/lua_net.c
 HDR = $(wildcard csrc/*.h)
 CORE = lua/flemma_sandbox/core.so
 # runs inside every sandbox: limits, no_new_privs, seccomp, then exec
@@ -56,11 +56,12 @@ valgrind: $(CORE)
 
 # libFuzzer targets (clang): make fuzz FUZZ_RUNS=10000000
 FUZZ_RUNS ?= 1000000
-FUZZ_CORE = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/after_run.c csrc/before_run.c csrc/scan.c csrc/tree_index.c
+FUZZ_CORE = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/after_run.c csrc/before_run.c csrc/scan.c csrc/tree_index.c \
+	csrc/net_rules.c
 FUZZ_FLAGS = -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 fuzz:
 	mkdir -p fuzz/bin fuzz/corpus-work
-	for t in path expand bwrap check unix tree; do \
+	for t in path expand bwrap check unix tree proxy; do \
 	  clang $(FUZZ_FLAGS) -o fuzz/bin/fuzz_$$t fuzz/fuzz_$$t.c $(FUZZ_CORE) || exit 1; \
 	  mkdir -p fuzz/corpus-work/$$t; \
 	  ./fuzz/bin/fuzz_$$t -runs=$(FUZZ_RUNS) -max_len=4200 -print_final_stats=1 \

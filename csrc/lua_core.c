@@ -384,6 +384,7 @@ int luaopen_flemma_sandbox_core(lua_State *L)
     lua_newtable(L);
     luaL_register(L, NULL, FUNCTIONS);
     fs_register_cache(L);
+    fs_register_net(L);
     lua_pushstring(L, CORE_VERSION);
     lua_setfield(L, -2, "version");
     return 1;

@@ -53,5 +53,7 @@ int core_stamp(lua_State *L);
 
 /* lua_cache.c: adds key, watch and environ_hash to the table on top */
 void fs_register_cache(lua_State *L);
+/* lua_net.c: adds proxy_parse, host_allowed and addr_kind to the table on top */
+void fs_register_net(lua_State *L);
 
 #endif
