@@ -17,6 +17,10 @@ HDR = $(wildcard csrc/*.h)
 CORE = lua/flemma_sandbox/core.so
 # runs inside every sandbox: limits, no_new_privs, seccomp, then exec
 HELPER = lua/flemma_sandbox/flemma-sandbox-exec
+# the filtering HTTP proxy of the allowlist network mode (not used by any
+# command yet)
+PROXY = lua/flemma_sandbox/flemma-sandbox-proxy
+PROXY_SRC = csrc/proxy_main.c csrc/proxy_conn.c csrc/net_rules.c csrc/buf.c
 HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/after_run.c csrc/before_run.c csrc/secret_masks.c csrc/scan.c csrc/tree_index.c csrc/path.c csrc/buf.c
 
 NVIM ?= nvim
@@ -24,7 +28,7 @@ LUAJIT ?= luajit
 
 .PHONY: all test lint sanitize valgrind fuzz bench demo clean install format
 
-all: $(CORE) $(HELPER)
+all: $(CORE) $(HELPER) $(PROXY)
 
 $(CORE): $(SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(INCDIR) $(LIBFLAG) -o $@ $(SRC)
@@ -32,14 +36,17 @@ $(CORE): $(SRC) $(HDR)
 $(HELPER): $(HELPER_SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) -o $@ $(HELPER_SRC)
 
+$(PROXY): $(PROXY_SRC) $(HDR)
+	$(CC) $(WARN) $(CFLAGS) -pthread -o $@ $(PROXY_SRC)
+
 # luarocks make (build.type = "make") installs the module and the Lua files.
-install: $(CORE) $(HELPER)
+install: $(CORE) $(HELPER) $(PROXY)
 	mkdir -p $(INST_LIBDIR)/flemma_sandbox $(INST_LUADIR)
 	cp $(CORE) $(HELPER) $(INST_LIBDIR)/flemma_sandbox/
 	cp -R lua/flemma_sandbox $(INST_LUADIR)/
 	rm -f $(INST_LUADIR)/flemma_sandbox/core.so $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-exec
 
-test: $(CORE) $(HELPER)
+test: $(CORE) $(HELPER) $(PROXY)
 	bash spec/run.sh
 
 # luacheck (Debian: lua-check) reads .luacheckrc; zero warnings
@@ -47,9 +54,9 @@ lint:
 	luacheck --formatter plain --codes lua plugin spec bench demo
 
 sanitize:
-	$(MAKE) -B $(CORE) $(HELPER) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 	SANITIZE=1 bash spec/run.sh unit
-	$(MAKE) -B $(CORE) $(HELPER)
+	$(MAKE) -B $(CORE) $(HELPER) $(PROXY)
 
 valgrind: $(CORE)
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 $(LUAJIT) spec/valgrind_core.lua
@@ -82,4 +89,4 @@ format:
 	stylua lua spec bench demo
 
 clean:
-	rm -f $(CORE) $(HELPER)
+	rm -f $(CORE) $(HELPER) $(PROXY)

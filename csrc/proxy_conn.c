@@ -1,0 +1,383 @@
+#define _GNU_SOURCE
+#include "proxy_conn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net_rules.h"
+#include "status.h"
+
+#define HEAD_TIMEOUT_MS 10000
+#define CONNECT_TIMEOUT_MS 10000
+#define RELAY_BYTES 65536
+#define THREAD_STACK (256 * 1024)
+
+typedef struct {
+    fs_proxy_shared *s;
+    int client, upstream;
+    char head[FS_PROXY_HEAD_MAX];
+    size_t have; /* bytes in head, the head and what came after it */
+    fs_proxy_request req;
+    char why[1024]; /* why it was refused, for the reply and stdout */
+} conn;
+
+typedef struct {
+    char data[RELAY_BYTES];
+    size_t at, len; /* bytes data[at, len) wait to be written */
+    int eof;        /* the reading side ended */
+    int shut;       /* the writing side was shut down after eof */
+} relay_buf;
+
+int fs_proxy_shared_init(fs_proxy_shared *s)
+{
+    memset(s, 0, sizeof(*s));
+    fs_vec_init(&s->allow);
+    fs_vec_init(&s->deny);
+    fs_vec_init(&s->test_hosts);
+    s->idle_ms = 300000;
+    s->max_clients = 256;
+    return pthread_mutex_init(&s->lock, NULL);
+}
+
+static long long now_ms(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* The error reply, and the line on stdout when a rule refused it. */
+static void refuse(conn *c, int code, const char *reason, int blocked)
+{
+    char text[2048];
+    int n;
+
+    n = snprintf(text, sizeof(text),
+                 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
+                 "flemma-sandbox: %s\n",
+                 code, reason, strlen(c->why) + 17, c->why);
+    if (n > 0)
+        write_all(c->client, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+    if (blocked) {
+        pthread_mutex_lock(&c->s->lock);
+        printf("blocked %s: %s\n", c->req.host[0] ? c->req.host : "?", c->why);
+        fflush(stdout);
+        pthread_mutex_unlock(&c->s->lock);
+    }
+}
+
+/* Reads until the head is whole: 0, or -1 with c->why set. */
+static int read_head(conn *c)
+{
+    long long deadline = now_ms() + HEAD_TIMEOUT_MS;
+    fs_err err;
+
+    for (;;) {
+        struct pollfd p;
+        ssize_t got;
+        int rc = fs_proxy_parse(c->head, c->have, &c->req, &err);
+
+        if (rc == FS_OK)
+            return 0;
+        if (rc != 1) {
+            snprintf(c->why, sizeof(c->why), "bad request: %.400s", err.msg);
+            return -1;
+        }
+        p.fd = c->client;
+        p.events = POLLIN;
+        if (now_ms() >= deadline || poll(&p, 1, (int)(deadline - now_ms())) <= 0) {
+            snprintf(c->why, sizeof(c->why), "no whole request within %d s", HEAD_TIMEOUT_MS / 1000);
+            return -1;
+        }
+        got = recv(c->client, c->head + c->have, sizeof(c->head) - c->have, 0);
+        if (got <= 0) {
+            snprintf(c->why, sizeof(c->why), "the client closed before a whole request");
+            return -1;
+        }
+        c->have += (size_t)got;
+    }
+}
+
+static int connect_within(const struct sockaddr *sa, socklen_t len)
+{
+    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), soerr = 0;
+    socklen_t l = sizeof(soerr);
+    struct pollfd p;
+
+    if (fd < 0)
+        return -1;
+    if (connect(fd, sa, len) != 0 && errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    p.fd = fd;
+    p.events = POLLOUT;
+    if (poll(&p, 1, CONNECT_TIMEOUT_MS) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l) != 0 || soerr) {
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+/* The test map's address for the host, if the map names it. */
+static const char *test_address(const fs_proxy_shared *s, const char *host)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < s->test_hosts.len; i += 2)
+        if (strcmp(s->test_hosts.items[i], host) == 0)
+            return s->test_hosts.items[i + 1];
+    return NULL;
+}
+
+/* Connects to the first address of the host the rules let it reach:
+ * 0, or -1 with c->why set (*blocked when a rule, not the network, said no). */
+static int open_upstream(conn *c, int *blocked)
+{
+    struct addrinfo hints, *list = NULL, *a;
+    const char *test = test_address(c->s, c->req.host);
+    char port[8];
+    int rc, kind = FS_ADDR_PUBLIC;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = test || fs_host_is_ip(c->req.host) ? AI_NUMERICHOST : 0;
+    snprintf(port, sizeof(port), "%u", c->req.port);
+    rc = getaddrinfo(test ? test : c->req.host, port, &hints, &list);
+    if (rc != 0) {
+        snprintf(c->why, sizeof(c->why), "cannot resolve %.255s: %.200s", c->req.host, gai_strerror(rc));
+        return -1;
+    }
+    for (a = list; a; a = a->ai_next) {
+        const unsigned char *bytes =
+            a->ai_family == AF_INET ? (const unsigned char *)&((struct sockaddr_in *)(void *)a->ai_addr)->sin_addr
+                                    : (const unsigned char *)&((struct sockaddr_in6 *)(void *)a->ai_addr)->sin6_addr;
+        int k = fs_addr_kind(a->ai_family, bytes);
+
+        /* a test name reaches its own address; anything else only a
+         * public one, or one an allow entry names */
+        if (!test && k != FS_ADDR_PUBLIC && !fs_addr_named(a->ai_family, bytes, &c->s->allow)) {
+            kind = k;
+            continue;
+        }
+        c->upstream = connect_within(a->ai_addr, a->ai_addrlen);
+        if (c->upstream >= 0)
+            break;
+    }
+    freeaddrinfo(list);
+    if (c->upstream >= 0)
+        return 0;
+    if (kind != FS_ADDR_PUBLIC) {
+        *blocked = 1;
+        snprintf(c->why, sizeof(c->why), "%.255s resolves to a %s address, which no allow_domains entry names",
+                 c->req.host, fs_addr_kind_name(kind));
+    } else {
+        snprintf(c->why, sizeof(c->why), "cannot connect to %.255s port %u", c->req.host, c->req.port);
+    }
+    return -1;
+}
+
+/* Moves bytes from fd into b; 0 on EOF (b->eof set), -1 on error. */
+static int fill(int fd, relay_buf *b)
+{
+    ssize_t got = recv(fd, b->data, sizeof(b->data), 0);
+
+    if (got < 0)
+        return errno == EINTR || errno == EAGAIN ? 1 : -1;
+    if (got == 0)
+        b->eof = 1;
+    b->at = 0;
+    b->len = (size_t)got;
+    return got > 0;
+}
+
+static int drain(int fd, relay_buf *b)
+{
+    ssize_t w = send(fd, b->data + b->at, b->len - b->at, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+    if (w < 0)
+        return errno == EINTR || errno == EAGAIN ? 0 : -1;
+    b->at += (size_t)w;
+    if (b->at == b->len)
+        b->at = b->len = 0;
+    return 0;
+}
+
+/* Relays until both ways ended or nothing moved for idle_ms. */
+static void relay(conn *c, relay_buf *up, relay_buf *down)
+{
+    long long last = now_ms();
+
+    for (;;) {
+        struct pollfd p[2];
+        int i, moved = 0;
+
+        /* a way whose reader ended and whose bytes are out: shut its writer */
+        if (up->eof && up->len == 0 && !up->shut) {
+            shutdown(c->upstream, SHUT_WR);
+            up->shut = 1;
+        }
+        if (down->eof && down->len == 0 && !down->shut) {
+            shutdown(c->client, SHUT_WR);
+            down->shut = 1;
+        }
+        if (up->shut && down->shut)
+            return;
+        p[0].fd = c->client;
+        p[0].events = (short)((!up->eof && up->len == 0 ? POLLIN : 0) | (down->len > 0 ? POLLOUT : 0));
+        p[1].fd = c->upstream;
+        p[1].events = (short)((!down->eof && down->len == 0 ? POLLIN : 0) | (up->len > 0 ? POLLOUT : 0));
+        if (poll(p, 2, 1000) < 0 && errno != EINTR)
+            return;
+        for (i = 0; i < 2; i++)
+            if (p[i].revents & (POLLERR | POLLNVAL))
+                return;
+        if ((p[0].revents & (POLLIN | POLLHUP)) && !up->eof && up->len == 0)
+            moved |= fill(c->client, up) < 0 ? -1 : 1;
+        if ((p[1].revents & (POLLIN | POLLHUP)) && !down->eof && down->len == 0)
+            moved |= fill(c->upstream, down) < 0 ? -1 : 1;
+        if ((p[1].revents & POLLOUT) && up->len > 0)
+            moved |= drain(c->upstream, up) < 0 ? -1 : 1;
+        if ((p[0].revents & POLLOUT) && down->len > 0)
+            moved |= drain(c->client, down) < 0 ? -1 : 1;
+        if (moved < 0)
+            return;
+        if (moved)
+            last = now_ms();
+        else if (now_ms() - last > c->s->idle_ms)
+            return;
+    }
+}
+
+/* Sends the forwarded request's head: the method, the path (the target
+ * without scheme and host), the rest as the client wrote it. */
+static void send_head(conn *c, relay_buf *up)
+{
+    const fs_proxy_request *r = &c->req;
+    size_t target_end = r->target_at + r->target_len;
+    size_t n = 0, rest = c->have - target_end;
+
+    n += (size_t)snprintf(up->data, sizeof(up->data), "%s ", r->method);
+    if (r->origin_at == target_end)
+        up->data[n++] = '/';
+    else {
+        memcpy(up->data + n, c->head + r->origin_at, target_end - r->origin_at);
+        n += target_end - r->origin_at;
+    }
+    /* the head is at most FS_PROXY_HEAD_MAX, well inside the buffer */
+    memcpy(up->data + n, c->head + target_end, rest);
+    up->at = 0;
+    up->len = n + rest;
+}
+
+static void *serve_client(void *arg)
+{
+    conn *c = arg;
+    relay_buf *up = NULL, *down = NULL;
+    const char *rule;
+    int blocked = 0;
+
+    if (read_head(c) != 0) {
+        refuse(c, 400, "Bad Request", 0);
+        goto done;
+    }
+    if (!fs_host_allowed(c->req.host, &c->s->allow, &c->s->deny, &rule)) {
+        if (rule)
+            snprintf(c->why, sizeof(c->why), "%.255s is refused by deny_domains entry %.300s", c->req.host, rule);
+        else
+            snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains", c->req.host);
+        refuse(c, 403, "Forbidden", 1);
+        goto done;
+    }
+    if (open_upstream(c, &blocked) != 0) {
+        refuse(c, blocked ? 403 : 502, blocked ? "Forbidden" : "Bad Gateway", blocked);
+        goto done;
+    }
+    up = malloc(sizeof(*up));
+    down = malloc(sizeof(*down));
+    if (!up || !down)
+        goto done;
+    memset(up, 0, sizeof(*up));
+    memset(down, 0, sizeof(*down));
+    if (c->req.is_connect) {
+        static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+        write_all(c->client, ok, sizeof(ok) - 1);
+        /* what the client sent after the head (a TLS hello, say) goes on */
+        memcpy(up->data, c->head + c->req.head_len, c->have - c->req.head_len);
+        up->len = c->have - c->req.head_len;
+    } else {
+        send_head(c, up);
+    }
+    relay(c, up, down);
+done:
+    free(up);
+    free(down);
+    if (c->upstream >= 0)
+        close(c->upstream);
+    close(c->client);
+    pthread_mutex_lock(&c->s->lock);
+    c->s->clients--;
+    pthread_mutex_unlock(&c->s->lock);
+    free(c);
+    return NULL;
+}
+
+void fs_proxy_start(fs_proxy_shared *s, int client)
+{
+    conn *c = calloc(1, sizeof(*c));
+    pthread_attr_t attr;
+    pthread_t t;
+    int full;
+
+    pthread_mutex_lock(&s->lock);
+    full = s->clients >= s->max_clients;
+    if (!full && c)
+        s->clients++;
+    pthread_mutex_unlock(&s->lock);
+    if (!c || full) {
+        free(c);
+        close(client);
+        return;
+    }
+    c->s = s;
+    c->client = client;
+    c->upstream = -1;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, THREAD_STACK);
+    if (pthread_create(&t, &attr, serve_client, c) != 0) {
+        close(client);
+        free(c);
+        pthread_mutex_lock(&s->lock);
+        s->clients--;
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_attr_destroy(&attr);
+}

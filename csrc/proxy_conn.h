@@ -1,0 +1,29 @@
+/* One client of flemma-sandbox-proxy (csrc/proxy_main.c), on a thread of
+ * its own: read the request head, apply the rules, resolve, connect, then
+ * relay both ways with fixed buffers until both sides are done or nothing
+ * moved for idle_ms. */
+#ifndef FS_PROXY_CONN_H
+#define FS_PROXY_CONN_H
+
+#include <pthread.h>
+
+#include "buf.h"
+
+/* What every client thread reads (set before the first client) and the
+ * few counters they share under the lock. */
+typedef struct {
+    fs_vec allow, deny;
+    fs_vec test_hosts; /* NAME, ADDRESS pairs (--test-hosts) */
+    int idle_ms;
+    int max_clients;
+    pthread_mutex_t lock; /* guards clients and stdout */
+    int clients;
+} fs_proxy_shared;
+
+int fs_proxy_shared_init(fs_proxy_shared *s);
+
+/* Serves client (consumed) on a new thread; refuses it at once when
+ * max_clients are being served. */
+void fs_proxy_start(fs_proxy_shared *s, int client);
+
+#endif

@@ -1,0 +1,183 @@
+--- Blocking HTTP over LuaJIT's FFI for the proxy's specs: a test server
+--- on a 127.0.0.x address (run as its own process: `luajit
+--- spec/support/http.lua serve ADDRESS`, which prints its port) and a
+--- client that talks to the proxy's unix socket.
+local ffi = require("ffi")
+
+local function declare(text)
+  pcall(ffi.cdef, text)
+end
+declare("typedef unsigned int socklen_t;")
+declare("typedef unsigned short sa_family_t;")
+declare("struct fs_http_in { sa_family_t family; uint16_t port; uint32_t addr; char zero[8]; };")
+declare("struct fs_http_un { sa_family_t family; char path[108]; };")
+declare("struct fs_http_tv { long sec; long usec; };")
+for _, f in ipairs({
+  "int socket(int domain, int type, int protocol);",
+  "int bind(int fd, const void *addr, socklen_t len);",
+  "int listen(int fd, int backlog);",
+  "int accept(int fd, void *addr, socklen_t *len);",
+  "int connect(int fd, const void *addr, socklen_t len);",
+  "int getsockname(int fd, void *addr, socklen_t *len);",
+  "int close(int fd);",
+  "long recv(int fd, void *buf, unsigned long n, int flags);",
+  "long send(int fd, const void *buf, unsigned long n, int flags);",
+  "int setsockopt(int fd, int level, int name, const void *value, socklen_t len);",
+  "uint16_t htons(uint16_t v);",
+  "uint16_t ntohs(uint16_t v);",
+  "int inet_pton(int af, const char *src, void *dst);",
+}) do
+  declare(f)
+end
+
+local C = ffi.C
+local AF_UNIX, AF_INET, SOCK_STREAM = 1, 2, 1
+local SOL_SOCKET, SO_RCVTIMEO, SO_REUSEADDR = 1, 20, 2
+local MSG_NOSIGNAL = 0x4000
+
+local M = {}
+
+--- A connected socket with send and receive.
+local function wrap(fd)
+  local buf = ffi.new("char[65536]")
+  local s = {}
+  function s.send(text)
+    local at = 0
+    while at < #text do
+      local n = C.send(fd, ffi.cast("const char *", text) + at, #text - at, MSG_NOSIGNAL)
+      if n <= 0 then
+        return false
+      end
+      at = at + tonumber(n)
+    end
+    return true
+  end
+  --- Up to max bytes (default: until the peer closes or the timeout).
+  function s.receive(max)
+    local parts, total = {}, 0
+    while not max or total < max do
+      local n = tonumber(C.recv(fd, buf, 65536, 0))
+      if n <= 0 then
+        break
+      end
+      parts[#parts + 1] = ffi.string(buf, n)
+      total = total + n
+    end
+    return table.concat(parts)
+  end
+  --- Bytes until the head of a reply ends (the blank line).
+  function s.receive_head()
+    local got = ""
+    while not got:find("\r\n\r\n", 1, true) do
+      local n = tonumber(C.recv(fd, buf, 1, 0))
+      if n <= 0 then
+        break
+      end
+      got = got .. ffi.string(buf, 1)
+    end
+    return got
+  end
+  function s.close()
+    C.close(fd)
+  end
+  return s
+end
+
+local function set_timeout(fd, seconds)
+  local tv = ffi.new("struct fs_http_tv", { seconds, 0 })
+  C.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, tv, ffi.sizeof(tv))
+end
+
+--- Connects to a unix socket; receives time out after `seconds` (default 10).
+---@param path string
+---@param seconds? integer
+function M.connect_unix(path, seconds)
+  local fd = C.socket(AF_UNIX, SOCK_STREAM, 0)
+  assert(fd >= 0, "socket failed")
+  local addr = ffi.new("struct fs_http_un")
+  addr.family = AF_UNIX
+  ffi.copy(addr.path, path, #path)
+  if C.connect(fd, addr, ffi.sizeof(addr)) ~= 0 then
+    C.close(fd)
+    return nil
+  end
+  set_timeout(fd, seconds or 10)
+  return wrap(fd)
+end
+
+--- Connects to address:port over TCP (a loopback address only).
+function M.connect_tcp(address, port, seconds)
+  assert(address:match("^127%."), "specs talk to loopback only")
+  local fd = C.socket(AF_INET, SOCK_STREAM, 0)
+  local addr = ffi.new("struct fs_http_in")
+  addr.family = AF_INET
+  addr.port = C.htons(port)
+  assert(C.inet_pton(AF_INET, address, ffi.cast("void *", ffi.cast("char *", addr) + 4)) == 1)
+  if C.connect(fd, addr, ffi.sizeof(addr)) ~= 0 then
+    C.close(fd)
+    return nil
+  end
+  set_timeout(fd, seconds or 10)
+  return wrap(fd)
+end
+
+--- One request through the proxy at socket path: the whole reply.
+function M.request(path, text)
+  local s = assert(M.connect_unix(path), "proxy socket " .. path)
+  s.send(text)
+  local reply = s.receive()
+  s.close()
+  return reply
+end
+
+--- The server: answers GET /hello with "hello HOST-HEADER", GET /bytes/N
+--- with N bytes, and closes each connection after one reply.
+local function serve(address)
+  assert(address:match("^127%."), "specs listen on loopback only")
+  local fd = C.socket(AF_INET, SOCK_STREAM, 0)
+  local one = ffi.new("int[1]", 1)
+  C.setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, one, 4)
+  local addr = ffi.new("struct fs_http_in")
+  addr.family = AF_INET
+  assert(C.inet_pton(AF_INET, address, ffi.cast("void *", ffi.cast("char *", addr) + 4)) == 1)
+  assert(C.bind(fd, addr, ffi.sizeof(addr)) == 0, "bind " .. address)
+  assert(C.listen(fd, 128) == 0)
+  local len = ffi.new("socklen_t[1]", ffi.sizeof(addr))
+  C.getsockname(fd, addr, len)
+  io.stdout:write("port ", C.ntohs(addr.port), "\n")
+  io.stdout:flush()
+  local chunk = string.rep("x", 65536)
+  while true do
+    local c = C.accept(fd, nil, nil)
+    if c >= 0 then
+      set_timeout(c, 10)
+      local s = wrap(c)
+      local head = s.receive_head()
+      local target = head:match("^%u+ (%S+)") or ""
+      local host = head:match("\r\n[Hh]ost:%s*([^\r]*)") or ""
+      local size = tonumber(target:match("^/bytes/(%d+)$"))
+      if size then
+        s.send("HTTP/1.1 200 OK\r\nContent-Length: " .. size .. "\r\nConnection: close\r\n\r\n")
+        local left = size
+        while left > 0 and s.send(left >= #chunk and chunk or chunk:sub(1, left)) do
+          left = left - #chunk
+        end
+      else
+        local body = "hello " .. target .. " host=" .. host
+        s.send("HTTP/1.1 200 OK\r\nContent-Length: " .. #body .. "\r\nConnection: close\r\n\r\n" .. body)
+      end
+      s.close()
+    end
+  end
+end
+
+if arg and arg[1] == "serve" then
+  serve(arg[2])
+elseif arg and arg[1] == "fetch" then
+  -- fetch SOCKET TARGET HOST: one GET through the proxy; prints "ok N"
+  -- (a 200 reply of N bytes) or what came instead
+  local reply = M.request(arg[2], "GET " .. arg[3] .. " HTTP/1.1\r\nHost: " .. arg[4] .. "\r\n\r\n")
+  print(reply:match("^HTTP/1.1 200") and ("ok " .. #reply) or ("bad " .. reply:sub(1, 200)))
+end
+
+return M

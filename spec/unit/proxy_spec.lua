@@ -1,0 +1,203 @@
+--- flemma-sandbox-proxy on its own (csrc/proxy_main.c, proxy_conn.c):
+--- what it lets through and what it refuses, with test servers on
+--- 127.0.0.x that the spec starts. Nothing here talks to any other address.
+local h = require("support.helpers")
+local http = require("support.http")
+
+local PROXY = "lua/flemma_sandbox/flemma-sandbox-proxy"
+
+--- A process whose first stdout line the spec reads (io.popen): its
+--- handle, that line, and a stop function.
+local function start(cmd)
+  local f = assert(io.popen(cmd .. " 2>&1", "r"))
+  local first = f:read("*l")
+  return f, first
+end
+
+describe("flemma-sandbox-proxy", function()
+  local dir, server, server2, port, port2
+  setup(function()
+    local first
+    server, first = start("exec luajit spec/support/http.lua serve 127.0.0.2")
+    port = tonumber(first:match("^port (%d+)"))
+    server2, first = start("exec luajit spec/support/http.lua serve 127.0.0.3")
+    port2 = tonumber(first:match("^port (%d+)"))
+    assert(port and port2, "test servers started")
+  end)
+  teardown(function()
+    h.sh("pkill -f 'spec/support/http.lua serve 127.0.0.[23]' || true")
+    server:close()
+    server2:close()
+  end)
+
+  local proxies = {}
+  before_each(function()
+    dir = h.tmpdir()
+    h.write(dir .. "/hosts", "allowed.test 127.0.0.2\na.allowed.test 127.0.0.2\nother.test 127.0.0.3\n")
+  end)
+  after_each(function()
+    for _, p in ipairs(proxies) do
+      h.sh("kill " .. p.pid .. " 2>/dev/null || true")
+      p.out:close()
+    end
+    proxies = {}
+    h.rmdir(dir)
+  end)
+
+  --- Starts a proxy with the test name map; returns its socket path and
+  --- a function giving what it printed since (after it is stopped).
+  local function proxy(args)
+    local sock = dir .. "/proxy.sock"
+    local cmd = "FLEMMA_SANDBOX_PROXY_TEST=1 exec "
+      .. PROXY
+      .. " --listen "
+      .. sock
+      .. " --test-hosts "
+      .. dir
+      .. "/hosts"
+    for _, a in ipairs(args or {}) do
+      cmd = cmd .. " " .. h.shell_quote(a)
+    end
+    local out, first = start(cmd)
+    local pid = assert(tostring(first):match("^listening %S+ (%d+)$"), tostring(first))
+    local p = { pid = pid, out = out, sock = sock }
+    proxies[#proxies + 1] = p
+    function p.stop()
+      h.sh("kill " .. pid .. " 2>/dev/null || true")
+      local text = out:read("*a")
+      return text
+    end
+    return p
+  end
+
+  local function get(p, target, host)
+    return http.request(p.sock, "GET " .. target .. " HTTP/1.1\r\nHost: " .. host .. "\r\n\r\n")
+  end
+
+  it("lets an allowed name through, forwarded and through CONNECT (control: the server answers directly)", function()
+    local direct = http.connect_tcp("127.0.0.2", port)
+    direct.send("GET /hello HTTP/1.1\r\nHost: d\r\n\r\n")
+    assert.matches("hello /hello host=d", direct.receive())
+    direct.close()
+    local p = proxy({ "--allow", "allowed.test" })
+    local reply = get(p, "http://allowed.test:" .. port .. "/hello?x=1", "allowed.test:" .. port)
+    assert.matches("^HTTP/1.1 200 OK", reply)
+    assert.matches("hello /hello%?x=1 host=allowed.test:" .. port, reply)
+    local s = assert(http.connect_unix(p.sock))
+    s.send("CONNECT allowed.test:" .. port .. " HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+    assert.are.equal("HTTP/1.1 200 Connection established\r\n\r\n", s.receive_head())
+    s.send("GET /tunnel HTTP/1.1\r\nHost: inside\r\n\r\n")
+    assert.matches("hello /tunnel host=inside", s.receive())
+    s.close()
+  end)
+
+  it("refuses an unlisted name with 403 naming the rule, and says so on stdout", function()
+    local p = proxy({ "--allow", "allowed.test" })
+    local reply = get(p, "http://other.test:" .. port2 .. "/hello", "other.test:" .. port2)
+    assert.matches("^HTTP/1.1 403 Forbidden", reply)
+    assert.matches("flemma%-sandbox: other%.test is not in allow_domains\n$", reply)
+    local s = assert(http.connect_unix(p.sock))
+    s.send("CONNECT other.test:" .. port2 .. " HTTP/1.1\r\n\r\n")
+    assert.matches("^HTTP/1.1 403", s.receive())
+    s.close()
+    assert.matches("blocked other%.test: other%.test is not in allow_domains", p.stop())
+  end)
+
+  it("takes *.x for a.x and not x, and lets deny win", function()
+    local p = proxy({ "--allow", "*.allowed.test", "--allow", "other.test", "--deny", "other.test" })
+    assert.matches("^HTTP/1.1 200", get(p, "http://a.allowed.test:" .. port .. "/", "a.allowed.test"))
+    assert.matches("^HTTP/1.1 403", get(p, "http://allowed.test:" .. port .. "/", "allowed.test"))
+    local reply = get(p, "http://other.test:" .. port2 .. "/", "other.test")
+    assert.matches("^HTTP/1.1 403", reply)
+    assert.matches("refused by deny_domains entry other%.test", reply)
+  end)
+
+  it("refuses IP literals unless listed, and names that resolve to loopback", function()
+    local p = proxy({ "--allow", "localhost", "--allow", "127.0.0.3" })
+    local reply = get(p, "http://127.0.0.2:" .. port .. "/", "127.0.0.2")
+    assert.matches("127%.0%.0%.2 is not in allow_domains", reply)
+    assert.matches("^HTTP/1.1 403", get(p, "http://[::1]:" .. port .. "/", "[::1]"))
+    assert.matches("^HTTP/1.1 403", get(p, "http://169.254.169.254/latest/meta-data/", "169.254.169.254"))
+    -- listed: the literal is named, so its loopback address may be reached
+    assert.matches("hello / host=127.0.0.3", get(p, "http://127.0.0.3:" .. port2 .. "/", "127.0.0.3"))
+    -- a listed name whose addresses are all loopback (the host's own services)
+    reply = get(p, "http://localhost:" .. port .. "/", "localhost")
+    assert.matches("^HTTP/1.1 403", reply)
+    assert.matches("localhost resolves to a loopback address", reply)
+  end)
+
+  it("answers bad requests with 400 and keeps serving", function()
+    local p = proxy({ "--allow", "allowed.test" })
+    local cases = {
+      "GET https://allowed.test/ HTTP/1.1\r\n\r\n",
+      "CONNECT allowed.test HTTP/1.1\r\n\r\n",
+      "GET http://allowed.test/ HTTP/1.1\r\nHost: other.test\r\n\r\n",
+      "nonsense\r\n\r\n",
+    }
+    for _, text in ipairs(cases) do
+      assert.matches("^HTTP/1.1 400 Bad Request", http.request(p.sock, text), text)
+    end
+    assert.matches("^HTTP/1.1 200", get(p, "http://allowed.test:" .. port .. "/", "allowed.test"))
+  end)
+
+  it("serves 50 clients at once, and a client that never finishes its request stalls nobody", function()
+    local p = proxy({ "--allow", "allowed.test" })
+    local slow = assert(http.connect_unix(p.sock))
+    slow.send("GET http://allowed.test/ HTTP/1.1\r\nHo") -- and nothing more
+    local script = "for i in $(seq 50); do luajit spec/support/http.lua fetch "
+      .. p.sock
+      .. " http://allowed.test:"
+      .. port
+      .. "/bytes/200000 allowed.test & done; wait"
+    local out = h.capture(script)
+    local _, oks = out:gsub("ok 2%d%d%d%d%d", "")
+    assert.are.equal(50, oks, out)
+    slow.close()
+  end)
+
+  it("keeps the test name map behind its switch, and loopback addresses only", function()
+    local r = h.run(
+      { PROXY, "--listen", dir .. "/s", "--test-hosts", dir .. "/hosts" },
+      { FLEMMA_SANDBOX_PROXY_TEST = "" }
+    )
+    assert.are.equal(2, r.code)
+    assert.matches("needs FLEMMA_SANDBOX_PROXY_TEST=1", r.stderr)
+    h.write(dir .. "/bad-hosts", "metadata.test 169.254.169.254\n")
+    r = h.run(
+      { PROXY, "--listen", dir .. "/s", "--test-hosts", dir .. "/bad-hosts" },
+      { FLEMMA_SANDBOX_PROXY_TEST = "1" }
+    )
+    assert.are.equal(2, r.code)
+    assert.matches("cannot read", r.stderr)
+  end)
+
+  it("ends with the process that started it", function()
+    local pid = h.capture(
+      "sh -c '" .. PROXY .. " --listen " .. dir .. "/p.sock >/dev/null 2>&1 & echo $!; sleep 0.3' | head -n 1"
+    ):gsub("%s", "")
+    assert.matches("^%d+$", pid)
+    local gone = false
+    for _ = 1, 30 do
+      gone = h.capture("ps -o pid= -p " .. pid .. " || true"):gsub("%s", "") == ""
+      if gone then
+        break
+      end
+      h.sh("sleep 0.1")
+    end
+    assert.is_true(gone, "the proxy ended within 3 s of its parent")
+    -- control: the same start with the shell still there finds it running
+    local pid2 = h.capture(
+      "sh -c '"
+        .. PROXY
+        .. " --listen "
+        .. dir
+        .. "/q.sock >/dev/null 2>&1 & echo $!; sleep 2' >"
+        .. dir
+        .. "/pid & sleep 0.5; cat "
+        .. dir
+        .. "/pid"
+    ):gsub("%s", "")
+    assert.are_not.equal("", h.capture("ps -o pid= -p " .. pid2 .. " || true"):gsub("%s", ""))
+    h.sh("kill " .. pid2)
+  end)
+end)
