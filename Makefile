@@ -17,11 +17,10 @@ HDR = $(wildcard csrc/*.h)
 CORE = lua/flemma_sandbox/core.so
 # runs inside every sandbox: limits, no_new_privs, seccomp, then exec
 HELPER = lua/flemma_sandbox/flemma-sandbox-exec
-# the filtering HTTP proxy of the allowlist network mode (not used by any
-# command yet)
+# the filtering HTTP proxy of the allowlist network mode
 PROXY = lua/flemma_sandbox/flemma-sandbox-proxy
 PROXY_SRC = csrc/proxy_main.c csrc/proxy_conn.c csrc/net_rules.c csrc/buf.c
-HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/after_run.c csrc/before_run.c csrc/secret_masks.c csrc/scan.c csrc/tree_index.c csrc/path.c csrc/buf.c
+HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/host_proxy.c csrc/proxy_bridge.c csrc/after_run.c csrc/before_run.c csrc/secret_masks.c csrc/scan.c csrc/tree_index.c csrc/path.c csrc/buf.c
 
 NVIM ?= nvim
 LUAJIT ?= luajit

@@ -26,6 +26,7 @@
 #include "after_run.h"
 #include "host_mode.h"
 #include "landlock.h"
+#include "proxy_bridge.h"
 #include "scan.h"
 #include "seccomp.h"
 #include "status.h"
@@ -140,7 +141,8 @@ static int index_repos(const char *index_dir, char **roots, int n)
 
 static int usage(void)
 {
-    fputs("usage: flemma-sandbox-exec [--seccomp] [--scope] [--limit NAME=VALUE]... -- COMMAND [ARG]...\n"
+    fputs("usage: flemma-sandbox-exec [--seccomp] [--scope] [--limit NAME=VALUE]... [--proxy-bridge SOCKET PORT]\n"
+          "                           -- COMMAND [ARG]...\n"
           "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
           "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
           "                           -- BWRAP [ARG]...\n"
@@ -153,7 +155,8 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     fs_host_opts host;
-    int i, seccomp = 0, scope = 0, host_mode = 0, rc;
+    int i, seccomp = 0, scope = 0, host_mode = 0, rc, bridge_port = 0;
+    const char *bridge_socket = NULL;
 
     memset(&host, 0, sizeof(host));
     if (argc >= 3 && strcmp(argv[1], "--index-repos") == 0)
@@ -169,6 +172,25 @@ int main(int argc, char **argv)
             rc = apply_limit(argv[++i]);
             if (rc)
                 return rc;
+        } else if (strcmp(argv[i], "--proxy-bridge") == 0 && i + 2 < argc) {
+            char *end;
+            long port = strtol(argv[i + 2], &end, 10);
+
+            if (*end != '\0' || port < 1 || port > 65535)
+                return usage();
+            bridge_socket = argv[i + 1];
+            bridge_port = (int)port;
+            i += 2;
+        } else if (strcmp(argv[i], "--proxy") == 0 && has_value) {
+            host.proxy_socket = argv[++i];
+            host_mode = 1;
+        } else if ((strcmp(argv[i], "--allow") == 0 || strcmp(argv[i], "--deny") == 0) && has_value) {
+            /* host mode: the proxy's rules, passed on to it as they are */
+            if (host.proxy_rule_count + 2 > FS_HOST_PROXY_RULES)
+                return usage();
+            host.proxy_rules[host.proxy_rule_count++] = argv[i];
+            host.proxy_rules[host.proxy_rule_count++] = argv[++i];
+            host_mode = 1;
         } else if (strcmp(argv[i], "--check-file") == 0 && has_value) {
             host.check_file = argv[++i];
             host_mode = 1;
@@ -207,7 +229,7 @@ int main(int argc, char **argv)
             return usage();
         }
     }
-    if (i + 1 >= argc || (host_mode && (seccomp || scope)))
+    if (i + 1 >= argc || (host_mode && (seccomp || scope || bridge_socket)))
         return usage();
     if (host_mode)
         return fs_host_run(&host, argv + i + 1, argc - i - 1);
@@ -217,6 +239,8 @@ int main(int argc, char **argv)
         return die("Landlock scoping", strerror(errno));
     if (seccomp && (rc = install_seccomp()) != 0)
         return rc;
+    if (bridge_socket && fs_proxy_bridge_start(bridge_socket, bridge_port) != 0)
+        return die("the network bridge to the proxy", strerror(errno));
     execvp(argv[i + 1], argv + i + 1);
     rc = errno;
     fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], strerror(rc));

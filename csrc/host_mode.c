@@ -8,6 +8,7 @@
  * are taken with sigwaitinfo, not handlers, so there is no global state. */
 #define _GNU_SOURCE
 #include "host_mode.h"
+#include "host_proxy.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -71,7 +72,7 @@ static void check_after(const char *file, const char *when)
 }
 
 /* Checks for the runs whose helper was killed, and drops check files that
- * were never run. */
+ * were never run and proxy sockets a killed helper left. */
 static void sweep(const char *dir_path, const char *own)
 {
     DIR *dir = opendir(dir_path);
@@ -89,7 +90,8 @@ static void sweep(const char *dir_path, const char *own)
             strcmp(file, own) == 0)
             continue;
         if ((len > 6 && strcmp(e->d_name + len - 6, ".check") == 0) ||
-            (len > 4 && strcmp(e->d_name + len - 4, ".new") == 0)) {
+            (len > 4 && strcmp(e->d_name + len - 4, ".new") == 0) ||
+            (len > 5 && strcmp(e->d_name + len - 5, ".sock") == 0)) {
             if (lstat(file, &st) == 0 && st.st_mtime + STALE_SECONDS < time(NULL))
                 unlink(file);
             continue;
@@ -389,13 +391,13 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     char **argv;
     char *slash;
     int args_fd, lock_fd = -1, rc, stopped;
-    pid_t child, self = getpid();
+    pid_t child, proxy = -1, self = getpid();
     fs_vec masks;
     fs_err plan_err;
     size_t mask_at = 0;
 
     fs_vec_init(&masks);
-    if (!o->check_file && o->time_limit_ms <= 0) {
+    if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket) {
         argv = command_argv(o, cmd, n, &masks, 0, fdtext, sizeof(fdtext), &args_fd);
         if (!argv)
             return EXIT_SETUP;
@@ -443,6 +445,22 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         fs_vec_free(&masks);
         return EXIT_SETUP;
     }
+    if (o->proxy_socket) {
+        fs_err proxy_err;
+
+        proxy = fs_host_proxy_start(o->proxy_socket, o->proxy_rules, o->proxy_rule_count, &proxy_err);
+        if (proxy < 0) {
+            /* without it the command would run with no way out it was promised */
+            fprintf(stderr, "flemma-sandbox-exec: %s\n", proxy_err.msg);
+            if (lock_fd >= 0) {
+                unlink(running);
+                close(lock_fd);
+            }
+            free(argv);
+            fs_vec_free(&masks);
+            return EXIT_SETUP;
+        }
+    }
     child = fork();
     if (child == 0) {
         /* bwrap's --die-with-parent covers the sandbox, not bwrap: if this
@@ -461,6 +479,8 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o->time_limit_ms, &stopped);
     if (child >= 0 && stopped)
         fprintf(stderr, "flemma-sandbox: stopped after %ld ms (tools.max_timeout_ms)\n", o->time_limit_ms);
+    if (proxy > 0)
+        fs_host_proxy_stop(proxy, o->proxy_socket);
     if (lock_fd >= 0) {
         check_after(running, "by the command");
         unlink(running);

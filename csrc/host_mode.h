@@ -5,6 +5,9 @@
 #ifndef FS_HOST_MODE_H
 #define FS_HOST_MODE_H
 
+/* At most this many --allow/--deny words (two per rule). */
+#define FS_HOST_PROXY_RULES 512
+
 typedef struct {
     const char *args_file;  /* NUL-separated bwrap options, or NULL */
     const char *check_file; /* "NAME.check": what to check after the run, or NULL */
@@ -12,6 +15,9 @@ typedef struct {
     int check_count;        /* how many check_words */
     int clear_env;          /* start bwrap with an empty environment */
     long time_limit_ms;     /* > 0: SIGTERM after this long, SIGKILL 2 s later */
+    const char *proxy_socket; /* the allowlist proxy for this run listens here, or NULL */
+    char *proxy_rules[FS_HOST_PROXY_RULES]; /* "--allow", ENTRY, "--deny", ENTRY, ... */
+    int proxy_rule_count;
 } fs_host_opts;
 
 /* Runs cmd (bwrap and its arguments, NULL-terminated, n items) and returns

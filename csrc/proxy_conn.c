@@ -85,7 +85,7 @@ static void refuse(conn *c, int code, const char *reason, int blocked)
         write_all(c->client, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
     if (blocked) {
         pthread_mutex_lock(&c->s->lock);
-        printf("blocked %s: %s\n", c->req.host[0] ? c->req.host : "?", c->why);
+        printf("flemma-sandbox: blocked %s: %s\n", c->req.host[0] ? c->req.host : "?", c->why);
         fflush(stdout);
         pthread_mutex_unlock(&c->s->lock);
     }

@@ -9,11 +9,16 @@
  *
  *   flemma-sandbox-proxy --listen PATH [--allow ENTRY]... [--deny ENTRY]...
  *                        [--idle-ms MS] [--max-clients N] [--test-hosts FILE]
+ *                        [--ready-fd FD]
  *
- * --test-hosts (NAME ADDRESS lines, 127.x addresses only) is honoured
- * only when the environment has FLEMMA_SANDBOX_PROXY_TEST=1: the specs'
- * names for their own servers on 127.0.0.x, which the proxy may then
- * reach. */
+ * With --ready-fd (flemma-sandbox-exec's way) FD is closed once it listens
+ * and nothing else is printed but refusals; else a first line says
+ * "listening PATH PID".
+ *
+ * --test-hosts (NAME ADDRESS lines, 127.x addresses only; or the file
+ * FLEMMA_SANDBOX_PROXY_TEST_HOSTS names) is honoured only when the
+ * environment has FLEMMA_SANDBOX_PROXY_TEST=1: the specs' names for their
+ * own servers on 127.0.0.x, which the proxy may then reach. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -119,7 +124,7 @@ int main(int argc, char **argv)
 {
     fs_proxy_shared shared;
     const char *listen_path = NULL, *test_hosts = NULL;
-    int i, fd, rc = 0;
+    int i, fd, rc = 0, ready_fd = -1;
 
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -142,6 +147,8 @@ int main(int argc, char **argv)
             shared.max_clients = atoi(argv[++i]);
         else if (strcmp(argv[i], "--test-hosts") == 0 && has)
             test_hosts = argv[++i];
+        else if (strcmp(argv[i], "--ready-fd") == 0 && has)
+            ready_fd = atoi(argv[++i]);
         else
             return usage();
     }
@@ -151,6 +158,8 @@ int main(int argc, char **argv)
     }
     if (!listen_path || shared.idle_ms <= 0 || shared.max_clients <= 0)
         return usage();
+    if (!test_hosts && getenv("FLEMMA_SANDBOX_PROXY_TEST") && strcmp(getenv("FLEMMA_SANDBOX_PROXY_TEST"), "1") == 0)
+        test_hosts = getenv("FLEMMA_SANDBOX_PROXY_TEST_HOSTS");
     if (test_hosts) {
         const char *on = getenv("FLEMMA_SANDBOX_PROXY_TEST");
 
@@ -168,7 +177,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "flemma-sandbox-proxy: cannot listen at %s: %s\n", listen_path, strerror(errno));
         return 1;
     }
-    printf("listening %s %ld\n", listen_path, (long)getpid());
+    if (ready_fd >= 0)
+        close(ready_fd);
+    else
+        printf("listening %s %ld\n", listen_path, (long)getpid());
     fflush(stdout);
     rc = serve(fd, &shared);
     close(fd);

@@ -17,7 +17,10 @@ local M = {}
 ---@field allow_sockets string[] host unix sockets (or folders of them) the sandbox may connect to
 ---@field seccomp boolean deny dangerous syscalls (ptrace, mount, bpf, ...) with EPERM
 ---@field limits flemma_sandbox.Limits
----@field network boolean|"ask" "ask": off unless a tool call asks and the user agrees
+---@field network boolean|"allowlist"|"host"|"ask" "allowlist" (and true): out through the proxy to
+--- allow_domains only; "host": the host's network; "ask": off unless a tool call asks and the user agrees
+---@field allow_domains string[] names ("*.x": its subdomains), IP literals and ranges the proxy lets through
+---@field deny_domains string[] the same, refused even when allow_domains has them
 ---@field allow_privileged boolean
 ---@field allow_home_rw boolean let a writable path be the home folder or a folder above it (off: skipped)
 ---@field env_allow string[] environment variables passed in besides the default list ("NAME" or "PREFIX*")
@@ -61,7 +64,9 @@ M.defaults = {
     deny_write = util.deepcopy(protect.DEFAULT_DENY_WRITE),
     secret_files = util.deepcopy(protect.DEFAULT_SECRET_FILES),
     secret_scan_depth = 64,
-    network = true,
+    network = "allowlist",
+    allow_domains = { "api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com" },
+    deny_domains = {},
     allow_privileged = false,
     allow_home_rw = false,
     env_allow = {},
@@ -133,7 +138,17 @@ local function check_policy(key, policy)
   if err then
     return err
   end
-  local lists = { "rw_paths", "deny_read", "home_allow", "deny_write", "secret_files", "env_allow", "allow_sockets" }
+  local lists = {
+    "rw_paths",
+    "deny_read",
+    "home_allow",
+    "deny_write",
+    "secret_files",
+    "env_allow",
+    "allow_sockets",
+    "allow_domains",
+    "deny_domains",
+  }
   for _, name in ipairs(lists) do
     if policy[name] ~= nil then
       err = check_string_list(key .. "." .. name, policy[name])
@@ -142,8 +157,17 @@ local function check_policy(key, policy)
       end
     end
   end
-  if policy.network ~= nil and type(policy.network) ~= "boolean" and policy.network ~= "ask" then
-    return type_error(key .. ".network", 'true, false or "ask"', policy.network)
+  local modes = { allowlist = true, host = true, ask = true }
+  if policy.network ~= nil and type(policy.network) ~= "boolean" and not modes[policy.network] then
+    return type_error(key .. ".network", 'true, false, "allowlist", "host" or "ask"', policy.network)
+  end
+  for _, name in ipairs({ "allow_domains", "deny_domains" }) do
+    for i, entry in ipairs(type(policy[name]) == "table" and policy[name] or {}) do
+      -- a name, "*." and a name, an IP literal or a range (the proxy's rules, csrc/net_rules.h)
+      if not (entry:match("^%*?%.?[%w%-_][%w%.%-_]*$") or entry:match("^[%x:%.]+/?%d*$")) or entry:find("%*", 2) then
+        return string.format('%s.%s[%d]: "%s" is not a host name, "*.name", IP address or range', key, name, i, entry)
+      end
+    end
   end
   for _, name in ipairs({ "allow_privileged", "allow_home_rw", "seccomp" }) do
     if policy[name] ~= nil and type(policy[name]) ~= "boolean" then

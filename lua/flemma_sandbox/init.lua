@@ -190,7 +190,8 @@ function M.wrap_command(inner_cmd, bufnr, opts)
   end
   local resolved = policy.resolve(cfg.policy, bufnr)
   if type(opts) == "table" and opts.network == true and cfg.policy.network == "ask" then
-    resolved.network = true -- a tool call asked and the user agreed
+    -- a tool call asked and the user agreed: the host's network for it
+    resolved.network, resolved.network_mode = true, "host"
   end
   if type(opts) == "table" and type(opts.env) == "table" then
     for k, v in pairs(opts.env) do

@@ -105,17 +105,20 @@ describe("sandboxed execution (real bwrap)", function()
     assert.is_nil(h.read(marker))
   end)
 
-  it("blocks the host's loopback when network is false and allows it when true", function()
+  it("blocks the host's loopback when network is false or the allowlist, and allows it with the host's", function()
     local listener = net.listen()
     local connect = "exec 3<>/dev/tcp/127.0.0.1/" .. listener.port .. " && echo connected"
 
-    use_policy({ network = false })
-    local r = run({ "bash", "-c", connect })
-    assert.are_not.equal(0, r.code)
-    assert.is_false(listener.accepted())
+    for _, mode in ipairs({ false, true, "allowlist" }) do
+      use_policy({ network = mode })
+      local r = run({ "bash", "-c", connect })
+      assert.are_not.equal(0, r.code, tostring(mode))
+      assert.is_false(listener.accepted(), tostring(mode))
+    end
 
-    use_policy({ network = true })
-    r = run({ "bash", "-c", connect })
+    -- control: the host's network reaches it
+    use_policy({ network = "host" })
+    local r = run({ "bash", "-c", connect })
     assert.are.equal(0, r.code, r.stderr)
     assert.are.equal("connected\n", r.stdout)
     assert.is_true(listener.accepted())
@@ -128,7 +131,8 @@ describe("sandboxed execution (real bwrap)", function()
       run({ "sh", "-c", "ls /proc | grep -c '^[0-9]'; if test -e /proc/" .. host_pid .. "; then echo visible; fi" })
     assert.are.equal(0, r.code, r.stderr)
     local count = tonumber(r.stdout:match("^(%d+)"))
-    assert.is_true(count <= 4, "saw " .. tostring(count) .. " processes")
+    -- bwrap's init, the bridge to the network proxy, sh, ls and grep
+    assert.is_true(count <= 5, "saw " .. tostring(count) .. " processes")
     assert.not_matches("visible", r.stdout)
   end)
 

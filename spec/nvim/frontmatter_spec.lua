@@ -179,7 +179,7 @@ describe("frontmatter in .chat buffers", function()
     local buf =
       n.open_chat(dir .. "/d.chat", { "```lua", "flemma.opt.sandbox = { policy = { network = 'off' } }", "```" })
     assert.matches(
-      'flemma.opt.sandbox.policy.network: expected true, false or "ask", got string',
+      'flemma.opt.sandbox.policy.network: expected true, false, "allowlist", "host" or "ask", got string',
       frontmatter.state(buf).error,
       1,
       true

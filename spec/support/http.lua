@@ -1,6 +1,6 @@
 --- Blocking HTTP over LuaJIT's FFI for the proxy's specs: a test server
 --- on a 127.0.0.x address (run as its own process: `luajit
---- spec/support/http.lua serve ADDRESS`, which prints its port) and a
+--- spec/support/http.lua serve ADDRESS`, which prints "port N pid P") and a
 --- client that talks to the proxy's unix socket.
 local ffi = require("ffi")
 
@@ -26,6 +26,7 @@ for _, f in ipairs({
   "uint16_t htons(uint16_t v);",
   "uint16_t ntohs(uint16_t v);",
   "int inet_pton(int af, const char *src, void *dst);",
+  "int getpid(void);",
 }) do
   declare(f)
 end
@@ -144,7 +145,7 @@ local function serve(address)
   assert(C.listen(fd, 128) == 0)
   local len = ffi.new("socklen_t[1]", ffi.sizeof(addr))
   C.getsockname(fd, addr, len)
-  io.stdout:write("port ", C.ntohs(addr.port), "\n")
+  io.stdout:write("port ", C.ntohs(addr.port), " pid ", C.getpid(), "\n")
   io.stdout:flush()
   local chunk = string.rep("x", 65536)
   while true do

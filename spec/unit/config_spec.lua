@@ -6,7 +6,10 @@ describe("config.validate", function()
     { { backend = 3 }, "sandbox.backend" },
     { { backend = "" }, "sandbox.backend" },
     { { polcy = {} }, "sandbox.polcy: unknown key" },
-    { { policy = { network = "no" } }, 'sandbox.policy.network: expected true, false or "ask", got string' },
+    {
+      { policy = { network = "no" } },
+      'sandbox.policy.network: expected true, false, "allowlist", "host" or "ask", got string',
+    },
     { { policy = { allow_privileged = 1 } }, "sandbox.policy.allow_privileged: expected boolean, got number" },
     { { policy = { rw_paths = "/tmp" } }, "sandbox.policy.rw_paths: expected a list of strings, got string" },
     { { policy = { rw_paths = { "/tmp", 4 } } }, "sandbox.policy.rw_paths[2]: expected string, got number" },
@@ -22,6 +25,15 @@ describe("config.validate", function()
     { { tools = { timeout_ms = -1 } }, "sandbox.tools.timeout_ms: expected a positive whole number, got -1" },
     { { tools = { shell = "" } }, "sandbox.tools.shell: expected non-empty string" },
     { { tools = { timeout = 5 } }, "sandbox.tools.timeout: unknown key" },
+    {
+      { policy = { allow_domains = { "example.com", "a b" } } },
+      'sandbox.policy.allow_domains[2]: "a b" is not a host name, "*.name", IP address or range',
+    },
+    {
+      { policy = { deny_domains = { "*.*.example.com" } } },
+      'sandbox.policy.deny_domains[1]: "*.*.example.com" is not a host name',
+    },
+    { { policy = { allow_domains = "example.com" } }, "sandbox.policy.allow_domains: expected a list of strings" },
   }
   for _, c in ipairs(bad) do
     it("names the key: " .. c[2], function()
@@ -36,6 +48,11 @@ describe("config.validate", function()
     assert.is_true((config.validate({})))
     assert.is_true((config.validate({ backends = { mine = { anything = 1 } } })))
     assert.is_true((config.validate({ policy = { network = "ask" }, approval = { bash = "allow" } })))
+    for _, mode in ipairs({ true, false, "allowlist", "host" }) do
+      assert.is_true((config.validate({ policy = { network = mode } })), tostring(mode))
+    end
+    local entries = { "a.example.com", "*.example.com", "192.0.2.7", "10.0.0.0/8", "2001:db8::/32", "::1" }
+    assert.is_true((config.validate({ policy = { allow_domains = entries, deny_domains = entries } })))
   end)
 end)
 
@@ -52,7 +69,9 @@ describe("config layers", function()
     assert.is_true(cfg.enabled)
     assert.are.equal("auto", cfg.backend)
     assert.are.same({ "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp", "$FLEMMA_PLAYGROUND" }, cfg.policy.rw_paths)
-    assert.is_true(cfg.policy.network)
+    assert.are.equal("allowlist", cfg.policy.network)
+    assert.are.equal("api.anthropic.com", cfg.policy.allow_domains[1])
+    assert.are.same({}, cfg.policy.deny_domains)
     assert.is_false(cfg.policy.allow_privileged)
     assert.are.equal("bwrap", cfg.backends.bwrap.path)
     assert.are.equal("setup", source)
@@ -62,7 +81,7 @@ describe("config layers", function()
     config.set_setup({ policy = { rw_paths = { "/only" } } })
     local cfg = config.resolve(nil)
     assert.are.same({ "/only" }, cfg.policy.rw_paths)
-    assert.is_true(cfg.policy.network)
+    assert.are.equal("allowlist", cfg.policy.network)
   end)
 
   it("keeps defaults under an empty policy table", function()
@@ -73,7 +92,7 @@ describe("config layers", function()
   it("raises on a bad setup() with the key in the message", function()
     assert.has_error(function()
       config.set_setup({ policy = { network = "off" } })
-    end, 'flemma-sandbox: sandbox.policy.network: expected true, false or "ask", got string')
+    end, 'flemma-sandbox: sandbox.policy.network: expected true, false, "allowlist", "host" or "ask", got string')
   end)
 
   it("applies runtime override > buffer > setup", function()

@@ -15,17 +15,18 @@ local function start(cmd)
 end
 
 describe("flemma-sandbox-proxy", function()
-  local dir, server, server2, port, port2
+  local dir, server, server2, port, port2, pids
   setup(function()
-    local first
+    local first, first2
     server, first = start("exec luajit spec/support/http.lua serve 127.0.0.2")
+    server2, first2 = start("exec luajit spec/support/http.lua serve 127.0.0.3")
     port = tonumber(first:match("^port (%d+)"))
-    server2, first = start("exec luajit spec/support/http.lua serve 127.0.0.3")
-    port2 = tonumber(first:match("^port (%d+)"))
+    port2 = tonumber(first2:match("^port (%d+)"))
+    pids = first:match("pid (%d+)") .. " " .. first2:match("pid (%d+)")
     assert(port and port2, "test servers started")
   end)
   teardown(function()
-    h.sh("pkill -f 'spec/support/http.lua serve 127.0.0.[23]' || true")
+    h.sh("kill " .. pids)
     server:close()
     server2:close()
   end)

@@ -174,8 +174,20 @@ local LIMIT_ORDER = { "processes", "memory_mb", "cpu_seconds", "file_size_mb", "
 ---@param helper string
 ---@param inner_cmd string[]
 ---@return string[]
+--- The allowlist network mode (csrc/proxy_bridge.h, csrc/host_proxy.h):
+--- where the run's proxy socket is bound inside the sandbox (/dev is a
+--- fresh one there, always) and the loopback port the bridge listens on,
+--- which HTTP_PROXY and the others name.
+M.PROXY_INSIDE = "/dev/flemma-sandbox-proxy.sock"
+M.PROXY_PORT = 39128
+
 local function helper_inner(policy, helper, inner_cmd)
   local cmd = { helper }
+  if policy.network_mode == "allowlist" then
+    cmd[#cmd + 1] = "--proxy-bridge"
+    cmd[#cmd + 1] = M.PROXY_INSIDE
+    cmd[#cmd + 1] = tostring(M.PROXY_PORT)
+  end
   if policy.seccomp and M.seccomp_arch() then
     cmd[#cmd + 1] = "--seccomp"
   end
@@ -336,10 +348,24 @@ M.CHECK_WORDS_BYTES = 64 * 1024
 --- ".git" they hold. The check file lies in our state folder, which the
 --- sandbox cannot write; the helper writes it from the words in its argv,
 --- or, for a large policy, Neovim writes it here.
+--- The name of a run's files in our state folder, without extension: its
+--- check file (.check) and its proxy's socket (.sock).
+---@return string|nil base, string|nil err
+function M.run_base()
+  local runs, err = host.state_dir("runs")
+  if not runs then
+    return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(err)
+  end
+  check_files = check_files + 1
+  -- the time too: the quarantine names its runs, and pids come back
+  return string.format("%s/%d-%d-%d", runs, core.getpid(), os.time(), check_files)
+end
+
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param mask_at integer position of bwrap's "--" in the command the helper runs (bwrap is 0)
+---@param base? string the run's name (M.run_base)
 ---@return string[]|nil options the helper's options for it, string|nil err
-function M.check_options(policy, mask_at)
+function M.check_options(policy, mask_at, base)
   -- never a temp folder: the sandbox may write there, and the helper trusts the file
   local runs, rerr = host.state_dir("runs")
   local quarantine, qerr = host.state_dir("quarantine")
@@ -347,9 +373,7 @@ function M.check_options(policy, mask_at)
   if not runs or not quarantine or not index then
     return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr or ierr)
   end
-  check_files = check_files + 1
-  -- the time too: the quarantine names its runs, and pids come back
-  local file = string.format("%s/%d-%d-%d.check", runs, core.getpid(), os.time(), check_files)
+  local file = (base or M.run_base()) .. ".check"
   local words, bytes = policy_words(policy, quarantine, index)
   local at = tostring(mask_at)
   if bytes <= M.CHECK_WORDS_BYTES then
@@ -410,6 +434,42 @@ function M.wrap(policy, backend_config, inner_cmd)
       end
     end
   end
+  local base, berr = M.run_base()
+  if not base then
+    return nil, berr
+  end
+  local proxy = {}
+  if policy.network_mode == "allowlist" then
+    local socket = base .. ".sock"
+    if #socket >= 108 then
+      return nil,
+        "flemma-sandbox: the network proxy's socket path is too long for a unix socket ("
+          .. socket
+          .. '): set XDG_STATE_HOME to a shorter folder, or policy.network = "host"'
+    end
+    local url = "http://127.0.0.1:" .. M.PROXY_PORT
+    local extra = { "--ro-bind", socket, M.PROXY_INSIDE }
+    local function add(list, ...)
+      for _, word in ipairs({ ... }) do
+        list[#list + 1] = word
+      end
+    end
+    for _, name in ipairs({ "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy" }) do
+      add(extra, "--setenv", name, url)
+    end
+    add(extra, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1", "--setenv", "no_proxy", "localhost,127.0.0.1,::1")
+    add(extra, unpack(backend_config.extra_args or {}))
+    backend_config = setmetatable({ extra_args = extra }, { __index = backend_config })
+    proxy = { "--proxy", socket }
+    for _, entry in ipairs(policy.allow_domains or {}) do
+      add(proxy, "--allow", entry)
+    end
+    for _, entry in ipairs(policy.deny_domains or {}) do
+      add(proxy, "--deny", entry)
+    end
+  end
+  -- bwrap shares the host's network only in "host" mode
+  mounts = setmetatable({ network = policy.network_mode == "host" }, { __index = mounts })
   local inner = helper_inner(policy, helper, inner_cmd)
   local argv, err = core.bwrap_argv(mounts, backend_config, inner)
   if not argv then
@@ -450,12 +510,15 @@ function M.wrap(policy, backend_config, inner_cmd)
     front[#front + 1] = string.format("%d", policy.time_limit_ms)
   end
   -- always: the host's sockets are covered as they are right before the run
-  local check, cerr = M.check_options(policy, dash - 1)
+  local check, cerr = M.check_options(policy, dash - 1, base)
   if not check then
     return nil, cerr
   end
   local out = { helper }
   for _, word in ipairs(check) do
+    out[#out + 1] = word
+  end
+  for _, word in ipairs(proxy) do
     out[#out + 1] = word
   end
   for _, word in ipairs(front) do

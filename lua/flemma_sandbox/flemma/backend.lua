@@ -98,7 +98,9 @@ function M.resolve(flemma_policy, backend_config, context)
   local p = util.deepcopy(cfg.policy)
   p.rw_paths = util.deepcopy(flemma_policy.rw_paths or {})
   vim.list_extend(p.rw_paths, context and context.rw_paths or {})
-  p.network = flemma_policy.network ~= false
+  -- Flemma's "network on" goes out through the allowlist proxy, unless our
+  -- own config asks for the host's network
+  p.network = flemma_policy.network ~= false and (cfg.policy.network == "host" and "host" or "allowlist")
   p.allow_privileged = flemma_policy.allow_privileged == true
   local resolved = policy.resolve(p, context and context.bufnr)
   -- Flemma's tool environment (tools.<name>.env) reaches the command, but

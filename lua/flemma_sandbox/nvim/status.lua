@@ -58,7 +58,7 @@ function M.standalone_lines(bufnr)
   end
 
   local policy, skipped = sandbox.get_policy(bufnr)
-  local network = policy.network and "on" or "off (loopback only)"
+  local network = M.network_text(policy)
   if cfg.policy.network == "ask" then
     network = "ask (off unless a tool call asks and you agree)"
   end
@@ -70,6 +70,20 @@ function M.standalone_lines(bufnr)
     end
   end
   return lines
+end
+
+--- How a resolved policy reaches the network, in a line.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@return string
+function M.network_text(policy)
+  if policy.network_mode == "allowlist" then
+    local denied = #(policy.deny_domains or {}) > 0 and ("; never " .. table.concat(policy.deny_domains, ", ")) or ""
+    return "allowlist (through the proxy to "
+      .. (#policy.allow_domains > 0 and table.concat(policy.allow_domains, ", ") or "nothing")
+      .. denied
+      .. ")"
+  end
+  return policy.network_mode == "host" and "the host's (everything it reaches)" or "off (loopback only)"
 end
 
 --- The part both modes show: network, writable, hidden and protected
@@ -130,7 +144,7 @@ function M.hardening(lines, policy, network)
   lines[#lines + 1] = "  abstract sockets: "
     .. (
       scoped and "host ones out of reach (Landlock scope)"
-      or policy.network and "host ones reachable (network on, kernel before 6.12)"
+      or policy.network_mode == "host" and "host ones reachable (the host's network, kernel before 6.12)"
       or "host ones out of reach (own network namespace)"
     )
   local limits = {}
@@ -172,7 +186,7 @@ function M.flemma_lines(bufnr)
     return lines
   end
   if view.resolved then
-    local network = view.resolved.network and "on (Flemma's policy.network)" or "off (Flemma's policy.network)"
+    local network = M.network_text(view.resolved) .. " (Flemma's policy.network)"
     M.hardening(lines, view.resolved, network)
   end
   return lines

@@ -28,7 +28,10 @@ local M = {}
 ---@field hidden flemma_sandbox.Rule[] why each hidden path is hidden
 ---@field allow_sockets string[] allow_sockets, resolved: host sockets left reachable
 ---@field secret_scan flemma_sandbox.SecretScan what the helper scans for secret files before the command
----@field network boolean (a configured "ask" resolves to false)
+---@field network boolean whether the command has any way out (a configured "ask" resolves to false)
+---@field network_mode "off"|"allowlist"|"host" how: none, the proxy (allow_domains), the host's network
+---@field allow_domains string[]
+---@field deny_domains string[]
 ---@field seccomp boolean
 ---@field limits flemma_sandbox.Limits
 ---@field allow_privileged boolean
@@ -305,6 +308,11 @@ local function resolve_fresh(policy, bufnr, looked)
   for _, p in ipairs(protected) do
     ro[#ro + 1] = p.path
   end
+  -- true and "allowlist": out through the proxy; "ask" is off until a call asks
+  local configured = policy.network
+  local network_mode = (configured == false or configured == "ask") and "off"
+    or configured == "host" and "host"
+    or "allowlist"
   local private_paths = {}
   for _, f in ipairs(private.folders) do
     private_paths[#private_paths + 1] = f.path
@@ -326,7 +334,10 @@ local function resolve_fresh(policy, bufnr, looked)
     hidden = hidden,
     allow_sockets = allow_sockets,
     secret_scan = protect.secret_scan(policy, projects),
-    network = policy.network == true,
+    network = network_mode ~= "off",
+    network_mode = network_mode,
+    allow_domains = policy.allow_domains or {},
+    deny_domains = policy.deny_domains or {},
     allow_privileged = policy.allow_privileged == true,
     seccomp = policy.seccomp ~= false,
     limits = policy.limits or {},

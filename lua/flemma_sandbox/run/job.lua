@@ -102,6 +102,7 @@ local function check_after(wrapped)
   end
   os.remove(check) -- a check file the helper never took up
   os.remove((check:gsub("%.check$", ".new"))) -- or one it was killed writing
+  os.remove((check:gsub("%.check$", ".sock"))) -- and its network proxy's socket
   return #lines > 0 and (table.concat(lines, "\n") .. "\n") or "", quarantine.moved_by(check)
 end
 

@@ -148,6 +148,11 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if r.sandboxed then
         vim.list_extend(notes, shell.limit_notes(r, ctx.config.policy.limits or {}))
       end
+      -- what the allowlist proxy refused (csrc/proxy_conn.c says it on stderr)
+      for blocked_host, why in r.stderr:gmatch("flemma%-sandbox: blocked (%S+): ([^\n]*)") do
+        notes[#notes + 1] =
+          string.format("[sandbox] blocked %s: %s (the user can add it to policy.allow_domains)", blocked_host, why)
+      end
       if r.exit_code ~= 0 and not ctx.network and r.sandboxed then
         if shell.looks_like_network_failure(r.stdout .. r.stderr) then
           notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)

@@ -72,8 +72,12 @@ function M.info(bufnr)
   local network_text
   if not enabled then
     network_text = "The sandbox is off here: commands run with the user's full rights and network."
-  elseif cfg.policy.network == true then
+  elseif policy.network_mode == "host" then
     network_text = "The network is available."
+  elseif policy.network_mode == "allowlist" then
+    network_text = "The network goes through a proxy (HTTP_PROXY and HTTPS_PROXY are set) to these hosts only: "
+      .. (#policy.allow_domains > 0 and table.concat(policy.allow_domains, ", ") or "none")
+      .. ". Anything else is refused (HTTP 403); there is no DNS inside, so tools that ignore the proxy fail."
   elseif cfg.policy.network == "ask" then
     network_text = "The network is off unless you pass network = true (the user is asked); "
       .. "without it curl, git clone and pip install fail."
@@ -104,7 +108,11 @@ end
 --- Asks for network when a call wants it and the policy says "ask".
 local function decide_network(request, ctx, cb)
   local mode = ctx.config.policy.network
-  if not request.wants_network or mode == true or not ctx.config.enabled then
+  if mode == true or mode == "allowlist" or mode == "host" then
+    ctx.network = true -- on already, as configured: nothing to ask
+    return cb()
+  end
+  if not request.wants_network or not ctx.config.enabled then
     return cb()
   end
   if mode == false then

@@ -1,0 +1,21 @@
+/* The host side of the allowlist network mode: flemma-sandbox-exec starts
+ * flemma-sandbox-proxy (found beside itself) for the run, listening on the
+ * run's own socket, and stops it when bwrap has ended. Its refusals
+ * ("flemma-sandbox: blocked HOST: WHY") go to the run's stderr, so they
+ * are told in the result of the tool call that caused them. */
+#ifndef FS_HOST_PROXY_H
+#define FS_HOST_PROXY_H
+
+#include <sys/types.h>
+
+#include "buf.h"
+
+/* Starts the proxy at socket_path with rules (the words of --allow and
+ * --deny options, n of them) and returns its pid once it listens, or -1
+ * with err set. */
+pid_t fs_host_proxy_start(const char *socket_path, char *const *rules, int n, fs_err *err);
+
+/* Stops it and removes its socket. */
+void fs_host_proxy_stop(pid_t pid, const char *socket_path);
+
+#endif

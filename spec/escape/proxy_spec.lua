@@ -1,0 +1,97 @@
+--- Escape suite: the allowlist network mode (the default). The command has
+--- its own network namespace, and its only way out is the run's proxy, to
+--- allow_domains. Test servers on 127.0.0.2/3 play the outside world,
+--- reached by name through the proxy's test-only name map
+--- (FLEMMA_SANDBOX_PROXY_TEST=1); nothing is sent anywhere else.
+local f = require("escape.fixture")
+local h = require("support.helpers")
+local net = require("support.net")
+
+--- A shell line that sends the request text to HTTP_PROXY and prints the reply.
+local function through_proxy(text)
+  return 'p=${HTTP_PROXY#http://}; exec 3<>"/dev/tcp/${p%:*}/${p##*:}" && printf '
+    .. h.shell_quote(text)
+    .. " >&3 && cat <&3"
+end
+
+describe("escape: the network through the allowlist proxy", function()
+  local w, server, server_pid, port, hosts, env
+  setup(function()
+    w = f.create()
+    f.use_host(w, {})
+    server = assert(io.popen("exec luajit spec/support/http.lua serve 127.0.0.2 2>&1", "r"))
+    local first = server:read("*l")
+    port, server_pid = first:match("^port (%d+) pid (%d+)")
+    port = tonumber(port)
+    hosts = w.outside .. "/proxy-hosts"
+    h.write(hosts, "allowed.test 127.0.0.2\nother.test 127.0.0.2\n")
+    env = { FLEMMA_SANDBOX_PROXY_TEST = "1", FLEMMA_SANDBOX_PROXY_TEST_HOSTS = hosts }
+  end)
+  teardown(function()
+    h.sh("kill " .. server_pid)
+    server:close()
+    f.destroy(w)
+  end)
+  before_each(function()
+    f.policy({ network = "allowlist", allow_domains = { "allowed.test", "localhost" } })
+  end)
+
+  local function get(name)
+    return "GET http://" .. name .. ":" .. port .. "/hello HTTP/1.1\r\nHost: " .. name .. "\r\n\r\n"
+  end
+
+  it("reaches an allowed name through HTTP_PROXY, and no other (control: both answer directly)", function()
+    local r = f.attack(w, through_proxy(get("allowed.test")), { env = env })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.matches("hello /hello host=allowed.test", r.stdout)
+    r = f.attack(w, through_proxy(get("other.test")), { env = env })
+    assert.matches("^HTTP/1.1 403 Forbidden", r.stdout)
+    assert.matches("other%.test is not in allow_domains", r.stdout)
+    assert.matches("flemma%-sandbox: blocked other%.test: other%.test is not in allow_domains", r.stderr)
+    -- control: the same server answers the host for either name
+    local http = require("support.http")
+    local s = assert(http.connect_tcp("127.0.0.2", port))
+    s.send("GET /hello HTTP/1.1\r\nHost: other.test\r\n\r\n")
+    assert.matches("hello /hello host=other%.test", s.receive())
+    s.close()
+  end)
+
+  it("cannot reach the host's loopback, directly or through the proxy by address or by name", function()
+    local l = net.listen()
+    local r = f.attack(w, "echo EXFIL > /dev/tcp/127.0.0.1/" .. l.port, { env = env })
+    assert.are_not.equal(0, r.code)
+    r = f.attack(
+      w,
+      through_proxy("CONNECT 127.0.0.1:" .. l.port .. " HTTP/1.1\r\n\r\n")
+        .. "; "
+        .. through_proxy("CONNECT localhost:" .. l.port .. " HTTP/1.1\r\n\r\n"),
+      { env = env }
+    )
+    assert.matches("127%.0%.0%.1 is not in allow_domains", r.stdout)
+    assert.matches("localhost resolves to a loopback address", r.stdout)
+    assert.is_false(l.accepted())
+    -- control: with the host's network the listener is reached
+    f.policy({ network = "host" })
+    f.attack(w, "echo EXFIL > /dev/tcp/127.0.0.1/" .. l.port)
+    assert.is_true(l.accepted())
+    l.close()
+  end)
+
+  it("cannot reach a host's abstract unix socket: the namespace is the sandbox's own", function()
+    local name = "flemma-escape-proxy-" .. f.SECRET
+    local l = net.listen_kind("abstract", name)
+    local r = f.attack(w, f.script("connect-unix", "abstract", name), { env = env })
+    assert.matches("^ERR", r.stdout)
+    assert.is_false(l.accepted())
+    l.close()
+  end)
+
+  it("leaves no proxy process and no socket after the run", function()
+    local before = h.capture("pgrep -c -f 'flemma-sandbox-proxy --listen' || true"):gsub("%s", "")
+    f.attack(w, through_proxy(get("allowed.test")), { env = env })
+    local after = h.capture("pgrep -c -f 'flemma-sandbox-proxy --listen' || true"):gsub("%s", "")
+    assert.are.equal(before, after)
+    local runs = require("flemma_sandbox.host").state_dir("runs")
+    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))
+  end)
+end)
