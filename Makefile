@@ -74,11 +74,12 @@ fuzz:
 	    fuzz/corpus-work/$$t fuzz/corpus/$$t 2>&1 | grep -E "stat::number_of_executed_units|ERROR|Done" || exit 1; \
 	done
 
-bench: $(CORE) $(HELPER)
+bench: $(CORE) $(HELPER) $(PROXY)
 	$(LUAJIT) bench/policy_bench.lua
 	$(LUAJIT) bench/scan_bench.lua
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/socket_bench.lua" -c "qa!"
+	$(LUAJIT) bench/proxy_bench.lua
 
 demo: $(CORE) $(HELPER)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"

@@ -19,7 +19,7 @@
 
 #define HEAD_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 10000
-#define RELAY_BYTES 65536
+#define RELAY_BYTES (256 * 1024) /* at most this much waits in each way's pipe */
 #define THREAD_STACK (256 * 1024)
 
 typedef struct {
@@ -31,12 +31,15 @@ typedef struct {
     char why[1024]; /* why it was refused, for the reply and stdout */
 } conn;
 
+/* One way of a relay: bytes move from `from` to `to` through a pipe, by
+ * splice(), so they are never copied into the proxy. */
 typedef struct {
-    char data[RELAY_BYTES];
-    size_t at, len; /* bytes data[at, len) wait to be written */
-    int eof;        /* the reading side ended */
-    int shut;       /* the writing side was shut down after eof */
-} relay_buf;
+    int from, to;
+    int pipe[2];
+    size_t held; /* bytes in the pipe */
+    int eof;     /* `from` ended */
+    int shut;    /* `to` was shut down after that */
+} relay_way;
 
 int fs_proxy_shared_init(fs_proxy_shared *s)
 {
@@ -145,14 +148,18 @@ static int connect_within(const struct sockaddr *sa, socklen_t len)
     return fd;
 }
 
-/* The test map's address for the host, if the map names it. */
-static const char *test_address(const fs_proxy_shared *s, const char *host)
+/* The test map's address for the host, if the map names it; *relaxed
+ * when the rule on loopback does not apply to it. */
+static const char *test_address(const fs_proxy_shared *s, const char *host, int *relaxed)
 {
     size_t i;
 
-    for (i = 0; i + 1 < s->test_hosts.len; i += 2)
-        if (strcmp(s->test_hosts.items[i], host) == 0)
+    *relaxed = 0;
+    for (i = 0; i + 2 < s->test_hosts.len; i += 3)
+        if (strcmp(s->test_hosts.items[i], host) == 0) {
+            *relaxed = s->test_hosts.items[i + 2][0] == '\0';
             return s->test_hosts.items[i + 1];
+        }
     return NULL;
 }
 
@@ -161,9 +168,9 @@ static const char *test_address(const fs_proxy_shared *s, const char *host)
 static int open_upstream(conn *c, int *blocked)
 {
     struct addrinfo hints, *list = NULL, *a;
-    const char *test = test_address(c->s, c->req.host);
+    int relaxed, rc, kind = FS_ADDR_PUBLIC;
+    const char *test = test_address(c->s, c->req.host, &relaxed);
     char port[8];
-    int rc, kind = FS_ADDR_PUBLIC;
 
     memset(&hints, 0, sizeof(hints));
     hints.ai_socktype = SOCK_STREAM;
@@ -182,7 +189,7 @@ static int open_upstream(conn *c, int *blocked)
 
         /* a test name reaches its own address; anything else only a
          * public one, or one an allow entry names */
-        if (!test && k != FS_ADDR_PUBLIC && !fs_addr_named(a->ai_family, bytes, &c->s->allow)) {
+        if (!relaxed && k != FS_ADDR_PUBLIC && !fs_addr_named(a->ai_family, bytes, &c->s->allow)) {
             kind = k;
             continue;
         }
@@ -203,103 +210,119 @@ static int open_upstream(conn *c, int *blocked)
     return -1;
 }
 
-/* Moves bytes from fd into b; 0 on EOF (b->eof set), -1 on error. */
-static int fill(int fd, relay_buf *b)
+/* Moves what can move on one way: -1 on error, 1 when bytes moved. */
+static int step(relay_way *w, short from_events, short to_events)
 {
-    ssize_t got = recv(fd, b->data, sizeof(b->data), 0);
+    int moved = 0;
 
-    if (got < 0)
-        return errno == EINTR || errno == EAGAIN ? 1 : -1;
-    if (got == 0)
-        b->eof = 1;
-    b->at = 0;
-    b->len = (size_t)got;
-    return got > 0;
-}
+    if ((from_events & (POLLIN | POLLHUP)) && !w->eof && w->held < RELAY_BYTES) {
+        ssize_t n = splice(w->from, NULL, w->pipe[1], NULL, RELAY_BYTES - w->held, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 
-static int drain(int fd, relay_buf *b)
-{
-    ssize_t w = send(fd, b->data + b->at, b->len - b->at, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno != EAGAIN && errno != EINTR)
+            return -1;
+        if (n == 0)
+            w->eof = 1;
+        if (n > 0) {
+            w->held += (size_t)n;
+            moved = 1;
+            to_events |= POLLOUT; /* try at once: a poll round less per chunk */
+        }
+    }
+    if ((to_events & POLLOUT) && w->held > 0) {
+        ssize_t n = splice(w->pipe[0], NULL, w->to, NULL, w->held, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 
-    if (w < 0)
-        return errno == EINTR || errno == EAGAIN ? 0 : -1;
-    b->at += (size_t)w;
-    if (b->at == b->len)
-        b->at = b->len = 0;
-    return 0;
+        if (n < 0 && errno != EAGAIN && errno != EINTR)
+            return -1;
+        if (n > 0) {
+            w->held -= (size_t)n;
+            moved = 1;
+        }
+    }
+    if (w->eof && w->held == 0 && !w->shut) {
+        shutdown(w->to, SHUT_WR);
+        w->shut = 1;
+    }
+    return moved;
 }
 
 /* Relays until both ways ended or nothing moved for idle_ms. */
-static void relay(conn *c, relay_buf *up, relay_buf *down)
+static void relay(conn *c)
 {
+    relay_way way[2];
     long long last = now_ms();
+    int i;
 
-    for (;;) {
+    memset(way, 0, sizeof(way));
+    way[0].from = c->client;
+    way[0].to = c->upstream;
+    way[1].from = c->upstream;
+    way[1].to = c->client;
+    if (pipe2(way[0].pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        return;
+    if (pipe2(way[1].pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        close(way[0].pipe[0]);
+        close(way[0].pipe[1]);
+        return;
+    }
+    /* room for RELAY_BYTES in each pipe (64 KiB by default): fewer splices */
+    fcntl(way[0].pipe[1], F_SETPIPE_SZ, RELAY_BYTES);
+    fcntl(way[1].pipe[1], F_SETPIPE_SZ, RELAY_BYTES);
+    fcntl(c->client, F_SETFL, fcntl(c->client, F_GETFL) | O_NONBLOCK);
+    fcntl(c->upstream, F_SETFL, fcntl(c->upstream, F_GETFL) | O_NONBLOCK);
+    while (!(way[0].shut && way[1].shut)) {
         struct pollfd p[2];
-        int i, moved = 0;
+        int moved = 0;
 
-        /* a way whose reader ended and whose bytes are out: shut its writer */
-        if (up->eof && up->len == 0 && !up->shut) {
-            shutdown(c->upstream, SHUT_WR);
-            up->shut = 1;
-        }
-        if (down->eof && down->len == 0 && !down->shut) {
-            shutdown(c->client, SHUT_WR);
-            down->shut = 1;
-        }
-        if (up->shut && down->shut)
-            return;
+        /* p[0]: the client; p[1]: upstream */
         p[0].fd = c->client;
-        p[0].events = (short)((!up->eof && up->len == 0 ? POLLIN : 0) | (down->len > 0 ? POLLOUT : 0));
         p[1].fd = c->upstream;
-        p[1].events = (short)((!down->eof && down->len == 0 ? POLLIN : 0) | (up->len > 0 ? POLLOUT : 0));
+        p[0].events = (short)((!way[0].eof && way[0].held < RELAY_BYTES ? POLLIN : 0) |
+                              (way[1].held > 0 ? POLLOUT : 0));
+        p[1].events = (short)((!way[1].eof && way[1].held < RELAY_BYTES ? POLLIN : 0) |
+                              (way[0].held > 0 ? POLLOUT : 0));
         if (poll(p, 2, 1000) < 0 && errno != EINTR)
-            return;
-        for (i = 0; i < 2; i++)
-            if (p[i].revents & (POLLERR | POLLNVAL))
-                return;
-        if ((p[0].revents & (POLLIN | POLLHUP)) && !up->eof && up->len == 0)
-            moved |= fill(c->client, up) < 0 ? -1 : 1;
-        if ((p[1].revents & (POLLIN | POLLHUP)) && !down->eof && down->len == 0)
-            moved |= fill(c->upstream, down) < 0 ? -1 : 1;
-        if ((p[1].revents & POLLOUT) && up->len > 0)
-            moved |= drain(c->upstream, up) < 0 ? -1 : 1;
-        if ((p[0].revents & POLLOUT) && down->len > 0)
-            moved |= drain(c->client, down) < 0 ? -1 : 1;
+            break;
+        if ((p[0].revents | p[1].revents) & (POLLERR | POLLNVAL))
+            break;
+        for (i = 0; i < 2 && moved >= 0; i++) {
+            int m = step(&way[i], p[i].revents, p[1 - i].revents);
+
+            moved = m < 0 ? -1 : (moved | m);
+        }
         if (moved < 0)
-            return;
+            break;
         if (moved)
             last = now_ms();
         else if (now_ms() - last > c->s->idle_ms)
-            return;
+            break;
+    }
+    for (i = 0; i < 2; i++) {
+        close(way[i].pipe[0]);
+        close(way[i].pipe[1]);
     }
 }
 
 /* Sends the forwarded request's head: the method, the path (the target
- * without scheme and host), the rest as the client wrote it. */
-static void send_head(conn *c, relay_buf *up)
+ * without scheme and host), the rest as the client wrote it, and what
+ * came after the head. */
+static void send_head(conn *c)
 {
     const fs_proxy_request *r = &c->req;
     size_t target_end = r->target_at + r->target_len;
-    size_t n = 0, rest = c->have - target_end;
+    char line[32];
+    int n = snprintf(line, sizeof(line), "%s ", r->method);
 
-    n += (size_t)snprintf(up->data, sizeof(up->data), "%s ", r->method);
+    write_all(c->upstream, line, (size_t)n);
     if (r->origin_at == target_end)
-        up->data[n++] = '/';
-    else {
-        memcpy(up->data + n, c->head + r->origin_at, target_end - r->origin_at);
-        n += target_end - r->origin_at;
-    }
-    /* the head is at most FS_PROXY_HEAD_MAX, well inside the buffer */
-    memcpy(up->data + n, c->head + target_end, rest);
-    up->at = 0;
-    up->len = n + rest;
+        write_all(c->upstream, "/", 1);
+    else
+        write_all(c->upstream, c->head + r->origin_at, target_end - r->origin_at);
+    write_all(c->upstream, c->head + target_end, c->have - target_end);
 }
 
 static void *serve_client(void *arg)
 {
     conn *c = arg;
-    relay_buf *up = NULL, *down = NULL;
     const char *rule;
     int blocked = 0;
 
@@ -319,26 +342,17 @@ static void *serve_client(void *arg)
         refuse(c, blocked ? 403 : 502, blocked ? "Forbidden" : "Bad Gateway", blocked);
         goto done;
     }
-    up = malloc(sizeof(*up));
-    down = malloc(sizeof(*down));
-    if (!up || !down)
-        goto done;
-    memset(up, 0, sizeof(*up));
-    memset(down, 0, sizeof(*down));
     if (c->req.is_connect) {
         static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
         write_all(c->client, ok, sizeof(ok) - 1);
         /* what the client sent after the head (a TLS hello, say) goes on */
-        memcpy(up->data, c->head + c->req.head_len, c->have - c->req.head_len);
-        up->len = c->have - c->req.head_len;
+        write_all(c->upstream, c->head + c->req.head_len, c->have - c->req.head_len);
     } else {
-        send_head(c, up);
+        send_head(c);
     }
-    relay(c, up, down);
+    relay(c);
 done:
-    free(up);
-    free(down);
     if (c->upstream >= 0)
         close(c->upstream);
     close(c->client);

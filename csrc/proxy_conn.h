@@ -13,7 +13,7 @@
  * few counters they share under the lock. */
 typedef struct {
     fs_vec allow, deny;
-    fs_vec test_hosts; /* NAME, ADDRESS pairs (--test-hosts) */
+    fs_vec test_hosts; /* NAME, ADDRESS, "checked" or "" (--test-hosts) */
     int idle_ms;
     int max_clients;
     pthread_mutex_t lock; /* guards clients and stdout */

@@ -15,7 +15,8 @@
  * and nothing else is printed but refusals; else a first line says
  * "listening PATH PID".
  *
- * --test-hosts (NAME ADDRESS lines, 127.x addresses only; or the file
+ * --test-hosts (NAME ADDRESS [checked] lines, 127.x addresses only, the
+ * rule on loopback kept for "checked" names; or the file
  * FLEMMA_SANDBOX_PROXY_TEST_HOSTS names) is honoured only when the
  * environment has FLEMMA_SANDBOX_PROXY_TEST=1: the specs' names for their
  * own servers on 127.0.0.x, which the proxy may then reach. */
@@ -49,16 +50,20 @@ static int usage(void)
 static int read_test_hosts(const char *file, fs_vec *out)
 {
     FILE *f = fopen(file, "r");
-    char line[512], name[256], addr[64];
+    char line[512], name[256], addr[64], how[16];
 
     if (!f)
         return -1;
     while (fgets(line, sizeof(line), f)) {
-        if (sscanf(line, "%255s %63s", name, addr) != 2)
+        int n = sscanf(line, "%255s %63s %15s", name, addr, how);
+
+        if (n < 2)
             continue;
-        /* test servers run on loopback, and only there is the rule relaxed */
-        if (strncmp(addr, "127.", 4) != 0 || !fs_host_is_ip(addr) || fs_vec_push_str(out, name) != 0 ||
-            fs_vec_push_str(out, addr) != 0) {
+        /* test servers run on loopback, and only there is the rule relaxed;
+         * "checked" keeps it (a name that stands for the host's loopback) */
+        if (strncmp(addr, "127.", 4) != 0 || !fs_host_is_ip(addr) || (n == 3 && strcmp(how, "checked") != 0) ||
+            fs_vec_push_str(out, name) != 0 || fs_vec_push_str(out, addr) != 0 ||
+            fs_vec_push_str(out, n == 3 ? "checked" : "") != 0) {
             fclose(f);
             return -1;
         }

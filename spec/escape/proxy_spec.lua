@@ -24,7 +24,8 @@ describe("escape: the network through the allowlist proxy", function()
     port, server_pid = first:match("^port (%d+) pid (%d+)")
     port = tonumber(port)
     hosts = w.outside .. "/proxy-hosts"
-    h.write(hosts, "allowed.test 127.0.0.2\nother.test 127.0.0.2\n")
+    -- loop.test stands for a name that resolves to the host's loopback
+    h.write(hosts, "allowed.test 127.0.0.2\nother.test 127.0.0.2\nloop.test 127.0.0.1 checked\n")
     env = { FLEMMA_SANDBOX_PROXY_TEST = "1", FLEMMA_SANDBOX_PROXY_TEST_HOSTS = hosts }
   end)
   teardown(function()
@@ -33,7 +34,7 @@ describe("escape: the network through the allowlist proxy", function()
     f.destroy(w)
   end)
   before_each(function()
-    f.policy({ network = "allowlist", allow_domains = { "allowed.test", "localhost" } })
+    f.policy({ network = "allowlist", allow_domains = { "allowed.test", "loop.test" } })
   end)
 
   local function get(name)
@@ -64,11 +65,11 @@ describe("escape: the network through the allowlist proxy", function()
       w,
       through_proxy("CONNECT 127.0.0.1:" .. l.port .. " HTTP/1.1\r\n\r\n")
         .. "; "
-        .. through_proxy("CONNECT localhost:" .. l.port .. " HTTP/1.1\r\n\r\n"),
+        .. through_proxy("CONNECT loop.test:" .. l.port .. " HTTP/1.1\r\n\r\n"),
       { env = env }
     )
     assert.matches("127%.0%.0%.1 is not in allow_domains", r.stdout)
-    assert.matches("localhost resolves to a loopback address", r.stdout)
+    assert.matches("loop%.test resolves to a loopback address", r.stdout)
     assert.is_false(l.accepted())
     -- control: with the host's network the listener is reached
     f.policy({ network = "host" })

@@ -66,6 +66,17 @@ local function wrap(fd)
     end
     return table.concat(parts)
   end
+  --- Reads until the peer closes, keeping nothing: how many bytes came.
+  function s.count()
+    local total = 0
+    while true do
+      local n = tonumber(C.recv(fd, buf, 65536, 0))
+      if n <= 0 then
+        return total
+      end
+      total = total + n
+    end
+  end
   --- Bytes until the head of a reply ends (the blank line).
   function s.receive_head()
     local got = ""

@@ -34,7 +34,10 @@ describe("flemma-sandbox-proxy", function()
   local proxies = {}
   before_each(function()
     dir = h.tmpdir()
-    h.write(dir .. "/hosts", "allowed.test 127.0.0.2\na.allowed.test 127.0.0.2\nother.test 127.0.0.3\n")
+    h.write(
+      dir .. "/hosts",
+      "allowed.test 127.0.0.2\na.allowed.test 127.0.0.2\nother.test 127.0.0.3\nloop.test 127.0.0.2 checked\n"
+    )
   end)
   after_each(function()
     for _, p in ipairs(proxies) do
@@ -114,17 +117,19 @@ describe("flemma-sandbox-proxy", function()
   end)
 
   it("refuses IP literals unless listed, and names that resolve to loopback", function()
-    local p = proxy({ "--allow", "localhost", "--allow", "127.0.0.3" })
+    local p = proxy({ "--allow", "loop.test", "--allow", "127.0.0.3" })
     local reply = get(p, "http://127.0.0.2:" .. port .. "/", "127.0.0.2")
     assert.matches("127%.0%.0%.2 is not in allow_domains", reply)
     assert.matches("^HTTP/1.1 403", get(p, "http://[::1]:" .. port .. "/", "[::1]"))
     assert.matches("^HTTP/1.1 403", get(p, "http://169.254.169.254/latest/meta-data/", "169.254.169.254"))
     -- listed: the literal is named, so its loopback address may be reached
     assert.matches("hello / host=127.0.0.3", get(p, "http://127.0.0.3:" .. port2 .. "/", "127.0.0.3"))
-    -- a listed name whose addresses are all loopback (the host's own services)
-    reply = get(p, "http://localhost:" .. port .. "/", "localhost")
+    -- a listed name whose addresses are all loopback (the host's own
+    -- services; "checked" in the test map keeps the rule for it), where
+    -- allowed.test, the same address without the rule, is reached
+    reply = get(p, "http://loop.test:" .. port .. "/", "loop.test")
     assert.matches("^HTTP/1.1 403", reply)
-    assert.matches("localhost resolves to a loopback address", reply)
+    assert.matches("loop%.test resolves to a loopback address", reply)
   end)
 
   it("answers bad requests with 400 and keeps serving", function()
