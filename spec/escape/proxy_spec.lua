@@ -87,10 +87,26 @@ describe("escape: the network through the allowlist proxy", function()
     l.close()
   end)
 
+  it("ends the command's transfer, without a hang, when the proxy is killed in the middle of it", function()
+    local runs = require("flemma_sandbox.host").state_dir("runs")
+    -- a host-side killer: the sandbox cannot see the proxy's process
+    h.sh(
+      "(sleep 1; pkill -KILL -f "
+        .. h.shell_quote("flemma-sandbox-proxy --listen " .. runs)
+        .. ") >/dev/null 2>&1 </dev/null &"
+    )
+    local t = os.time()
+    local req = "GET http://allowed.test:" .. port .. "/slow/20 HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
+    local r = f.attack(w, through_proxy(req) .. "; echo ended", { env = env })
+    assert.matches("tick\n", r.stdout, 1, true)
+    assert.matches("ended\n$", r.stdout)
+    assert.is_true(os.time() - t < 10, "the command ended long before the 20 s transfer would have")
+  end)
+
   it("leaves no proxy process and no socket after the run", function()
-    local before = h.capture("pgrep -c -f 'flemma-sandbox-proxy --listen' || true"):gsub("%s", "")
+    local before = h.capture("pgrep -c -f '[f]lemma-sandbox-proxy --listen' || true"):gsub("%s", "")
     f.attack(w, through_proxy(get("allowed.test")), { env = env })
-    local after = h.capture("pgrep -c -f 'flemma-sandbox-proxy --listen' || true"):gsub("%s", "")
+    local after = h.capture("pgrep -c -f '[f]lemma-sandbox-proxy --listen' || true"):gsub("%s", "")
     assert.are.equal(before, after)
     local runs = require("flemma_sandbox.host").state_dir("runs")
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))

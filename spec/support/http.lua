@@ -143,7 +143,8 @@ function M.request(path, text)
 end
 
 --- The server: answers GET /hello with "hello HOST-HEADER", GET /bytes/N
---- with N bytes, and closes each connection after one reply.
+--- with N bytes, GET /slow/S with a line every 50 ms for S seconds, and
+--- closes each connection after one reply (one client at a time).
 local function serve(address)
   assert(address:match("^127%."), "specs listen on loopback only")
   local fd = C.socket(AF_INET, SOCK_STREAM, 0)
@@ -168,7 +169,17 @@ local function serve(address)
       local target = head:match("^%u+ (%S+)") or ""
       local host = head:match("\r\n[Hh]ost:%s*([^\r]*)") or ""
       local size = tonumber(target:match("^/bytes/(%d+)$"))
-      if size then
+      local slow = tonumber(target:match("^/slow/(%d+)$"))
+      if slow then
+        -- a line every 50 ms for `slow` seconds: a transfer still going on
+        s.send("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+        for _ = 1, slow * 20 do
+          if not s.send("tick\n") then
+            break
+          end
+          os.execute("sleep 0.05")
+        end
+      elseif size then
         s.send("HTTP/1.1 200 OK\r\nContent-Length: " .. size .. "\r\nConnection: close\r\n\r\n")
         local left = size
         while left > 0 and s.send(left >= #chunk and chunk or chunk:sub(1, left)) do
