@@ -41,9 +41,10 @@ $(PROXY): $(PROXY_SRC) $(HDR)
 # luarocks make (build.type = "make") installs the module and the Lua files.
 install: $(CORE) $(HELPER) $(PROXY)
 	mkdir -p $(INST_LIBDIR)/flemma_sandbox $(INST_LUADIR)
-	cp $(CORE) $(HELPER) $(INST_LIBDIR)/flemma_sandbox/
+	cp $(CORE) $(HELPER) $(PROXY) $(INST_LIBDIR)/flemma_sandbox/
 	cp -R lua/flemma_sandbox $(INST_LUADIR)/
-	rm -f $(INST_LUADIR)/flemma_sandbox/core.so $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-exec
+	rm -f $(INST_LUADIR)/flemma_sandbox/core.so $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-exec \
+	  $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-proxy
 
 test: $(CORE) $(HELPER) $(PROXY)
 	bash spec/run.sh
