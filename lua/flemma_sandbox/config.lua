@@ -161,6 +161,12 @@ local function check_policy(key, policy)
   if policy.network ~= nil and type(policy.network) ~= "boolean" and not modes[policy.network] then
     return type_error(key .. ".network", 'true, false, "allowlist", "host" or "ask"', policy.network)
   end
+  local entries = #(type(policy.allow_domains) == "table" and policy.allow_domains or {})
+    + #(type(policy.deny_domains) == "table" and policy.deny_domains or {})
+  if entries > 255 then
+    -- each goes to flemma-sandbox-exec as an option (csrc/host_mode.h)
+    return string.format("%s.allow_domains and deny_domains: at most 255 entries together, got %d", key, entries)
+  end
   for _, name in ipairs({ "allow_domains", "deny_domains" }) do
     for i, entry in ipairs(type(policy[name]) == "table" and policy[name] or {}) do
       -- a name, "*." and a name, an IP literal or a range (the proxy's rules, csrc/net_rules.h)

@@ -113,6 +113,15 @@ function M.try(report, argv, err)
   else
     report.error(herr, { 'run `make` in the plugin folder (build = "make")' })
   end
+  local proxy = helper and helper:gsub("flemma%-sandbox%-exec$", "flemma-sandbox-proxy")
+  if proxy and vim.fn.executable(proxy) == 1 then
+    report.ok("flemma-sandbox-proxy found (policy.network = \"allowlist\")")
+  elseif helper then
+    report.error(
+      'flemma-sandbox-proxy is missing beside flemma-sandbox-exec: policy.network = "allowlist" cannot run',
+      { 'run `make` in the plugin folder (build = "make")' }
+    )
+  end
   local out = argv and vim.fn.system(argv) or err
   if argv and vim.v.shell_error == 0 then
     report.ok("a test sandbox started and exited cleanly")

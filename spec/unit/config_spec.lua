@@ -34,6 +34,20 @@ describe("config.validate", function()
       'sandbox.policy.deny_domains[1]: "*.*.example.com" is not a host name',
     },
     { { policy = { allow_domains = "example.com" } }, "sandbox.policy.allow_domains: expected a list of strings" },
+    {
+      {
+        policy = {
+          deny_domains = (function()
+            local many = {}
+            for i = 1, 256 do
+              many[i] = "h" .. i .. ".example.com"
+            end
+            return many
+          end)(),
+        },
+      },
+      "sandbox.policy.allow_domains and deny_domains: at most 255 entries together, got 256",
+    },
   }
   for _, c in ipairs(bad) do
     it("names the key: " .. c[2], function()
