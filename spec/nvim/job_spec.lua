@@ -191,6 +191,18 @@ describe("job.run", function()
     assert.matches("a+\nEND\n$", r.stdout)
   end)
 
+  it("notes what the allowlist proxy refused, and the status lists it", function()
+    require("flemma_sandbox.run.blocked").clear()
+    local cmd = 'p=${HTTPS_PROXY#http://}; exec 3<>"/dev/tcp/${p%:*}/${p##*:}"; '
+      .. "printf 'CONNECT evil.test:443 HTTP/1.1\\r\\n\\r\\n' >&3; head -n 1 <&3"
+    local r = n.run_job({ "bash", "-c", cmd })
+    assert.matches("^HTTP/1.1 403", r.stdout)
+    assert.matches("flemma%-sandbox: blocked evil%.test: evil%.test is not in allow_domains", r.stderr)
+    local text = table.concat(require("flemma_sandbox.nvim.status").lines(0), "\n")
+    assert.matches("network:    allowlist %(through the proxy to api%.anthropic%.com", text)
+    assert.matches("refused lately by the proxy: evil%.test", text)
+  end)
+
   it("refuses bad options with a clear error", function()
     assert.has_error(function()
       require("flemma_sandbox.run.job").run({ "true" }, {})

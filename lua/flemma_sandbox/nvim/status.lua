@@ -93,6 +93,13 @@ end
 ---@param network string how to describe the network
 function M.hardening(lines, policy, network)
   lines[#lines + 1] = "  network:    " .. network
+  local refused = {}
+  for _, b in ipairs(require("flemma_sandbox.run.blocked").recent()) do
+    refused[#refused + 1] = b.host
+  end
+  if #refused > 0 then
+    lines[#lines + 1] = "  refused lately by the proxy: " .. table.concat(refused, ", ")
+  end
   lines[#lines + 1] = "  privileged: "
     .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")
   lines[#lines + 1] = "  writable:"

@@ -2,6 +2,7 @@
 --- (libuv processes and pipes), bounds what it keeps of the output, and
 --- on timeout or cancel leaves no process behind (SIGTERM, then SIGKILL
 --- after a grace period).
+local blocked = require("flemma_sandbox.run.blocked")
 local bwrap = require("flemma_sandbox.backends.bwrap")
 local capture = require("flemma_sandbox.run.capture")
 local core = require("flemma_sandbox.core")
@@ -187,6 +188,7 @@ local function run_once(argv, opts)
     local text_err, cut_err, dropped_err = errs:result()
     local check_lines, quarantined = check_after(wrapped)
     text_err = text_err .. check_lines
+    blocked.note(text_err)
     local signal = term_signal ~= 0 and term_signal or nil
     if not signal and exit_code > 128 and exit_code <= 128 + 64 then
       signal = exit_code - 128 -- bwrap and shells report a signal this way
