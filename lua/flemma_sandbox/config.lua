@@ -291,6 +291,9 @@ M.BACKEND_POLICY_KEYS = {
   "seccomp",
   "limits",
   "allow_home_rw",
+  "network", -- "host" or "allowlist": how Flemma's network = true goes out
+  "allow_domains",
+  "deny_domains",
 }
 
 --- Turns Flemma's backend config for flemma_sandbox into a layer of ours

@@ -125,6 +125,23 @@ describe("flemma-sandbox inside Flemma", function()
     )
   end)
 
+  it("takes Flemma's network = true (its default) as the allowlist proxy, and 'host' from our config", function()
+    setup_flemma()
+    local host_net = uv.fs_readlink("/proc/self/ns/net")
+    local cmd = "readlink /proc/self/ns/net; echo proxy=$HTTPS_PROXY; p=${HTTPS_PROXY#http://}; "
+      .. "exec 3<>\"/dev/tcp/${p%:*}/${p##*:}\"; printf 'CONNECT evil.test:443 HTTP/1.1\\r\\n\\r\\n' >&3; "
+      .. "head -n 1 <&3"
+    local text = execute(project .. "/n.chat", "bash", { label = "t", command = cmd, timeout = 20 })
+    assert.is_nil(text:find(host_net, 1, true), text) -- a network namespace of its own
+    assert.matches("proxy=http://127%.0%.0%.1:%d+", text)
+    assert.matches("HTTP/1.1 403 Forbidden", text)
+    assert.matches("blocked evil%.test: evil%.test is not in allow_domains", text)
+    -- control: our config's "host" gives the command the host's network
+    setup_flemma({ sandbox = { backends = { flemma_sandbox = { network = "host" } } } })
+    text = execute(project .. "/o.chat", "bash", { label = "t", command = "readlink /proc/self/ns/net", timeout = 20 })
+    assert.truthy(text:find(host_net, 1, true), text)
+  end)
+
   it("honours Flemma's network = false and frontmatter enabled = false", function()
     setup_flemma({ sandbox = { policy = { network = false } } })
     local host_net = uv.fs_readlink("/proc/self/ns/net")

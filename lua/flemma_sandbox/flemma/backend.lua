@@ -44,6 +44,10 @@ function M.config_schema()
     allow_sockets = strings(),
     seccomp = s.optional(s.boolean()),
     allow_home_rw = s.optional(s.boolean()),
+    -- how Flemma's network = true goes out: through the proxy, or the host's
+    network = s.optional(s.enum({ "allowlist", "host" })),
+    allow_domains = strings(),
+    deny_domains = strings(),
     limits = s.optional(s.object({
       processes = limit(),
       memory_mb = limit(),
