@@ -169,11 +169,6 @@ M.LANDLOCK_SCOPE_ABI = 6
 
 local LIMIT_ORDER = { "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }
 
---- The helper's part of the inner command: limits, seccomp, then "--".
----@param policy flemma_sandbox.ResolvedPolicy
----@param helper string
----@param inner_cmd string[]
----@return string[]
 --- The allowlist network mode (csrc/proxy_bridge.h, csrc/host_proxy.h):
 --- where the run's proxy socket is bound inside the sandbox (/dev is a
 --- fresh one there, always) and the loopback port the bridge listens on,
@@ -181,9 +176,24 @@ local LIMIT_ORDER = { "processes", "memory_mb", "cpu_seconds", "file_size_mb", "
 M.PROXY_INSIDE = "/dev/flemma-sandbox-proxy.sock"
 M.PROXY_PORT = 39128
 
+--- A policy's network mode; a table made without one (by hand, by an
+--- older caller) keeps what its `network` boolean meant before: on is the
+--- host's network.
+---@param policy table
+---@return "off"|"allowlist"|"host"
+function M.network_mode(policy)
+  return policy.network_mode or (policy.network and "host" or "off")
+end
+
+--- The helper's part of the inner command: the network bridge, seccomp,
+--- Landlock scope, limits, then "--".
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param helper string
+---@param inner_cmd string[]
+---@return string[]
 local function helper_inner(policy, helper, inner_cmd)
   local cmd = { helper }
-  if policy.network_mode == "allowlist" then
+  if M.network_mode(policy) == "allowlist" then
     cmd[#cmd + 1] = "--proxy-bridge"
     cmd[#cmd + 1] = M.PROXY_INSIDE
     cmd[#cmd + 1] = tostring(M.PROXY_PORT)
@@ -340,14 +350,6 @@ end
 --- takes up to 2 MB of arguments, and each word on its own line of ps.
 M.CHECK_WORDS_BYTES = 64 * 1024
 
---- What the helper does on the host around the run. Right before it
---- (csrc/before_run.h, csrc/secret_masks.h): the ".git" entries and
---- watched paths as they are then, the host's sockets, the secret scan;
---- its masks go in front of bwrap's "--" at mask_at. After it
---- (csrc/after_run.h): the missing protected paths, the projects and the
---- ".git" they hold. The check file lies in our state folder, which the
---- sandbox cannot write; the helper writes it from the words in its argv,
---- or, for a large policy, Neovim writes it here.
 --- The name of a run's files in our state folder, without extension: its
 --- check file (.check) and its proxy's socket (.sock).
 ---@return string|nil base, string|nil err
@@ -361,6 +363,14 @@ function M.run_base()
   return string.format("%s/%d-%d-%d", runs, core.getpid(), os.time(), check_files)
 end
 
+--- What the helper does on the host around the run. Right before it
+--- (csrc/before_run.h, csrc/secret_masks.h): the ".git" entries and
+--- watched paths as they are then, the host's sockets, the secret scan;
+--- its masks go in front of bwrap's "--" at mask_at. After it
+--- (csrc/after_run.h): the missing protected paths, the projects and the
+--- ".git" they hold. The check file lies in our state folder, which the
+--- sandbox cannot write; the helper writes it from the words in its argv,
+--- or, for a large policy, Neovim writes it here.
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param mask_at integer position of bwrap's "--" in the command the helper runs (bwrap is 0)
 ---@param base? string the run's name (M.run_base)
@@ -439,7 +449,7 @@ function M.wrap(policy, backend_config, inner_cmd)
     return nil, berr
   end
   local proxy = {}
-  if policy.network_mode == "allowlist" then
+  if M.network_mode(policy) == "allowlist" then
     local socket = base .. ".sock"
     if #socket >= 108 then
       return nil,
@@ -469,7 +479,7 @@ function M.wrap(policy, backend_config, inner_cmd)
     end
   end
   -- bwrap shares the host's network only in "host" mode
-  mounts = setmetatable({ network = policy.network_mode == "host" }, { __index = mounts })
+  mounts = setmetatable({ network = M.network_mode(policy) == "host" }, { __index = mounts })
   local inner = helper_inner(policy, helper, inner_cmd)
   local argv, err = core.bwrap_argv(mounts, backend_config, inner)
   if not argv then
