@@ -130,12 +130,13 @@ describe("flemma-sandbox inside Flemma", function()
     local host_net = uv.fs_readlink("/proc/self/ns/net")
     local cmd = "readlink /proc/self/ns/net; echo proxy=$HTTPS_PROXY; p=${HTTPS_PROXY#http://}; "
       .. "exec 3<>\"/dev/tcp/${p%:*}/${p##*:}\"; printf 'CONNECT evil.test:443 HTTP/1.1\\r\\n\\r\\n' >&3; "
-      .. "head -n 1 <&3"
+      .. "cat <&3"
     local text = execute(project .. "/n.chat", "bash", { label = "t", command = cmd, timeout = 20 })
     assert.is_nil(text:find(host_net, 1, true), text) -- a network namespace of its own
     assert.matches("proxy=http://127%.0%.0%.1:%d+", text)
     assert.matches("HTTP/1.1 403 Forbidden", text)
-    assert.matches("blocked evil%.test: evil%.test is not in allow_domains", text)
+    -- the refusal's body (Flemma shows stderr, where the proxy's line goes, only on failure)
+    assert.matches("flemma%-sandbox: evil%.test is not in allow_domains", text)
     -- control: our config's "host" gives the command the host's network
     setup_flemma({ sandbox = { backends = { flemma_sandbox = { network = "host" } } } })
     text = execute(project .. "/o.chat", "bash", { label = "t", command = "readlink /proc/self/ns/net", timeout = 20 })
