@@ -82,7 +82,7 @@ bench: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/socket_bench.lua" -c "qa!"
 	$(LUAJIT) bench/proxy_bench.lua
 
-demo: $(CORE) $(HELPER)
+demo: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"
 
 # stylua reads stylua.toml

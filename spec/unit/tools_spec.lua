@@ -67,6 +67,7 @@ describe("shell output helpers", function()
       "mount: /mnt: Operation not permitted",
       "cat: .env: Permission denied",
       "cat: /h/.ssh/id: No such file or directory",
+      "flemma-sandbox-exec: cannot run /opt/x/flemma-sandbox-proxy: No such file or directory",
       "some other error",
     }, "\n")
     assert.are.same({
