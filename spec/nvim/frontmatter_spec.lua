@@ -92,10 +92,12 @@ describe("frontmatter in .chat buffers", function()
   end)
 
   it("applies what tightens at once; what loosens only after :FlemmaSandbox trust of that exact text", function()
-    sandbox.setup({ policy = { network = "ask", limits = { processes = 100 } } })
+    sandbox.setup({ policy = { network = "ask", deny_domains = { "metadata.test" }, limits = { processes = 100 } } })
     local lines = {
       "```lua",
-      "flemma.opt.sandbox = { policy = { network = true, limits = { processes = 50 }, deny_write = { '!.envrc' } } }",
+      "flemma.opt.sandbox = { policy = { network = 'host', limits = { processes = 50 }, deny_write = { '!.envrc' } } }",
+      "flemma.opt.sandbox.policy.allow_domains = { 'api.anthropic.com', 'evil.test' }",
+      "flemma.opt.sandbox.policy.deny_domains = {}",
       "flemma.opt.approval = { bash = 'allow', write_file = 'deny' }",
       "```",
       "@You: hi",
@@ -103,24 +105,28 @@ describe("frontmatter in .chat buffers", function()
     local buf = n.open_chat(dir .. "/t.chat", lines)
     local cfg = sandbox.resolve_config(buf)
     assert.are.equal("ask", cfg.policy.network)
+    assert.is_false(vim.tbl_contains(cfg.policy.allow_domains, "evil.test"))
+    assert.are.same({ "metadata.test" }, cfg.policy.deny_domains)
     assert.are.equal(50, cfg.policy.limits.processes)
     assert.is_true(vim.tbl_contains(protect_effective(cfg.policy.deny_write), ".envrc"))
     assert.are.equal("ask", cfg.approval.bash)
     assert.are.equal("deny", cfg.approval.write_file)
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(buf), "\n")
-    local ignored = "frontmatter NOT trusted, ignored: approval%.bash = allow; policy%.deny_write removes %.envrc; "
+    local ignored = "frontmatter NOT trusted, ignored: approval%.bash = allow; policy%.allow_domains adds evil%.test; "
+      .. "policy%.deny_domains drops metadata%.test; policy%.deny_write removes %.envrc; policy%.network = host"
     assert.matches(ignored, status)
     assert.matches(":FlemmaSandbox trust applies it", status)
 
     vim.cmd("FlemmaSandbox trust")
     cfg = sandbox.resolve_config(buf)
-    assert.is_true(cfg.policy.network)
+    assert.are.equal("host", cfg.policy.network)
+    assert.is_true(vim.tbl_contains(cfg.policy.allow_domains, "evil.test"))
     assert.are.equal("allow", cfg.approval.bash)
     assert.is_false(vim.tbl_contains(protect_effective(cfg.policy.deny_write), ".envrc"))
     assert.matches("frontmatter trusted", table.concat(require("flemma_sandbox.nvim.status").lines(buf), "\n"))
 
     -- a change to the text (here by a command in the sandbox, on disk) drops the trust
-    vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "flemma.opt.sandbox = { policy = { network = true } }" })
+    vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "flemma.opt.sandbox = { policy = { network = 'host' } }" })
     vim.cmd("doautocmd TextChanged")
     assert.are.equal("ask", sandbox.resolve_config(buf).policy.network)
     -- and the trust record lives where no sandbox can write

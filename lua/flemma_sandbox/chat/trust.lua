@@ -12,7 +12,9 @@ local util = require("flemma_sandbox.util")
 
 local M = {}
 
-local NETWORK_RANK = { [false] = 0, ask = 1, [true] = 2 }
+--- How far each policy.network value reaches: "ask" can reach more than
+--- the allowlist (the user may say yes), "host" everything.
+local NETWORK_RANK = { [false] = 0, allowlist = 1, [true] = 1, ask = 2, host = 3 }
 local APPROVAL_RANK = { deny = 0, ask = 1, allow = 2 }
 --- Boolean policy keys and the value that loosens.
 local LOOSE_BOOLEAN = { allow_privileged = true, allow_home_rw = true, seccomp = false }
@@ -70,7 +72,7 @@ function M.split(layer, base)
   local tp = {}
   for key, value in pairs(policy) do
     local b = base_policy[key]
-    if key == "rw_paths" or key == "env_allow" or key == "allow_sockets" then
+    if key == "rw_paths" or key == "env_allow" or key == "allow_sockets" or key == "allow_domains" then
       local more = added(value, b)
       if #more > 0 then
         lose("policy." .. key .. " adds " .. table.concat(more, ", "))
@@ -108,6 +110,14 @@ function M.split(layer, base)
         lose("policy." .. key .. " removes " .. table.concat(removed, ", "))
       end
       tp[key] = keep
+    elseif key == "deny_domains" then
+      -- it replaces the global list: a base entry it lacks is let through
+      local gone = added(b or {}, value)
+      if #gone > 0 then
+        lose("policy.deny_domains drops " .. table.concat(gone, ", "))
+      else
+        tp[key] = value
+      end
     elseif key == "network" then
       if NETWORK_RANK[value] > (NETWORK_RANK[b] or 0) then
         lose("policy.network = " .. tostring(value))
