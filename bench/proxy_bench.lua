@@ -1,8 +1,9 @@
 --- make bench, part 5 (LuaJIT): the allowlist proxy (flemma-sandbox-proxy)
 --- next to a direct connection over loopback, to a test server on
 --- 127.0.0.2 that the bench starts: the throughput of a 200 MB transfer
---- (goal: at least 90 % of direct) and the time to connect and fetch a
---- small reply (the latency the proxy adds).
+--- (goal: at least 90 % of direct), the time to connect and fetch a
+--- small reply (the latency the proxy adds), and the time to start one
+--- (each allowlist run starts its own).
 package.path = "spec/?.lua;" .. package.path
 local ffi = require("ffi")
 local http = require("support.http")
@@ -89,6 +90,35 @@ print(
     small_d / 200,
     small_p / 200,
     (small_p - small_d) / 200
+  )
+)
+-- what each allowlist run pays: flemma-sandbox-exec starts a proxy for it
+-- (csrc/host_proxy.c); the anchor is starting a program that prints a line
+-- (until it says it listens; stopping it is not counted)
+local function started(cmd)
+  local t = now_ms()
+  local f = io.popen(cmd, "r")
+  local line = f:read("*l")
+  local took = now_ms() - t
+  local pid = line and line:match("listening %S+ (%d+)$")
+  if pid then
+    os.execute("kill " .. pid)
+  end
+  f:close()
+  return took
+end
+local start_p, start_e = 0, 0
+for _ = 1, 50 do
+  start_e = start_e + started("exec echo listening")
+  start_p = start_p + started("exec lua/flemma_sandbox/flemma-sandbox-proxy --listen " .. dir .. "/start.sock")
+end
+print(
+  string.format(
+    "%-40s %7.2f ms %8.2f ms %+7.2f ms",
+    "start, per run (anchor: echo)",
+    start_e / 50,
+    start_p / 50,
+    (start_p - start_e) / 50
   )
 )
 os.execute("kill " .. server_pid .. " " .. proxy_pid)

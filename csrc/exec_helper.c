@@ -184,8 +184,11 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--proxy") == 0 && has_value) {
             host.proxy_socket = argv[++i];
             host_mode = 1;
-        } else if ((strcmp(argv[i], "--allow") == 0 || strcmp(argv[i], "--deny") == 0) && has_value) {
-            /* host mode: the proxy's rules, passed on to it as they are */
+        } else if ((strcmp(argv[i], "--allow") == 0 || strcmp(argv[i], "--deny") == 0 ||
+                    strcmp(argv[i], "--ask") == 0) &&
+                   has_value) {
+            /* host mode: the proxy's rules (and where it asks about other
+             * hosts), passed on to it as they are */
             if (host.proxy_rule_count + 2 > FS_HOST_PROXY_RULES)
                 return usage();
             host.proxy_rules[host.proxy_rule_count++] = argv[i];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +22,8 @@
 #define CONNECT_TIMEOUT_MS 10000
 #define RELAY_BYTES (256 * 1024) /* at most this much waits in each way's pipe */
 #define THREAD_STACK (256 * 1024)
+#define ASK_TIMEOUT_MS 120000 /* the user may be looking elsewhere; the command waits */
+#define MAX_ASKS 16             /* questions one command may cause: no flood of windows */
 
 typedef struct {
     fs_proxy_shared *s;
@@ -47,6 +50,8 @@ int fs_proxy_shared_init(fs_proxy_shared *s)
     fs_vec_init(&s->allow);
     fs_vec_init(&s->deny);
     fs_vec_init(&s->test_hosts);
+    fs_vec_init(&s->asked_yes);
+    fs_vec_init(&s->asked_no);
     s->idle_ms = 300000;
     s->max_clients = 256;
     return pthread_mutex_init(&s->lock, NULL);
@@ -320,6 +325,122 @@ static void send_head(conn *c)
     write_all(c->upstream, c->head + target_end, c->have - target_end);
 }
 
+static int listed(const fs_vec *v, const char *host)
+{
+    size_t i;
+
+    for (i = 0; i < v->len; i++)
+        if (strcmp(v->items[i], host) == 0)
+            return 1;
+    return 0;
+}
+
+/* Puts the question "ask HOST PORT" to Neovim's socket and reads the
+ * answer line; gives up when the client goes away meanwhile. 1: "once" or
+ * "always", 0: "deny" (both kept for this proxy's run), -1: no answer, with
+ * c->why set. */
+static int ask_user(conn *c)
+{
+    struct sockaddr_un sa;
+    char line[320], answer[16];
+    size_t got = 0;
+    long long deadline = now_ms() + ASK_TIMEOUT_MS;
+    fs_vec *kept;
+    int fd, n, yes, full;
+
+    pthread_mutex_lock(&c->s->lock);
+    full = c->s->asks >= MAX_ASKS;
+    if (!full)
+        c->s->asks++;
+    pthread_mutex_unlock(&c->s->lock);
+    if (full) {
+        snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and this command asked %d times already",
+                 c->req.host, MAX_ASKS);
+        return -1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->s->ask_path);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and Neovim could not be asked (%s)",
+                 c->req.host, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    n = snprintf(line, sizeof(line), "ask %s %u\n", c->req.host, c->req.port);
+    write_all(fd, line, (size_t)n);
+    while (got < sizeof(answer) - 1 && !memchr(answer, '\n', got)) {
+        struct pollfd p[2];
+        ssize_t r;
+
+        p[0].fd = fd;
+        p[0].events = POLLIN;
+        p[1].fd = c->client;
+        p[1].events = POLLRDHUP;
+        if (now_ms() >= deadline || poll(p, 2, (int)(deadline - now_ms())) <= 0) {
+            snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and the user did not answer within %d s",
+                     c->req.host, ASK_TIMEOUT_MS / 1000);
+            close(fd);
+            return -1;
+        }
+        if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+            snprintf(c->why, sizeof(c->why), "the client left while the user was asked about %.255s", c->req.host);
+            close(fd);
+            return -1;
+        }
+        if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        r = recv(fd, answer + got, sizeof(answer) - 1 - got, 0);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    answer[got] = '\0';
+    if (strcmp(answer, "once\n") == 0 || strcmp(answer, "always\n") == 0)
+        yes = 1;
+    else if (strcmp(answer, "deny\n") == 0)
+        yes = 0;
+    else {
+        snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and Neovim gave no answer", c->req.host);
+        return -1;
+    }
+    kept = yes ? &c->s->asked_yes : &c->s->asked_no;
+    pthread_mutex_lock(&c->s->lock);
+    if (!listed(kept, c->req.host))
+        (void)fs_vec_push_str(kept, c->req.host); /* out of memory: it holds for this connection only */
+    pthread_mutex_unlock(&c->s->lock);
+    if (!yes)
+        snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and the user refused it when asked",
+                 c->req.host);
+    return yes;
+}
+
+/* Whether a host no rule lets through may go on after all: only a name
+ * (never an IP literal) with --ask, and only when the user says so. The
+ * answer is kept for the rest of this proxy's run. */
+static int asked_allowed(conn *c)
+{
+    int yes, no;
+
+    if (!c->s->ask_path || fs_host_is_ip(c->req.host))
+        return 0;
+    pthread_mutex_lock(&c->s->lock);
+    yes = listed(&c->s->asked_yes, c->req.host);
+    no = listed(&c->s->asked_no, c->req.host);
+    pthread_mutex_unlock(&c->s->lock);
+    if (yes)
+        return 1;
+    if (no) {
+        snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and the user refused it when asked",
+                 c->req.host);
+        return 0;
+    }
+    return ask_user(c) == 1;
+}
+
 static void *serve_client(void *arg)
 {
     conn *c = arg;
@@ -331,12 +452,14 @@ static void *serve_client(void *arg)
         goto done;
     }
     if (!fs_host_allowed(c->req.host, &c->s->allow, &c->s->deny, &rule)) {
+        /* deny_domains wins over any answer: only an unlisted name is asked */
+        snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains", c->req.host);
         if (rule)
             snprintf(c->why, sizeof(c->why), "%.255s is refused by deny_domains entry %.300s", c->req.host, rule);
-        else
-            snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains", c->req.host);
-        refuse(c, 403, "Forbidden", 1);
-        goto done;
+        if (rule || !asked_allowed(c)) {
+            refuse(c, 403, "Forbidden", 1);
+            goto done;
+        }
     }
     if (open_upstream(c, &blocked) != 0) {
         refuse(c, blocked ? 403 : 502, blocked ? "Forbidden" : "Bad Gateway", blocked);

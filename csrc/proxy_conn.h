@@ -10,13 +10,16 @@
 #include "buf.h"
 
 /* What every client thread reads (set before the first client) and the
- * few counters they share under the lock. */
+ * few counters and answers they share under the lock. */
 typedef struct {
     fs_vec allow, deny;
     fs_vec test_hosts; /* NAME, ADDRESS, "checked" or "" (--test-hosts) */
+    const char *ask_path; /* Neovim's unix socket that asks the user (--ask), or NULL */
+    fs_vec asked_yes, asked_no; /* hosts the user answered for this proxy (under lock) */
+    int asks;                   /* questions put so far (under lock) */
     int idle_ms;
     int max_clients;
-    pthread_mutex_t lock; /* guards clients and stdout */
+    pthread_mutex_t lock; /* guards clients, asked_yes, asked_no, asks and stdout */
     int clients;
 } fs_proxy_shared;
 

@@ -9,7 +9,12 @@
  *
  *   flemma-sandbox-proxy --listen PATH [--allow ENTRY]... [--deny ENTRY]...
  *                        [--idle-ms MS] [--max-clients N] [--test-hosts FILE]
- *                        [--ready-fd FD]
+ *                        [--ready-fd FD] [--ask PATH]
+ *
+ * With --ask, a name no rule allows or denies is not refused at once: the
+ * proxy puts "ask HOST PORT" to the unix socket PATH (Neovim's, which asks
+ * the user) and goes on when the answer line is "once" or "always". The
+ * answer holds for the rest of the proxy's run (one command).
  *
  * With --ready-fd (flemma-sandbox-exec's way) FD is closed once it listens
  * and nothing else is printed but refusals; else a first line says
@@ -29,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -42,7 +48,7 @@
 static int usage(void)
 {
     fputs("usage: flemma-sandbox-proxy --listen PATH [--allow ENTRY]... [--deny ENTRY]...\n"
-          "                            [--idle-ms MS] [--max-clients N] [--test-hosts FILE]\n",
+          "                            [--idle-ms MS] [--max-clients N] [--test-hosts FILE] [--ask PATH]\n",
           stderr);
     return 2;
 }
@@ -97,25 +103,35 @@ static int listen_at(const char *path)
     return fd;
 }
 
-/* Accepts clients until SIGTERM (also sent when the parent dies). */
+/* Accepts clients until SIGTERM (also sent when the parent dies), which a
+ * signalfd turns into one more thing to poll: the proxy ends at once. */
 static int serve(int listen_fd, fs_proxy_shared *shared)
 {
     sigset_t stop;
+    int sig_fd, rc = 0;
 
     sigemptyset(&stop);
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    sig_fd = signalfd(-1, &stop, SFD_CLOEXEC);
+    if (sig_fd < 0)
+        return 1;
     for (;;) {
-        struct pollfd fds[1];
-        struct timespec zero = {0, 0};
+        struct pollfd fds[2];
 
         fds[0].fd = listen_fd;
         fds[0].events = POLLIN;
-        if (poll(fds, 1, 500) < 0 && errno != EINTR)
-            return 1;
-        if (sigtimedwait(&stop, NULL, &zero) > 0)
-            return 0;
+        fds[1].fd = sig_fd;
+        fds[1].events = POLLIN;
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = 1;
+            break;
+        }
+        if (fds[1].revents & POLLIN)
+            break;
         if (fds[0].revents & POLLIN) {
             int client = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
@@ -123,6 +139,8 @@ static int serve(int listen_fd, fs_proxy_shared *shared)
                 fs_proxy_start(shared, client);
         }
     }
+    close(sig_fd);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -152,6 +170,8 @@ int main(int argc, char **argv)
             shared.max_clients = atoi(argv[++i]);
         else if (strcmp(argv[i], "--test-hosts") == 0 && has)
             test_hosts = argv[++i];
+        else if (strcmp(argv[i], "--ask") == 0 && has)
+            shared.ask_path = argv[++i];
         else if (strcmp(argv[i], "--ready-fd") == 0 && has)
             ready_fd = atoi(argv[++i]);
         else
@@ -163,6 +183,10 @@ int main(int argc, char **argv)
     }
     if (!listen_path || shared.idle_ms <= 0 || shared.max_clients <= 0)
         return usage();
+    if (shared.ask_path && strlen(shared.ask_path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        fprintf(stderr, "flemma-sandbox-proxy: --ask %s: too long for a unix socket\n", shared.ask_path);
+        return 2;
+    }
     if (!test_hosts && getenv("FLEMMA_SANDBOX_PROXY_TEST") && strcmp(getenv("FLEMMA_SANDBOX_PROXY_TEST"), "1") == 0)
         test_hosts = getenv("FLEMMA_SANDBOX_PROXY_TEST_HOSTS");
     if (test_hosts) {
@@ -197,6 +221,8 @@ int main(int argc, char **argv)
         fs_vec_free(&shared.allow);
         fs_vec_free(&shared.deny);
         fs_vec_free(&shared.test_hosts);
+        fs_vec_free(&shared.asked_yes);
+        fs_vec_free(&shared.asked_no);
     }
     pthread_mutex_unlock(&shared.lock);
     return rc;

@@ -18,7 +18,8 @@ local M = {}
 ---@field seccomp boolean deny dangerous syscalls (ptrace, mount, bpf, ...) with EPERM
 ---@field limits flemma_sandbox.Limits
 ---@field network boolean|"allowlist"|"host"|"ask" "allowlist" (and true): out through the proxy to
---- allow_domains only; "host": the host's network; "ask": off unless a tool call asks and the user agrees
+--- allow_domains only; "host": the host's network; "ask": the allowlist, and the user is asked about any
+--- other host name while the command waits
 ---@field allow_domains string[] names ("*.x": its subdomains), IP literals and ranges the proxy lets through
 ---@field deny_domains string[] the same, refused even when allow_domains has them
 ---@field allow_privileged boolean

@@ -115,7 +115,7 @@ function M.try(report, argv, err)
   end
   local proxy = helper and helper:gsub("flemma%-sandbox%-exec$", "flemma-sandbox-proxy")
   if proxy and vim.fn.executable(proxy) == 1 then
-    report.ok("flemma-sandbox-proxy found (policy.network = \"allowlist\")")
+    report.ok('flemma-sandbox-proxy found (policy.network = "allowlist")')
   elseif helper then
     report.error(
       'flemma-sandbox-proxy is missing beside flemma-sandbox-exec: policy.network = "allowlist" cannot run',

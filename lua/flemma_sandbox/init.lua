@@ -159,11 +159,20 @@ local function check_command(inner_cmd)
   end
 end
 
+--- In "ask" mode, where the run's proxy asks: Neovim's question socket,
+--- when this runs in Neovim (busted specs have no event loop to serve it).
+---@param resolved flemma_sandbox.ResolvedPolicy
+local function attach_asker(resolved)
+  if resolved.network_mode == "ask" and vim and (vim.uv or vim.loop) then
+    require("flemma_sandbox.nvim.net_ask").attach(resolved)
+  end
+end
+
 --- Wraps a command for the buffer's policy. Returns the command unchanged
 --- when the sandbox is off, or when "auto" finds no backend; "required"
 --- then refuses (nil, err), failing closed.
---- With policy.network = "ask", `opts.network = true` (a table opts) turns
---- the network on for this one command: the caller has asked the user.
+--- With policy.network = "ask" in Neovim, the run's proxy asks the user
+--- about host names allow_domains does not list (nvim/net_ask.lua).
 --- `opts.env` adds variables to the (otherwise allowlisted) environment.
 ---@param inner_cmd string[]
 ---@param bufnr? integer
@@ -189,10 +198,7 @@ function M.wrap_command(inner_cmd, bufnr, opts)
     return nil, err
   end
   local resolved = policy.resolve(cfg.policy, bufnr)
-  if type(opts) == "table" and opts.network == true and cfg.policy.network == "ask" then
-    -- a tool call asked and the user agreed: the host's network for it
-    resolved.network, resolved.network_mode = true, "host"
-  end
+  attach_asker(resolved)
   if type(opts) == "table" and type(opts.env) == "table" then
     for k, v in pairs(opts.env) do
       resolved.env[k] = v -- what the caller sets for this command on purpose

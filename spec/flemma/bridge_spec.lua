@@ -143,6 +143,42 @@ describe("flemma-sandbox inside Flemma", function()
     assert.truthy(text:find(host_net, 1, true), text)
   end)
 
+  it("asks about an unlisted name through vim.ui.select where our config says 'ask' (control: no)", function()
+    local server = assert(io.popen("exec luajit " .. repo .. "/spec/support/http.lua serve 127.0.0.2 2>&1", "r"))
+    local port, pid = server:read("*l"):match("^port (%d+) pid (%d+)")
+    local select, prompts, choice = vim.ui.select, {}, 1
+    finally(function()
+      vim.ui.select = select
+      vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = nil, nil
+      h.sh("kill " .. pid)
+      server:close()
+    end)
+    -- the proxy's test-only name map: asked.test is the server above
+    h.write(project .. "/hosts", "asked.test 127.0.0.2\n")
+    vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = "1", project .. "/hosts"
+    vim.ui.select = function(items, opts, on_choice)
+      prompts[#prompts + 1] = opts.prompt
+      vim.schedule(function()
+        on_choice(items[choice], items[choice] and choice or nil)
+      end)
+    end
+    setup_flemma({ sandbox = { backends = { flemma_sandbox = { network = "ask", allow_domains = {} } } } })
+    local request = "GET http://asked.test:" .. port .. "/hello HTTP/1.1\r\nHost: asked.test\r\n\r\n"
+    local cmd = 'p=${HTTP_PROXY#http://}; exec 3<>"/dev/tcp/${p%:*}/${p##*:}" && printf '
+      .. h.shell_quote(request)
+      .. " >&3 && cat <&3"
+    local text = execute(project .. "/ask.chat", "bash", { label = "t", command = cmd, timeout = 20 })
+    assert.matches("hello /hello host=asked%.test", text)
+    assert.are.equal(1, #prompts)
+    assert.matches("wants asked%.test %(port " .. port .. "%), not in allow_domains", prompts[1])
+    -- the control: dismissed, it is refused and the server is not reached
+    choice = nil
+    text = execute(project .. "/ask2.chat", "bash", { label = "t", command = cmd, timeout = 20 })
+    assert.are.equal(2, #prompts)
+    assert.matches("asked%.test is not in allow_domains, and the user refused it when asked", text)
+    assert.is_nil(text:find("hello /hello", 1, true), text)
+  end)
+
   it("honours Flemma's network = false and frontmatter enabled = false", function()
     setup_flemma({ sandbox = { policy = { network = false } } })
     local host_net = uv.fs_readlink("/proc/self/ns/net")

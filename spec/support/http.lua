@@ -194,8 +194,43 @@ local function serve(address)
   end
 end
 
+--- Neovim's side of policy.network = "ask", scripted: listens on the unix
+--- socket path, prints each question line the proxy puts and replies
+--- `answer` to it, until killed.
+local function answer_questions(path, answer)
+  local fd = C.socket(AF_UNIX, SOCK_STREAM, 0)
+  local addr = ffi.new("struct fs_http_un")
+  addr.family = AF_UNIX
+  ffi.copy(addr.path, path, #path)
+  assert(C.bind(fd, addr, ffi.sizeof(addr)) == 0, "bind " .. path)
+  assert(C.listen(fd, 16) == 0)
+  io.stdout:write("answering ", C.getpid(), "\n")
+  io.stdout:flush()
+  while true do
+    local c = C.accept(fd, nil, nil)
+    if c >= 0 then
+      set_timeout(c, 10)
+      local s = wrap(c)
+      local line = ""
+      while not line:find("\n", 1, true) do
+        local more = s.receive(1)
+        if more == "" then
+          break
+        end
+        line = line .. more
+      end
+      io.stdout:write(line)
+      io.stdout:flush()
+      s.send(answer .. "\n")
+      s.close()
+    end
+  end
+end
+
 if arg and arg[1] == "serve" then
   serve(arg[2])
+elseif arg and arg[1] == "answer" then
+  answer_questions(arg[2], arg[3])
 elseif arg and arg[1] == "fetch" then
   -- fetch SOCKET TARGET HOST: one GET through the proxy; prints "ok N"
   -- (a 200 reply of N bytes) or what came instead

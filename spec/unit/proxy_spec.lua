@@ -107,6 +107,56 @@ describe("flemma-sandbox-proxy", function()
     assert.matches("blocked other%.test: other%.test is not in allow_domains", p.stop())
   end)
 
+  --- A scripted Neovim that answers every question of --ask with `answer`:
+  --- its socket, and a function giving the questions it got (after it is stopped).
+  local function answerer(answer)
+    local sock = dir .. "/ask.sock"
+    local out, first = start("exec luajit spec/support/http.lua answer " .. sock .. " " .. answer)
+    local pid = assert(tostring(first):match("^answering (%d+)$"), tostring(first))
+    proxies[#proxies + 1] = { pid = pid, out = out }
+    return sock, function()
+      h.sh("kill " .. pid)
+      return out:read("*a")
+    end
+  end
+
+  it("with --ask, asks about an unlisted name once and goes on on a yes (control: without, 403)", function()
+    local sock, questions = answerer("once")
+    local p = proxy({ "--allow", "allowed.test", "--ask", sock })
+    assert.matches("hello /a host=other", get(p, "http://other.test:" .. port2 .. "/a", "other.test"))
+    assert.matches("hello /b host=other", get(p, "http://other.test:" .. port2 .. "/b", "other.test"))
+    -- a listed name is not asked about
+    assert.matches("^HTTP/1.1 200", get(p, "http://allowed.test:" .. port .. "/", "allowed.test"))
+    assert.are.equal("ask other.test " .. port2 .. "\n", questions())
+    local control = proxy({ "--allow", "allowed.test" })
+    assert.matches("^HTTP/1.1 403", get(control, "http://other.test:" .. port2 .. "/a", "other.test"))
+  end)
+
+  it("with --ask, refuses on a no, when nobody answers, and after 16 questions", function()
+    local sock, questions = answerer("deny")
+    local names = {}
+    for i = 1, 17 do
+      names[i] = "q" .. i .. ".test"
+      h.write(dir .. "/hosts", h.read(dir .. "/hosts") .. names[i] .. " 127.0.0.3\n")
+    end
+    local p = proxy({ "--ask", sock })
+    local reply = get(p, "http://other.test:" .. port2 .. "/", "other.test")
+    assert.matches("^HTTP/1.1 403", reply)
+    assert.matches("other%.test is not in allow_domains, and the user refused it when asked", reply)
+    -- the no holds for the proxy's run: not asked again
+    assert.matches("^HTTP/1.1 403", get(p, "http://other.test:" .. port2 .. "/", "other.test"))
+    for i = 1, 17 do
+      reply = get(p, "http://" .. names[i] .. ":" .. port2 .. "/", names[i])
+    end
+    assert.matches("q17%.test is not in allow_domains, and this command asked 16 times already", reply)
+    local _, asked = questions():gsub("\n", "")
+    assert.are.equal(16, asked) -- other.test once, q1..q15
+    -- nobody at the socket: refused, saying so
+    local lonely = proxy({ "--ask", dir .. "/nobody.sock" })
+    reply = get(lonely, "http://other.test:" .. port2 .. "/", "other.test")
+    assert.matches("other%.test is not in allow_domains, and Neovim could not be asked", reply)
+  end)
+
   it("takes *.x for a.x and not x, and lets deny win", function()
     local p = proxy({ "--allow", "*.allowed.test", "--allow", "other.test", "--deny", "other.test" })
     assert.matches("^HTTP/1.1 200", get(p, "http://a.allowed.test:" .. port .. "/", "a.allowed.test"))

@@ -104,9 +104,8 @@ describe("shell output helpers", function()
     assert.are.equal("", notes({ exit_code = 0, stderr = "Too many open files" }))
   end)
 
-  it("says how to get network only where it can be asked for", function()
-    assert.matches("network = true; the user will be asked", shell.network_hint("ask"))
-    assert.matches("policy.network = false", shell.network_hint(false))
+  it("says the network is off by policy", function()
+    assert.matches("policy.network = false", shell.NETWORK_HINT)
   end)
 end)
 

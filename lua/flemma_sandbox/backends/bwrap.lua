@@ -180,9 +180,18 @@ M.PROXY_PORT = 39128
 --- older caller) keeps what its `network` boolean meant before: on is the
 --- host's network.
 ---@param policy table
----@return "off"|"allowlist"|"host"
+---@return "off"|"allowlist"|"ask"|"host"
 function M.network_mode(policy)
   return policy.network_mode or (policy.network and "host" or "off")
+end
+
+--- Whether the command goes out through the run's proxy ("ask" is the
+--- allowlist whose proxy asks about other names).
+---@param policy table
+---@return boolean
+function M.uses_proxy(policy)
+  local mode = M.network_mode(policy)
+  return mode == "allowlist" or mode == "ask"
 end
 
 --- The helper's part of the inner command: the network bridge, seccomp,
@@ -193,7 +202,7 @@ end
 ---@return string[]
 local function helper_inner(policy, helper, inner_cmd)
   local cmd = { helper }
-  if M.network_mode(policy) == "allowlist" then
+  if M.uses_proxy(policy) then
     cmd[#cmd + 1] = "--proxy-bridge"
     cmd[#cmd + 1] = M.PROXY_INSIDE
     cmd[#cmd + 1] = tostring(M.PROXY_PORT)
@@ -449,7 +458,7 @@ function M.wrap(policy, backend_config, inner_cmd)
     return nil, berr
   end
   local proxy = {}
-  if M.network_mode(policy) == "allowlist" then
+  if M.uses_proxy(policy) then
     local socket = base .. ".sock"
     if #socket >= 108 then
       return nil,
@@ -476,6 +485,9 @@ function M.wrap(policy, backend_config, inner_cmd)
     end
     for _, entry in ipairs(policy.deny_domains or {}) do
       add(proxy, "--deny", entry)
+    end
+    if M.network_mode(policy) == "ask" and policy.ask_socket then
+      add(proxy, "--ask", policy.ask_socket)
     end
   end
   -- bwrap shares the host's network only in "host" mode

@@ -44,8 +44,9 @@ function M.config_schema()
     allow_sockets = strings(),
     seccomp = s.optional(s.boolean()),
     allow_home_rw = s.optional(s.boolean()),
-    -- how Flemma's network = true goes out: through the proxy, or the host's
-    network = s.optional(s.enum({ "allowlist", "host" })),
+    -- how Flemma's network = true goes out: through the proxy (which may
+    -- ask about other names), or the host's
+    network = s.optional(s.enum({ "allowlist", "ask", "host" })),
     allow_domains = strings(),
     deny_domains = strings(),
     limits = s.optional(s.object({
@@ -103,8 +104,9 @@ function M.resolve(flemma_policy, backend_config, context)
   p.rw_paths = util.deepcopy(flemma_policy.rw_paths or {})
   vim.list_extend(p.rw_paths, context and context.rw_paths or {})
   -- Flemma's "network on" goes out through the allowlist proxy, unless our
-  -- own config asks for the host's network
-  p.network = flemma_policy.network ~= false and (cfg.policy.network == "host" and "host" or "allowlist")
+  -- own config asks for the host's network or for questions
+  local how = (cfg.policy.network == "host" or cfg.policy.network == "ask") and cfg.policy.network or "allowlist"
+  p.network = flemma_policy.network ~= false and how
   p.allow_privileged = flemma_policy.allow_privileged == true
   local resolved = policy.resolve(p, context and context.bufnr)
   -- Flemma's tool environment (tools.<name>.env) reaches the command, but
@@ -152,6 +154,7 @@ function M.wrap(flemma_policy, backend_config, inner_cmd)
   end
   -- whatever timeout the model asked Flemma's tool for
   resolved.time_limit_ms = cfg.tools.max_timeout_ms
+  require("flemma_sandbox.nvim.net_ask").attach(resolved)
   return bwrap.wrap(resolved, cfg.backends.bwrap, inner_cmd)
 end
 

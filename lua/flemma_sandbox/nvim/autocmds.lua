@@ -128,6 +128,10 @@ function M.setup_common()
     group = group,
     callback = function()
       require("flemma_sandbox.run.job").kill_all()
+      local ask = package.loaded["flemma_sandbox.nvim.net_ask"]
+      if ask then
+        ask.stop() -- its socket goes with it
+      end
     end,
   })
 end

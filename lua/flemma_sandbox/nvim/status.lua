@@ -58,11 +58,7 @@ function M.standalone_lines(bufnr)
   end
 
   local policy, skipped = sandbox.get_policy(bufnr)
-  local network = M.network_text(policy)
-  if cfg.policy.network == "ask" then
-    network = "ask (off unless a tool call asks and you agree)"
-  end
-  M.hardening(lines, policy, network)
+  M.hardening(lines, policy, M.network_text(policy))
   if #skipped > 0 then
     lines[#lines + 1] = "  skipped:"
     for _, s in ipairs(skipped) do
@@ -76,11 +72,13 @@ end
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@return string
 function M.network_text(policy)
-  if policy.network_mode == "allowlist" then
+  if policy.network_mode == "allowlist" or policy.network_mode == "ask" then
     local denied = #(policy.deny_domains or {}) > 0 and ("; never " .. table.concat(policy.deny_domains, ", ")) or ""
-    return "allowlist (through the proxy to "
+    return policy.network_mode
+      .. " (through the proxy to "
       .. (#policy.allow_domains > 0 and table.concat(policy.allow_domains, ", ") or "nothing")
       .. denied
+      .. (policy.network_mode == "ask" and "; any other name is asked about" or "")
       .. ")"
   end
   return policy.network_mode == "host" and "the host's (everything it reaches)" or "off (loopback only)"
@@ -99,6 +97,15 @@ function M.hardening(lines, policy, network)
   end
   if #refused > 0 then
     lines[#lines + 1] = "  refused lately by the proxy: " .. table.concat(refused, ", ")
+  end
+  local ask = package.loaded["flemma_sandbox.nvim.net_ask"]
+  local answers = {}
+  for _, a in ipairs(ask and ask.recent() or {}) do
+    local said = { once = "allowed once", always = "allowed for the session", deny = "refused" }
+    answers[#answers + 1] = a.host .. " " .. said[a.answer]
+  end
+  if #answers > 0 then
+    lines[#lines + 1] = "  asked lately: " .. table.concat(answers, ", ")
   end
   lines[#lines + 1] = "  privileged: "
     .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")

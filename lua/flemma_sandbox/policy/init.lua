@@ -28,8 +28,10 @@ local M = {}
 ---@field hidden flemma_sandbox.Rule[] why each hidden path is hidden
 ---@field allow_sockets string[] allow_sockets, resolved: host sockets left reachable
 ---@field secret_scan flemma_sandbox.SecretScan what the helper scans for secret files before the command
----@field network boolean whether the command has any way out (a configured "ask" resolves to false)
----@field network_mode "off"|"allowlist"|"host" how: none, the proxy (allow_domains), the host's network
+---@field network boolean whether the command has any way out
+---@field network_mode "off"|"allowlist"|"ask"|"host" how: none, the proxy (allow_domains), the proxy
+--- that asks about other names, the host's network
+---@field ask_socket string|nil set by wrap_command in "ask" mode: where the proxy asks (nvim/net_ask.lua)
 ---@field allow_domains string[]
 ---@field deny_domains string[]
 ---@field seccomp boolean
@@ -308,10 +310,11 @@ local function resolve_fresh(policy, bufnr, looked)
   for _, p in ipairs(protected) do
     ro[#ro + 1] = p.path
   end
-  -- true and "allowlist": out through the proxy; "ask" is off until a call asks
+  -- true and "allowlist": out through the proxy; "ask": the same proxy,
+  -- which asks the user about names no entry lists
   local configured = policy.network
-  local network_mode = (configured == false or configured == "ask") and "off"
-    or configured == "host" and "host"
+  local network_mode = configured == false and "off"
+    or (configured == "host" or configured == "ask") and configured
     or "allowlist"
   local private_paths = {}
   for _, f in ipairs(private.folders) do

@@ -17,7 +17,6 @@ local M = {
         type = "integer",
         description = "stop it after this long (default from config, at most tools.max_timeout_ms)",
       },
-      network = { type = "boolean", description = "ask for network access for this command" },
     },
     required = { "command" },
   },
@@ -66,10 +65,8 @@ function M.prepare(input, ctx)
     lines = {
       "$ " .. input.command,
       "in " .. ctx.cwd,
-      "network: " .. (input.network and "requested" or "not requested"),
     },
     remember_key = key,
-    wants_network = input.network == true,
   }
 end
 
@@ -111,7 +108,7 @@ end
 function M.run_argv(argv, ctx, extra, adjust, done)
   local opts = {
     bufnr = ctx.bufnr,
-    sandbox_opts = { bufnr = ctx.bufnr, network = ctx.network },
+    sandbox_opts = { bufnr = ctx.bufnr },
     cwd = ctx.cwd,
     timeout_ms = (M.timeout(nil, ctx.config.tools)),
     output_limit = ctx.config.tools.output_limit,
@@ -125,7 +122,7 @@ function M.run_argv(argv, ctx, extra, adjust, done)
         notes[#notes + 1] = "[sandbox] stopped after " .. ctx.timeout_ms_used .. " ms"
       end
       if ctx.network_denied then
-        notes[#notes + 1] = "[sandbox] network access was denied; the command ran without network"
+        notes[#notes + 1] = "[sandbox] the network is off here (policy.network = false); the command ran without it"
       end
       if r.exit_code ~= 0 and r.sandboxed then
         -- one policy for every note (a cache hit: the command's own), and
@@ -155,7 +152,7 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       end
       if r.exit_code ~= 0 and not ctx.network and r.sandboxed then
         if shell.looks_like_network_failure(r.stdout .. r.stderr) then
-          notes[#notes + 1] = shell.network_hint(ctx.config.policy.network)
+          notes[#notes + 1] = shell.NETWORK_HINT
         end
       end
       local result = {

@@ -74,13 +74,15 @@ function M.info(bufnr)
     network_text = "The sandbox is off here: commands run with the user's full rights and network."
   elseif policy.network_mode == "host" then
     network_text = "The network is available."
-  elseif policy.network_mode == "allowlist" then
-    network_text = "The network goes through a proxy (HTTP_PROXY and HTTPS_PROXY are set) to these hosts only: "
-      .. (#policy.allow_domains > 0 and table.concat(policy.allow_domains, ", ") or "none")
-      .. ". Anything else is refused (HTTP 403); there is no DNS inside, so tools that ignore the proxy fail."
-  elseif cfg.policy.network == "ask" then
-    network_text = "The network is off unless you pass network = true (the user is asked); "
-      .. "without it curl, git clone and pip install fail."
+  elseif policy.network_mode == "allowlist" or policy.network_mode == "ask" then
+    local hosts = #policy.allow_domains > 0 and table.concat(policy.allow_domains, ", ") or "none"
+    local other = policy.network_mode == "ask"
+        and ". For any other host name the user is asked while the command waits; a refused one gets HTTP 403"
+      or ". Anything else is refused (HTTP 403)"
+    network_text = "The network goes through a proxy (HTTP_PROXY and HTTPS_PROXY are set) to these hosts: "
+      .. hosts
+      .. other
+      .. "; there is no DNS inside, so tools that ignore the proxy fail."
   else
     network_text = "The network is off (curl, git clone, pip install fail) and cannot be requested."
   end
@@ -105,25 +107,13 @@ function M.definition(name, bufnr)
   return { name = name, description = tool.describe(M.info(bufnr)), input_schema = tool.input_schema }
 end
 
---- Asks for network when a call wants it and the policy says "ask".
+--- Notes whether the call has a way out; a call that needs one (git clone)
+--- where policy.network = false is told so. In "ask" mode the questions
+--- come per host, from the run's proxy (nvim/net_ask.lua).
 local function decide_network(request, ctx, cb)
-  local mode = ctx.config.policy.network
-  if mode == true or mode == "allowlist" or mode == "host" then
-    ctx.network = true -- on already, as configured: nothing to ask
-    return cb()
-  end
-  if not request.wants_network or not ctx.config.enabled then
-    return cb()
-  end
-  if mode == false then
-    ctx.network_denied = true
-    return cb()
-  end
-  approval.ask({ title = "Allow network access for this command?", lines = request.lines }, function(answer)
-    ctx.network = answer ~= "deny"
-    ctx.network_denied = answer == "deny"
-    cb()
-  end)
+  ctx.network = ctx.config.policy.network ~= false
+  ctx.network_denied = request.wants_network and ctx.config.enabled and not ctx.network
+  cb()
 end
 
 ---@class flemma_sandbox.ToolRunOpts

@@ -314,16 +314,9 @@ M.GIT_HINT = "[sandbox] The repository is read-only inside the sandbox: git can 
   .. "but add, commit, branch, checkout, stash, merge and rebase go through the git tool, "
   .. "which runs them outside the sandbox after the user agrees."
 
---- The line added to a result that failed for want of network.
----@param mode boolean|string the configured policy.network
----@return string
-function M.network_hint(mode)
-  if mode == "ask" then
-    return "[sandbox] This command ran without network access. "
-      .. "If it needs the network, call the tool again with network = true; the user will be asked."
-  end
-  return "[sandbox] This command ran without network access, and this sandbox does not allow it "
-    .. "(policy.network = false); ask the user to change that if the task needs the network."
-end
+--- The line added to a result that failed for want of network (only
+--- policy.network = false leaves a command without any).
+M.NETWORK_HINT = "[sandbox] This command ran without network access, and this sandbox does not allow it "
+  .. "(policy.network = false); ask the user to change that if the task needs the network."
 
 return M
