@@ -228,6 +228,48 @@ describe("tools", function()
     assert.matches("unsupported git subcommand: push", run("git", { args = { "push" } }).error)
   end)
 
+  it("git clones over HTTP through the allowlist proxy from an allowed host (control: not allowed)", function()
+    -- a repository served by dumb HTTP from 127.0.0.2 as "repos.test",
+    -- through the proxy's test-only name map
+    local served = dir .. "/served"
+    h.sh(
+      "git init -q "
+        .. h.shell_quote(served .. "/src")
+        .. " && cd "
+        .. h.shell_quote(served .. "/src")
+        .. " && echo fetched > f && git add f && git -c user.name=t -c user.email=t@t commit -qm first"
+        .. " && git clone -q --bare . ../r.git && cd ../r.git && git update-server-info"
+    )
+    local server = assert(io.popen("exec luajit " .. old_cwd .. "/spec/support/http.lua serve 127.0.0.2 " .. served))
+    local port, pid = server:read("*l"):match("^port (%d+) pid (%d+)")
+    finally(function()
+      h.sh("kill " .. pid)
+      server:close()
+      vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = nil, nil
+    end)
+    h.write(dir .. "/hosts", "repos.test 127.0.0.2\n")
+    vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = "1", dir .. "/hosts"
+    local url = "http://repos.test:" .. port .. "/files/r.git"
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD", "$FLEMMA_PLAYGROUND" }, network = "allowlist", allow_domains = {} },
+      approval = { git = "allow" },
+    })
+    local r = run("git", { args = { "clone", url } })
+    assert.are_not.equal(0, r.exit_code)
+    local notes = table.concat(r.notes or {}, "\n")
+    assert.matches("%[sandbox%] blocked repos%.test: repos%.test is not in allow_domains", notes)
+    assert.is_nil(h.read(dir .. "/xdg/flemma-sandbox/playground/r/f"))
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD", "$FLEMMA_PLAYGROUND" }, network = "allowlist", allow_domains = { "repos.test" } },
+      approval = { git = "allow" },
+    })
+    r = run("git", { args = { "clone", url } })
+    assert.are.equal(0, r.exit_code, r.stderr)
+    assert.are.equal("fetched\n", h.read(dir .. "/xdg/flemma-sandbox/playground/r/f"))
+  end)
+
   describe("repository writes", function()
     local proj, marker
     before_each(function()

@@ -142,10 +142,26 @@ function M.request(path, text)
   return reply
 end
 
+--- The file under root a GET /files/PATH asks for (no "..": test servers
+--- serve their own folder only), or nil.
+local function file_body(root, target)
+  local rel = root and target:match("^/files/([^?]*)")
+  if not rel or rel:find("..", 1, true) then
+    return nil
+  end
+  local f = io.open(root .. "/" .. rel, "rb")
+  local body = f and f:read("*a")
+  if f then
+    f:close()
+  end
+  return body
+end
+
 --- The server: answers GET /hello with "hello HOST-HEADER", GET /bytes/N
---- with N bytes, GET /slow/S with a line every 50 ms for S seconds, and
---- closes each connection after one reply (one client at a time).
-local function serve(address)
+--- with N bytes, GET /slow/S with a line every 50 ms for S seconds, GET
+--- /files/PATH with root's file (404 when missing: enough for git's dumb
+--- HTTP), and closes each connection after one reply (one client at a time).
+local function serve(address, root)
   assert(address:match("^127%."), "specs listen on loopback only")
   local fd = C.socket(AF_INET, SOCK_STREAM, 0)
   local one = ffi.new("int[1]", 1)
@@ -170,7 +186,12 @@ local function serve(address)
       local host = head:match("\r\n[Hh]ost:%s*([^\r]*)") or ""
       local size = tonumber(target:match("^/bytes/(%d+)$"))
       local slow = tonumber(target:match("^/slow/(%d+)$"))
-      if slow then
+      local file = file_body(root, target)
+      if file then
+        s.send("HTTP/1.1 200 OK\r\nContent-Length: " .. #file .. "\r\nConnection: close\r\n\r\n" .. file)
+      elseif root and target:match("^/files/") then
+        s.send("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+      elseif slow then
         -- a line every 50 ms for `slow` seconds: a transfer still going on
         s.send("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
         for _ = 1, slow * 20 do
@@ -228,7 +249,7 @@ local function answer_questions(path, answer)
 end
 
 if arg and arg[1] == "serve" then
-  serve(arg[2])
+  serve(arg[2], arg[3])
 elseif arg and arg[1] == "answer" then
   answer_questions(arg[2], arg[3])
 elseif arg and arg[1] == "fetch" then
