@@ -228,9 +228,10 @@ describe("tools", function()
     assert.matches("unsupported git subcommand: push", run("git", { args = { "push" } }).error)
   end)
 
-  it("git clones over HTTP through the allowlist proxy from an allowed host (control: not allowed)", function()
-    -- a repository served by dumb HTTP from 127.0.0.2 as "repos.test",
-    -- through the proxy's test-only name map
+  --- A bare repository under dir/served/r.git, ready for git's dumb HTTP
+  --- (info/refs also under the name a smart client asks for first, for
+  --- servers that take the query as part of the file name).
+  local function served_repo()
     local served = dir .. "/served"
     h.sh(
       "git init -q "
@@ -239,7 +240,28 @@ describe("tools", function()
         .. h.shell_quote(served .. "/src")
         .. " && echo fetched > f && git add f && git -c user.name=t -c user.email=t@t commit -qm first"
         .. " && git clone -q --bare . ../r.git && cd ../r.git && git update-server-info"
+        .. " && cp info/refs 'info/refs?service=git-upload-pack'"
     )
+    -- the proxy's test-only name map: repos.test is 127.0.0.2
+    h.write(dir .. "/hosts", "repos.test 127.0.0.2\n")
+    vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = "1", dir .. "/hosts"
+    return served
+  end
+
+  local function allow_repos(allowed, extra)
+    sandbox.setup({
+      backend = "bwrap",
+      policy = vim.tbl_extend("force", {
+        rw_paths = { "$CWD", "$FLEMMA_PLAYGROUND" },
+        network = "allowlist",
+        allow_domains = allowed and { "repos.test" } or {},
+      }, extra or {}),
+      approval = { git = "allow" },
+    })
+  end
+
+  it("git clones over HTTP through the allowlist proxy from an allowed host (control: not allowed)", function()
+    local served = served_repo()
     local server = assert(io.popen("exec luajit " .. old_cwd .. "/spec/support/http.lua serve 127.0.0.2 " .. served))
     local port, pid = server:read("*l"):match("^port (%d+) pid (%d+)")
     finally(function()
@@ -247,24 +269,58 @@ describe("tools", function()
       server:close()
       vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = nil, nil
     end)
-    h.write(dir .. "/hosts", "repos.test 127.0.0.2\n")
-    vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = "1", dir .. "/hosts"
     local url = "http://repos.test:" .. port .. "/files/r.git"
-    sandbox.setup({
-      backend = "bwrap",
-      policy = { rw_paths = { "$CWD", "$FLEMMA_PLAYGROUND" }, network = "allowlist", allow_domains = {} },
-      approval = { git = "allow" },
-    })
+    allow_repos(false)
     local r = run("git", { args = { "clone", url } })
     assert.are_not.equal(0, r.exit_code)
     local notes = table.concat(r.notes or {}, "\n")
     assert.matches("%[sandbox%] blocked repos%.test: repos%.test is not in allow_domains", notes)
     assert.is_nil(h.read(dir .. "/xdg/flemma-sandbox/playground/r/f"))
-    sandbox.setup({
-      backend = "bwrap",
-      policy = { rw_paths = { "$CWD", "$FLEMMA_PLAYGROUND" }, network = "allowlist", allow_domains = { "repos.test" } },
-      approval = { git = "allow" },
-    })
+    allow_repos(true)
+    r = run("git", { args = { "clone", url } })
+    assert.are.equal(0, r.exit_code, r.stderr)
+    assert.are.equal("fetched\n", h.read(dir .. "/xdg/flemma-sandbox/playground/r/f"))
+  end)
+
+  it("git clones over HTTPS through the proxy's CONNECT tunnel, certificate checked (control: not allowed)", function()
+    if h.capture("command -v openssl") == "" then
+      return pending("openssl is not installed")
+    end
+    local served = served_repo()
+    -- a TLS server for repos.test on 127.0.0.2 (openssl serves the folder)
+    h.sh(
+      "cd "
+        .. h.shell_quote(dir .. "/proj")
+        .. " && openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=repos.test"
+        .. " -addext subjectAltName=DNS:repos.test -keyout ../key.pem -out ca.crt -days 1 2>/dev/null"
+    )
+    local server = assert(
+      io.popen(
+        "cd "
+          .. h.shell_quote(served)
+          .. " && exec openssl s_server -WWW -accept 127.0.0.2:0 -cert ../proj/ca.crt -key ../key.pem 2>&1"
+      )
+    )
+    local port
+    repeat
+      local line = server:read("*l")
+      port = line and line:match("^ACCEPT 127%.0%.0%.2:(%d+)")
+    until port or not line
+    finally(function()
+      h.sh("pkill -f " .. h.shell_quote("[o]penssl s_server -WWW -accept 127.0.0.2:0 -cert ../proj/ca.crt"))
+      server:close()
+      vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = nil, nil
+      vim.env.GIT_SSL_CAINFO = nil
+    end)
+    assert.truthy(port, "openssl s_server started")
+    -- git inside checks the server's certificate against this one
+    vim.env.GIT_SSL_CAINFO = dir .. "/proj/ca.crt" -- (*.pem would be a hidden secret file)
+    local url = "https://repos.test:" .. port .. "/r.git"
+    allow_repos(false, { env_allow = { "GIT_SSL_CAINFO" } })
+    local r = run("git", { args = { "clone", url } })
+    assert.are_not.equal(0, r.exit_code)
+    assert.matches("blocked repos%.test: repos%.test is not in allow_domains", table.concat(r.notes or {}, "\n"))
+    allow_repos(true, { env_allow = { "GIT_SSL_CAINFO" } })
     r = run("git", { args = { "clone", url } })
     assert.are.equal(0, r.exit_code, r.stderr)
     assert.are.equal("fetched\n", h.read(dir .. "/xdg/flemma-sandbox/playground/r/f"))
