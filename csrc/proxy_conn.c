@@ -377,15 +377,17 @@ static int ask_user(conn *c)
 
         p[0].fd = fd;
         p[0].events = POLLIN;
+        /* only a client that closed both ways has left: one that shut
+         * down its sending side may still wait for the reply */
         p[1].fd = c->client;
-        p[1].events = POLLRDHUP;
+        p[1].events = 0;
         if (now_ms() >= deadline || poll(p, 2, (int)(deadline - now_ms())) <= 0) {
             snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and the user did not answer within %d s",
                      c->req.host, ASK_TIMEOUT_MS / 1000);
             close(fd);
             return -1;
         }
-        if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+        if (p[1].revents & (POLLHUP | POLLERR)) {
             snprintf(c->why, sizeof(c->why), "the client left while the user was asked about %.255s", c->req.host);
             close(fd);
             return -1;
