@@ -17,6 +17,10 @@ local M = {
         type = "integer",
         description = "stop it after this long (default from config, at most tools.max_timeout_ms)",
       },
+      network = {
+        type = "boolean",
+        description = "true when the command needs the network (shown to the user; the policy decides what it reaches)",
+      },
     },
     required = { "command" },
   },
@@ -65,8 +69,10 @@ function M.prepare(input, ctx)
     lines = {
       "$ " .. input.command,
       "in " .. ctx.cwd,
+      "network: " .. (input.network and "requested" or "not requested"),
     },
     remember_key = key,
+    wants_network = input.network == true,
   }
 end
 
