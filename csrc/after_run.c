@@ -117,16 +117,6 @@ static int within(const char *path, const char *root)
     return fs_path_is_within(path, strlen(path), root, strlen(root));
 }
 
-static int listed(const fs_vec *v, const char *s)
-{
-    size_t i;
-
-    for (i = 0; i < v->len; i++)
-        if (strcmp(v->items[i], s) == 0)
-            return 1;
-    return 0;
-}
-
 static void write_text(const char *dir, const char *name, const char *text)
 {
     char file[4352];
@@ -211,8 +201,8 @@ static int check_repos(check_list *c, const char *root, fs_vec *moved, fs_err *e
     for (i = 0; i < found.len && rc == FS_OK; i++) {
         char id[48];
 
-        if (fs_node_id(found.items[i], id, sizeof(id)) != 0 || listed(&c->known, id) ||
-            listed(&c->expect, found.items[i]))
+        if (fs_node_id(found.items[i], id, sizeof(id)) != 0 || fs_vec_contains(&c->known, id) ||
+            fs_vec_contains(&c->expect, found.items[i]))
             continue;
         rc = quarantine(c, found.items[i], moved);
         if (rc == FS_ESYS)
@@ -291,7 +281,7 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     for (i = 0; i < c.watch.len && rc == FS_OK && c.started; i++) {
         struct stat st;
 
-        if (!listed(&c.present, c.watch.items[i]) && lstat(c.watch.items[i], &st) == 0 &&
+        if (!fs_vec_contains(&c.present, c.watch.items[i]) && lstat(c.watch.items[i], &st) == 0 &&
             quarantine(&c, c.watch.items[i], moved) == FS_ENOMEM)
             rc = FS_ENOMEM;
     }

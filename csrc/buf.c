@@ -124,6 +124,16 @@ int fs_vec_push_str(fs_vec *v, const char *s)
     return fs_vec_push(v, s, strlen(s));
 }
 
+int fs_vec_contains(const fs_vec *v, const char *s)
+{
+    size_t i;
+
+    for (i = 0; i < v->len; i++)
+        if (strcmp(v->items[i], s) == 0)
+            return 1;
+    return 0;
+}
+
 void fs_err_set(fs_err *e, const char *fmt, ...)
 {
     va_list ap;

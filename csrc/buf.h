@@ -34,6 +34,8 @@ void fs_vec_init(fs_vec *v);
 void fs_vec_free(fs_vec *v);
 int fs_vec_push(fs_vec *v, const char *s, size_t n);
 int fs_vec_push_str(fs_vec *v, const char *s);
+/* Whether v holds s (compared with strcmp). */
+int fs_vec_contains(const fs_vec *v, const char *s);
 
 /* printf-style into e->msg, always NUL-terminated, truncated when too long. */
 void fs_err_set(fs_err *e, const char *fmt, ...)

@@ -27,6 +27,7 @@
 #include "after_run.h"
 #include "before_run.h"
 #include "buf.h"
+#include "fd_io.h"
 #include "secret_masks.h"
 #include "status.h"
 
@@ -177,23 +178,9 @@ static int write_up(const char *check_file, char **words, int count, char *runni
         setup_error("cannot make", fresh, errno);
         return -1;
     }
-    for (i = 0; i < count; i++) {
-        const char *item = words[i];
-        size_t left = strlen(item) + 1; /* with its NUL */
-
-        while (left > 0) {
-            ssize_t got = write(fd, item, left);
-
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got <= 0)
-                break;
-            item += got;
-            left -= (size_t)got;
-        }
-        if (left > 0)
+    for (i = 0; i < count; i++)
+        if (fs_write_all(fd, words[i], strlen(words[i]) + 1) != 0) /* with its NUL */
             break;
-    }
     if (i < count || flock(fd, LOCK_EX) != 0 || rename(fresh, running) != 0) {
         setup_error("cannot write", fresh, errno ? errno : EIO);
         unlink(fresh);

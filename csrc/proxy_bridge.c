@@ -10,31 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fd_io.h"
+
 #define BRIDGE_BYTES 65536
-
-static int connect_unix(const char *path)
-{
-    struct sockaddr_un sa;
-    int fd;
-
-    if (strlen(path) >= sizeof(sa.sun_path))
-        return -1;
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
 
 /* Copies both ways until both ended (each end shut down when its side
  * finished), with one buffer per way. */
@@ -109,7 +90,7 @@ static void serve(int listen_fd, const char *socket_path)
         }
         pid = fork();
         if (pid == 0) {
-            int up = connect_unix(socket_path);
+            int up = fs_unix_connect(socket_path);
 
             close(listen_fd);
             if (up >= 0)

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fd_io.h"
 #include "net_rules.h"
 #include "status.h"
 
@@ -24,6 +24,9 @@
 #define THREAD_STACK (256 * 1024)
 #define ASK_TIMEOUT_MS 120000 /* the user may be looking elsewhere; the command waits */
 #define MAX_ASKS 16             /* questions one command may cause: no flood of windows */
+
+/* Writes to a peer are best effort (fs_write_all): one that went away ends
+ * its connection anyway, and proxy_main ignores SIGPIPE. */
 
 typedef struct {
     fs_proxy_shared *s;
@@ -65,19 +68,6 @@ static long long now_ms(void)
     return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-static void write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
 
 /* The error reply, and the line on stdout when a rule refused it. */
 static void refuse(conn *c, int code, const char *reason, int blocked)
@@ -90,7 +80,7 @@ static void refuse(conn *c, int code, const char *reason, int blocked)
                  "flemma-sandbox: %s\n",
                  code, reason, strlen(c->why) + 17, c->why);
     if (n > 0)
-        write_all(c->client, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+        fs_write_all(c->client, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
     if (blocked) {
         pthread_mutex_lock(&c->s->lock);
         printf("flemma-sandbox: blocked %s: %s\n", c->req.host[0] ? c->req.host : "?", c->why);
@@ -317,22 +307,12 @@ static void send_head(conn *c)
     char line[32];
     int n = snprintf(line, sizeof(line), "%s ", r->method);
 
-    write_all(c->upstream, line, (size_t)n);
+    fs_write_all(c->upstream, line, (size_t)n);
     if (r->origin_at == target_end)
-        write_all(c->upstream, "/", 1);
+        fs_write_all(c->upstream, "/", 1);
     else
-        write_all(c->upstream, c->head + r->origin_at, target_end - r->origin_at);
-    write_all(c->upstream, c->head + target_end, c->have - target_end);
-}
-
-static int listed(const fs_vec *v, const char *host)
-{
-    size_t i;
-
-    for (i = 0; i < v->len; i++)
-        if (strcmp(v->items[i], host) == 0)
-            return 1;
-    return 0;
+        fs_write_all(c->upstream, c->head + r->origin_at, target_end - r->origin_at);
+    fs_write_all(c->upstream, c->head + target_end, c->have - target_end);
 }
 
 /* Puts the question "ask HOST PORT" to Neovim's socket and reads the
@@ -341,7 +321,6 @@ static int listed(const fs_vec *v, const char *host)
  * c->why set. */
 static int ask_user(conn *c)
 {
-    struct sockaddr_un sa;
     char line[320], answer[16];
     size_t got = 0;
     long long deadline = now_ms() + ASK_TIMEOUT_MS;
@@ -358,19 +337,14 @@ static int ask_user(conn *c)
                  c->req.host, MAX_ASKS);
         return -1;
     }
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->s->ask_path);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+    fd = fs_unix_connect(c->s->ask_path);
+    if (fd < 0) {
         snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and Neovim could not be asked (%s)",
                  c->req.host, strerror(errno));
-        if (fd >= 0)
-            close(fd);
         return -1;
     }
     n = snprintf(line, sizeof(line), "ask %s %u\n", c->req.host, c->req.port);
-    write_all(fd, line, (size_t)n);
+    fs_write_all(fd, line, (size_t)n);
     while (got < sizeof(answer) - 1 && !memchr(answer, '\n', got)) {
         struct pollfd p[2];
         ssize_t r;
@@ -411,7 +385,7 @@ static int ask_user(conn *c)
     }
     kept = yes ? &c->s->asked_yes : &c->s->asked_no;
     pthread_mutex_lock(&c->s->lock);
-    if (!listed(kept, c->req.host))
+    if (!fs_vec_contains(kept, c->req.host))
         (void)fs_vec_push_str(kept, c->req.host); /* out of memory: it holds for this connection only */
     pthread_mutex_unlock(&c->s->lock);
     if (!yes)
@@ -430,8 +404,8 @@ static int asked_allowed(conn *c)
     if (!c->s->ask_path || fs_host_is_ip(c->req.host))
         return 0;
     pthread_mutex_lock(&c->s->lock);
-    yes = listed(&c->s->asked_yes, c->req.host);
-    no = listed(&c->s->asked_no, c->req.host);
+    yes = fs_vec_contains(&c->s->asked_yes, c->req.host);
+    no = fs_vec_contains(&c->s->asked_no, c->req.host);
     pthread_mutex_unlock(&c->s->lock);
     if (yes)
         return 1;
@@ -470,9 +444,9 @@ static void *serve_client(void *arg)
     if (c->req.is_connect) {
         static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
-        write_all(c->client, ok, sizeof(ok) - 1);
+        fs_write_all(c->client, ok, sizeof(ok) - 1);
         /* what the client sent after the head (a TLS hello, say) goes on */
-        write_all(c->upstream, c->head + c->req.head_len, c->have - c->req.head_len);
+        fs_write_all(c->upstream, c->head + c->req.head_len, c->have - c->req.head_len);
     } else {
         send_head(c);
     }

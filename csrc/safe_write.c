@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fd_io.h"
 #include "status.h"
 
 #ifndef O_CLOEXEC
@@ -67,21 +68,6 @@ static int open_subdir(int dirfd, const char *name, fs_err *err)
     return fd;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 /* Creates a temporary file next to `name`; its name goes to tmp. */
 static int create_temp(int dirfd, const char *name, unsigned mode, char *tmp, size_t tmp_size)
@@ -122,7 +108,7 @@ static int write_in(int dirfd, const char *name, const char *data, size_t len, u
     fd = create_temp(dirfd, name, mode, tmp, sizeof(tmp));
     if (fd < 0)
         return sys_fail(err, "cannot create a temporary file for", name);
-    if (write_all(fd, data, len) != 0 || fchmod(fd, mode & 07777) != 0 || fsync(fd) != 0)
+    if (fs_write_all(fd, data, len) != 0 || fchmod(fd, mode & 07777) != 0 || fsync(fd) != 0)
         rc = sys_fail(err, "cannot write", name);
     if (close(fd) != 0 && rc == FS_OK)
         rc = sys_fail(err, "cannot write", name);

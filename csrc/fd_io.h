@@ -1,0 +1,17 @@
+/* Small descriptor helpers shared by the core, flemma-sandbox-exec and
+ * flemma-sandbox-proxy: a whole write, and a connection to a unix socket
+ * by path. No state. */
+#ifndef FS_FD_IO_H
+#define FS_FD_IO_H
+
+#include <stddef.h>
+
+/* Writes all n bytes, again after EINTR: 0, or -1 with errno set (EIO
+ * when a write moved nothing). SIGPIPE is the caller's to ignore. */
+int fs_write_all(int fd, const void *p, size_t n);
+
+/* A stream socket connected to the unix socket at path (close-on-exec),
+ * or -1 with errno set (ENAMETOOLONG when path does not fit). */
+int fs_unix_connect(const char *path);
+
+#endif
