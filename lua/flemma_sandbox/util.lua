@@ -40,6 +40,42 @@ function M.contains(list, value)
   return false
 end
 
+---@class flemma_sandbox.RecentHosts
+---@field put fun(item: { host: string }) keeps item, dropping an older one for the same host
+---@field newest_first fun(): { host: string }[]
+---@field clear fun()
+
+--- The last `limit` items about hosts, one per host (what the status
+--- shows of the proxy's refusals and of the answers about hosts).
+---@param limit integer
+---@return flemma_sandbox.RecentHosts
+function M.recent_hosts(limit)
+  local items = {}
+  local list = {}
+  function list.put(item)
+    for i = #items, 1, -1 do
+      if items[i].host == item.host then
+        table.remove(items, i)
+      end
+    end
+    items[#items + 1] = item
+    if #items > limit then
+      table.remove(items, 1)
+    end
+  end
+  function list.newest_first()
+    local out = {}
+    for i = #items, 1, -1 do
+      out[#out + 1] = items[i]
+    end
+    return out
+  end
+  function list.clear()
+    items = {}
+  end
+  return list
+end
+
 ---@generic T
 ---@param value T
 ---@return T

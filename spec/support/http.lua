@@ -100,21 +100,31 @@ local function set_timeout(fd, seconds)
   C.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, tv, ffi.sizeof(tv))
 end
 
---- Connects to a unix socket; receives time out after `seconds` (default 10).
----@param path string
----@param seconds? integer
-function M.connect_unix(path, seconds)
-  local fd = C.socket(AF_UNIX, SOCK_STREAM, 0)
-  assert(fd >= 0, "socket failed")
+local function unix_address(path)
   local addr = ffi.new("struct fs_http_un")
   addr.family = AF_UNIX
   ffi.copy(addr.path, path, #path)
+  return addr
+end
+
+--- fd connected to addr, wrapped, receives timing out after `seconds`
+--- (default 10); nil (fd closed) when the connection is refused.
+local function connected(fd, addr, seconds)
   if C.connect(fd, addr, ffi.sizeof(addr)) ~= 0 then
     C.close(fd)
     return nil
   end
   set_timeout(fd, seconds or 10)
   return wrap(fd)
+end
+
+--- Connects to a unix socket; receives time out after `seconds` (default 10).
+---@param path string
+---@param seconds? integer
+function M.connect_unix(path, seconds)
+  local fd = C.socket(AF_UNIX, SOCK_STREAM, 0)
+  assert(fd >= 0, "socket failed")
+  return connected(fd, unix_address(path), seconds)
 end
 
 --- Connects to address:port over TCP (a loopback address only).
@@ -125,12 +135,7 @@ function M.connect_tcp(address, port, seconds)
   addr.family = AF_INET
   addr.port = C.htons(port)
   assert(C.inet_pton(AF_INET, address, ffi.cast("void *", ffi.cast("char *", addr) + 4)) == 1)
-  if C.connect(fd, addr, ffi.sizeof(addr)) ~= 0 then
-    C.close(fd)
-    return nil
-  end
-  set_timeout(fd, seconds or 10)
-  return wrap(fd)
+  return connected(fd, addr, seconds)
 end
 
 --- One request through the proxy at socket path: the whole reply.
@@ -220,9 +225,7 @@ end
 --- `answer` to it, until killed.
 local function answer_questions(path, answer)
   local fd = C.socket(AF_UNIX, SOCK_STREAM, 0)
-  local addr = ffi.new("struct fs_http_un")
-  addr.family = AF_UNIX
-  ffi.copy(addr.path, path, #path)
+  local addr = unix_address(path)
   assert(C.bind(fd, addr, ffi.sizeof(addr)) == 0, "bind " .. path)
   assert(C.listen(fd, 16) == 0)
   io.stdout:write("answering ", C.getpid(), "\n")

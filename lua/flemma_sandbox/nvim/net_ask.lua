@@ -11,6 +11,7 @@
 --- bridge attached, through vim.ui.select.
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -24,11 +25,10 @@ local server_path
 local always = {}
 ---@type table<string, fun(answer: string)[]> callbacks of the question being asked, by host
 local pending = {}
----@type { host: string, answer: string }[] the newest last
-local answered = {}
-
 --- At most this many answers are kept for the status.
 M.LIMIT = 10
+
+local answered = util.recent_hosts(M.LIMIT)
 
 --- The longest request line taken from a proxy.
 local MAX_LINE = 320
@@ -36,23 +36,7 @@ local MAX_LINE = 320
 --- What the status shows: the answers lately, the newest first.
 ---@return { host: string, answer: string }[]
 function M.recent()
-  local out = {}
-  for i = #answered, 1, -1 do
-    out[#out + 1] = answered[i]
-  end
-  return out
-end
-
-local function note(name, answer)
-  for i = #answered, 1, -1 do
-    if answered[i].host == name then
-      table.remove(answered, i)
-    end
-  end
-  answered[#answered + 1] = { host = name, answer = answer }
-  if #answered > M.LIMIT then
-    table.remove(answered, 1)
-  end
+  return answered.newest_first()
 end
 
 local SELECT_CHOICES = { "Allow for this command", "Allow for this session", "Refuse" }
@@ -112,7 +96,7 @@ function M.question(name, port, cb)
     if answer == "always" then
       always[name] = true
     end
-    note(name, answer)
+    answered.put({ host = name, answer = answer })
     local waiting = pending[name] or {}
     pending[name] = nil
     for _, waiter in ipairs(waiting) do
@@ -245,7 +229,8 @@ end
 
 --- For specs: forget the session's answers.
 function M.reset()
-  always, pending, answered = {}, {}, {}
+  always, pending = {}, {}
+  answered.clear()
 end
 
 return M
