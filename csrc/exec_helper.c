@@ -145,6 +145,7 @@ static int usage(void)
           "                           -- COMMAND [ARG]...\n"
           "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
           "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
+          "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
           "                           -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --index-repos INDEX_DIR ROOT...\n"
           "       flemma-sandbox-exec --info\n",
