@@ -115,10 +115,10 @@ function M.try(report, argv, err)
   end
   local proxy = helper and helper:gsub("flemma%-sandbox%-exec$", "flemma-sandbox-proxy")
   if proxy and vim.fn.executable(proxy) == 1 then
-    report.ok('flemma-sandbox-proxy found (policy.network = "allowlist")')
+    report.ok('flemma-sandbox-proxy found (policy.network = "allowlist" and "ask")')
   elseif helper then
     report.error(
-      'flemma-sandbox-proxy is missing beside flemma-sandbox-exec: policy.network = "allowlist" cannot run',
+      'flemma-sandbox-proxy is missing beside flemma-sandbox-exec: policy.network = "allowlist" and "ask" cannot run',
       { 'run `make` in the plugin folder (build = "make")' }
     )
   end
