@@ -292,7 +292,7 @@ M.BACKEND_POLICY_KEYS = {
   "seccomp",
   "limits",
   "allow_home_rw",
-  "network", -- "host" or "allowlist": how Flemma's network = true goes out
+  "network", -- "allowlist", "ask" or "host": how Flemma's network = true goes out
   "allow_domains",
   "deny_domains",
 }

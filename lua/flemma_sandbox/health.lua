@@ -38,7 +38,7 @@ function M.advice(stderr)
       .. "and user.max_user_namespaces > 0"
   end
   if stderr:find("RTM_NEWADDR", 1, true) then
-    out[#out + 1] = "bwrap could not set up loopback in a new network namespace; policy.network = true avoids it"
+    out[#out + 1] = 'bwrap could not set up loopback in a new network namespace; policy.network = "host" avoids it'
   end
   if stderr:find("setting up uid map", 1, true) then
     out[#out + 1] = "bwrap could not map your uid: is bwrap setuid, or newuidmap misconfigured?"
