@@ -358,6 +358,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"write_atomic", core_write_atomic},
     {"make_dirs", core_make_dirs},
     {"read_opened", core_read_opened},
+    {"read_lines", core_read_lines},
     {"fnmatch", core_fnmatch},
     {"scan_secrets", core_scan_secrets},
     {"find_names", core_find_names},

@@ -37,6 +37,7 @@ int core_write_atomic(lua_State *L);
 /* make_dirs(path [, mode]) -> true | nil, err */
 int core_make_dirs(lua_State *L);
 int core_read_opened(lua_State *L);
+int core_read_lines(lua_State *L);
 int core_fnmatch(lua_State *L);
 
 /* lua_fs.c */

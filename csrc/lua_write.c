@@ -1,5 +1,5 @@
 /* Lua bindings for the host side's own file access: write_atomic,
- * make_dirs, read_opened. */
+ * make_dirs, read_opened, read_lines. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <string.h>
@@ -110,4 +110,59 @@ int core_read_opened(lua_State *L)
     lua_pushlstring(L, s->buf[0].data ? s->buf[0].data : "", s->buf[0].len);
     lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
     return 2;
+}
+
+/* Reads a whole-number argument from lo to hi, naming it when it is not. */
+static size_t arg_count(lua_State *L, int idx, const char *name, lua_Number lo, lua_Number hi)
+{
+    lua_Number v = luaL_checknumber(L, idx);
+
+    if (v < lo || v > hi || v != (lua_Number)(size_t)v)
+        luaL_argerror(L, idx, lua_pushfstring(L, "%s: whole number from %d to %f expected", name, (int)lo, hi));
+    return (size_t)v;
+}
+
+/* read_lines(path, first, count, max_bytes) -> data, real, info | nil, err,
+ * real. info = { last, total_lines, size, cut }: the last line taken
+ * whole, the file's lines and bytes, whether max_bytes cut the range. */
+int core_read_lines(lua_State *L)
+{
+    size_t len;
+    const char *path = arg_string(L, 1, "path", &len);
+    fs_line_range range;
+    scratch *s;
+    fs_err err;
+    int rc;
+
+    if (len == 0 || memchr(path, '\0', len))
+        return luaL_argerror(L, 1, "path: non-empty, without NUL bytes expected");
+    memset(&range, 0, sizeof(range));
+    range.first = arg_count(L, 2, "first", 1, 1e12);
+    range.count = arg_count(L, 3, "count", 1, 1e12);
+    range.max_bytes = arg_count(L, 4, "max_bytes", 0, 1e12);
+    s = new_scratch(L);
+    rc = fs_read_lines(path, &range, &s->buf[0], &s->buf[1], &err);
+    if (rc == FS_ENOMEM)
+        return luaL_error(L, "flemma_sandbox.core: out of memory");
+    if (rc != FS_OK) {
+        lua_pushnil(L);
+        lua_pushstring(L, err.msg);
+        if (s->buf[1].len > 0)
+            lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
+        else
+            lua_pushnil(L);
+        return 3;
+    }
+    lua_pushlstring(L, s->buf[0].data ? s->buf[0].data : "", s->buf[0].len);
+    lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
+    lua_createtable(L, 0, 4);
+    lua_pushnumber(L, (lua_Number)range.last);
+    lua_setfield(L, -2, "last");
+    lua_pushnumber(L, (lua_Number)range.total_lines);
+    lua_setfield(L, -2, "total_lines");
+    lua_pushnumber(L, (lua_Number)range.size);
+    lua_setfield(L, -2, "size");
+    lua_pushboolean(L, range.cut);
+    lua_setfield(L, -2, "cut");
+    return 3;
 }

@@ -89,3 +89,89 @@ int fs_read_opened(const char *path, size_t max_bytes, fs_buf *data, fs_buf *rea
     close(fd);
     return rc;
 }
+
+/* Copies the lines of chunk[0..n) that fall in the range, counting lines
+ * as it goes. Stops copying at max_bytes (then sets r->cut). */
+static int take_lines(const char *chunk, size_t n, fs_line_range *r, fs_buf *data)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        const char *nl = memchr(chunk + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - chunk) + 1 : n;
+        int wanted = r->line >= r->first && r->line < r->first + r->count;
+
+        if (wanted && !r->cut) {
+            size_t len = end - i;
+
+            if (data->len + len > r->max_bytes) {
+                len = r->max_bytes - data->len;
+                r->cut = 1;
+            }
+            if (fs_buf_append(data, chunk + i, len) != 0)
+                return FS_ENOMEM;
+            if (!r->cut && nl)
+                r->last = r->line;
+        }
+        if (nl) {
+            r->line++;
+            r->started_line = 0;
+        } else {
+            r->started_line = 1;
+        }
+        i = end;
+    }
+    return FS_OK;
+}
+
+int fs_read_lines(const char *path, fs_line_range *range, fs_buf *data, fs_buf *real, fs_err *err)
+{
+    struct stat st;
+    char chunk[65536];
+    int fd, rc;
+
+    range->line = 1;
+    range->last = 0;
+    range->cut = 0;
+    range->started_line = 0;
+    range->size = 0;
+    fs_buf_truncate(data, 0);
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        fs_err_set(err, "cannot open %.300s: %s", path, strerror(errno));
+        return FS_ESYS;
+    }
+    rc = opened_path(fd, real, err);
+    if (rc == FS_OK && fstat(fd, &st) != 0) {
+        fs_err_set(err, "fstat: %s", strerror(errno));
+        rc = FS_ESYS;
+    }
+    if (rc == FS_OK && !S_ISREG(st.st_mode)) {
+        fs_err_set(err, "%.300s is not a regular file", real->data);
+        rc = FS_EINVAL;
+    }
+    while (rc == FS_OK) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fs_err_set(err, "read: %s", strerror(errno));
+            rc = FS_ESYS;
+        } else if (n == 0) {
+            break;
+        } else {
+            range->size += (size_t)n;
+            rc = take_lines(chunk, (size_t)n, range, data);
+        }
+    }
+    /* a last line without a newline still counts, and is taken whole */
+    if (rc == FS_OK && range->started_line) {
+        if (!range->cut && range->line >= range->first && range->line < range->first + range->count)
+            range->last = range->line;
+        range->line++;
+    }
+    range->total_lines = range->line - 1;
+    close(fd);
+    return rc;
+}

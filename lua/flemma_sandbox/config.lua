@@ -50,9 +50,10 @@ local M = {}
 ---@field timeout_ms integer default timeout of a bash or git call
 ---@field max_timeout_ms integer the most a call may ask for (the model chooses timeout_ms)
 ---@field output_limit integer characters of each stream a tool result keeps
----@field read_max_bytes integer read_file refuses larger files
+---@field read_max_bytes integer the most one read call returns
 ---@field max_parallel integer tool calls of one buffer running at once
----@field cache_max_bytes integer cap of the folder that keeps whole outputs
+---@field output_file_max_bytes integer the most of one call's output its output file keeps
+---@field cache_max_bytes integer cap of the folder that keeps output files
 
 ---@type flemma_sandbox.Config
 M.defaults = {
@@ -78,15 +79,25 @@ M.defaults = {
   backends = {
     bwrap = { path = "bwrap", extra_args = {} },
   },
-  approval = { bash = "ask", read_file = "allow", write_file = "ask", edit = "ask", git = "ask" },
+  approval = {
+    bash = "ask",
+    read = "allow",
+    write = "ask",
+    edit = "ask",
+    find = "allow",
+    grep = "allow",
+    ls = "allow",
+    git = "ask",
+  },
   tools = {
     shell = "bash",
-    timeout_ms = 30000,
+    timeout_ms = 120000,
     max_timeout_ms = 600000,
     output_limit = 12000,
     read_max_bytes = 1048576,
     max_parallel = 4,
-    cache_max_bytes = 104857600,
+    output_file_max_bytes = 104857600,
+    cache_max_bytes = 1073741824,
   },
 }
 
@@ -243,6 +254,15 @@ local function check_tools(key, tools)
     local v = tools[name]
     if name ~= "shell" and v ~= nil and (type(v) ~= "number" or v < 1 or v % 1 ~= 0) then
       return string.format("%s.%s: expected a positive whole number, got %s", key, name, tostring(v))
+    end
+  end
+  -- pairs that must agree (a key left out keeps its default)
+  local function value(name)
+    return tools[name] or M.defaults.tools[name]
+  end
+  for _, pair in ipairs({ { "output_file_max_bytes", "cache_max_bytes" } }) do
+    if value(pair[1]) > value(pair[2]) then
+      return string.format("%s.%s: %d is over %s.%s (%d)", key, pair[1], value(pair[1]), key, pair[2], value(pair[2]))
     end
   end
 end

@@ -263,4 +263,20 @@ function M.get_override()
   return config.get_runtime()
 end
 
+-- Standalone tool calls and their questions, for mappings and scripts: the
+-- same as :FlemmaSandbox tool:execute | tool:execute-all | tool:cancel |
+-- approve | approve-always | deny | approval in the current buffer.
+local function subcommand(sub)
+  return function()
+    require("flemma_sandbox.nvim.commands").run(sub)
+  end
+end
+M.execute = subcommand("tool:execute")
+M.execute_all = subcommand("tool:execute-all")
+M.cancel = subcommand("tool:cancel")
+M.approve = subcommand("approve")
+M.approve_always = subcommand("approve-always")
+M.deny = subcommand("deny")
+M.approval = subcommand("approval")
+
 return M

@@ -1,7 +1,7 @@
 --- Escape suite: what the private home, /tmp and /run take out of reach,
 --- whatever its name and however new: secrets no deny list names, sockets
 --- bound while the command runs (a Neovim, a tmux server, a relative
---- name), credentials in the environment; and read_file's check racing a
+--- name), credentials in the environment; and read's check racing a
 --- symlink swap. Each attack has a control showing it works without the
 --- protection.
 local core = require("flemma_sandbox.core")
@@ -54,7 +54,7 @@ describe("escape: the private home folder", function()
     return table.concat(words, "; ")
   end
 
-  it("hides every unlisted secret under ~ from commands and from read_file", function()
+  it("hides every unlisted secret under ~ from commands and from read", function()
     local r = f.attack(w, cat_all() .. "; ls -A ~")
     assert.is_nil(r.stdout:find(f.SECRET, 1, true))
     assert.is_nil(r.stdout:find(".bash_history", 1, true))
@@ -275,7 +275,7 @@ describe("escape: credentials in the environment", function()
   end)
 end)
 
-describe("escape: read_file against a symlink swap", function()
+describe("escape: read against a symlink swap", function()
   local w
   setup(function()
     w = f.create()
@@ -285,12 +285,12 @@ describe("escape: read_file against a symlink swap", function()
     f.destroy(w)
   end)
 
-  --- read_file's run() from the host side, as the chat runs it.
+  --- read's run() from the host side, as the chat runs it.
   local function read_file(path, over)
     local cfg = require("flemma_sandbox.config").resolve(nil)
     local got
     local ctx = { cwd = w.proj, config = cfg, config_opts = over }
-    files.read_file.run({ path = path }, ctx, function(result)
+    files.read.run({ path = path }, ctx, function(result)
       got = result
     end)
     return got

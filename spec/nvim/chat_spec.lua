@@ -7,7 +7,7 @@ local sandbox = require("flemma_sandbox")
 
 --- A .chat file with an assistant message holding the given tool calls.
 local function chat_lines(calls)
-  local lines = { "@You: please", "", "@Assistant: On it.", "" }
+  local lines = { "@You:", "please", "", "@Assistant:", "On it.", "" }
   for _, c in ipairs(calls) do
     vim.list_extend(lines, { "**Tool Use:** `" .. c[1] .. "` (`" .. c[2] .. "`)", "", "```json" })
     lines[#lines + 1] = vim.json.encode(c[3])
@@ -73,14 +73,13 @@ describe(".chat tool calls (end to end)", function()
     assert.are.equal("SANDBOX_E2E_OK", body)
     assert.is_false(is_error)
     local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
-    assert.matches("\n@You:\n%*%*Tool Result:%*%* `toolu_1`", text)
+    assert.matches("\n@You:\n\n%*%*Tool Result:%*%* `toolu_1`\n\n```\nSANDBOX_E2E_OK\n```$", text)
   end)
 
   it("refuses a write outside rw_paths and leaves the file as it was", function()
     local target = dir .. "/outside/keep.txt"
     h.write(target, "original")
-    local buf =
-      n.open_chat(dir .. "/b.chat", chat_lines({ { "write_file", "w1", { path = target, content = "evil" } } }))
+    local buf = n.open_chat(dir .. "/b.chat", chat_lines({ { "write", "w1", { path = target, content = "evil" } } }))
     vim.cmd("FlemmaSandbox tool:execute-all")
     wait_idle(buf)
     local body, is_error = result_of(buf, "w1")
@@ -156,7 +155,7 @@ describe(".chat tool calls (end to end)", function()
     assert.are.equal(4, #asked, "bash -c ANYTHING and find -exec were asked again, bash -c true was not")
     assert.is_nil(h.read(dir .. "/proj/by-bash"))
     assert.is_nil(h.read(dir .. "/proj/by-find"))
-    assert.are.equal("", (result_of(buf, "i5")))
+    assert.are.equal("(no output)", (result_of(buf, "i5")))
   end)
 
   it("frontmatter a sandboxed command planted cannot turn the sandbox off until trusted", function()
@@ -190,14 +189,14 @@ describe(".chat tool calls (end to end)", function()
 
   it("caps the timeout a call asks for at tools.max_timeout_ms", function()
     sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" } }, tools = { max_timeout_ms = 500 } })
-    local call = { "bash", "t1", { command = "sleep 30; echo late", timeout_ms = 3600000 } }
+    local call = { "bash", "t1", { command = "sleep 30; echo late", timeout = 3600 } }
     local buf = n.open_chat(dir .. "/i.chat", chat_lines({ call }))
     local started = (vim.uv or vim.loop).hrtime()
     vim.cmd("FlemmaSandbox tool:execute-all")
     wait_idle(buf)
     local body, is_error = result_of(buf, "t1")
     assert.is_true(is_error)
-    assert.matches("timeout_ms 3600000 is above tools.max_timeout_ms: capped at 500", body)
+    assert.matches("timeout 3600 s is above tools.max_timeout_ms: capped at 500 ms", body)
     assert.matches("stopped after 500 ms", body)
     assert.is_true(((vim.uv or vim.loop).hrtime() - started) / 1e6 < 8000)
   end)
@@ -288,17 +287,25 @@ describe(".chat tool calls (end to end)", function()
     assert.are.equal("inserted 1", lines[1])
   end)
 
-  it("folds a long result", function()
-    local buf = n.open_chat(dir .. "/l.chat", chat_lines({ { "bash", "long", { command = "seq 1 40" } } }))
+  it("folds a long result, and the fold ends before the next message", function()
+    local lines = chat_lines({ { "bash", "long", { command = "seq 1 40" } } })
+    vim.list_extend(lines, { "@You:", "next question" })
+    local buf = n.open_chat(dir .. "/l.chat", lines)
     vim.wo.foldmethod = "manual"
     vim.cmd("FlemmaSandbox tool:execute-all")
     wait_idle(buf)
-    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local folded = 0
     for i, line in ipairs(lines) do
       if line == "17" then
         assert.are_not.equal(-1, vim.fn.foldclosed(i))
       end
+      if line:match("^@") or line == "next question" or line:match("^%*%*Tool Result") then
+        assert.are.equal(-1, vim.fn.foldclosed(i), "line " .. i .. " (" .. line .. ") must stay visible")
+      end
+      folded = folded + (vim.fn.foldclosed(i) ~= -1 and 1 or 0)
     end
+    assert.are.equal(42, folded, "the fold holds the fence and the 40 lines, nothing more")
     assert.are.equal(40, #vim.split((result_of(buf, "long")), "\n"))
   end)
 

@@ -112,44 +112,6 @@ describe(":FlemmaSandbox", function()
   end)
 end)
 
-describe("the approval question", function()
-  it("opens a window, takes a key, and closes", function()
-    local approval = require("flemma_sandbox.nvim.approval")
-    for key, expected in pairs({ y = "once", a = "always", n = "deny" }) do
-      local answer
-      local before = #vim.api.nvim_list_wins()
-      approval.prompt({ title = "Allow?", lines = { "$ ls" }, can_remember = true }, function(a)
-        answer = a
-      end)
-      assert.are.equal(before + 1, #vim.api.nvim_list_wins())
-      local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-      assert.truthy(text:find("$ ls", 1, true) and text:find("[a] always", 1, true))
-      vim.api.nvim_feedkeys(key, "x", false)
-      assert.truthy(vim.wait(1000, function()
-        return answer ~= nil
-      end))
-      assert.are.equal(expected, answer)
-      assert.are.equal(before, #vim.api.nvim_list_wins())
-    end
-  end)
-
-  it("counts a closed window as no, and offers no 'always' unless asked to", function()
-    local approval = require("flemma_sandbox.nvim.approval")
-    local answer
-    approval.prompt({ title = "Allow?", lines = { "$ ls | sh" }, can_remember = false }, function(a)
-      answer = a
-    end)
-    assert.is_nil(table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find("always", 1, true))
-    vim.api.nvim_feedkeys("a", "x", false) -- not mapped here: nothing happens
-    assert.is_nil(answer)
-    vim.cmd("close")
-    assert.truthy(vim.wait(1000, function()
-      return answer ~= nil
-    end))
-    assert.are.equal("deny", answer)
-  end)
-end)
-
 describe(":checkhealth flemma_sandbox", function()
   it("reports the core, a real test sandbox, and the Neovim features", function()
     vim.cmd("checkhealth flemma_sandbox")

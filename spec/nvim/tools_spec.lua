@@ -25,7 +25,7 @@ describe("tools", function()
     sandbox.setup({
       backend = "bwrap",
       policy = { rw_paths = { "$CWD", "$FLEMMA_PLAYGROUND" }, network = false },
-      approval = { bash = "allow", git = "allow", read_file = "allow", write_file = "allow", edit = "allow" },
+      approval = { bash = "allow", git = "allow", read = "allow", write = "allow", edit = "allow" },
       tools = { output_limit = 200 },
     })
     approval.reset()
@@ -55,7 +55,7 @@ describe("tools", function()
     assert.matches("For any other host name the user is asked while the command waits", ask)
     -- a call says it needs the network; the policy decides what it reaches
     assert.are.equal("boolean", tools.definition("bash", nil).input_schema.properties.network.type)
-    assert.matches("Only these paths are writable", tools.definition("write_file", nil).description)
+    assert.matches("Only these paths are writable", tools.definition("write", nil).description)
     assert.are.equal("object", tools.definition("edit", nil).input_schema.type)
   end)
 
@@ -67,10 +67,53 @@ describe("tools", function()
     assert.are.equal(5000, select(2, whole:gsub("\n", "")))
     assert.matches("^1\n2\n", r.stdout)
     assert.matches("5000$", r.stdout)
-    -- read_file reads it back, though it lies in the private home
-    local back = run("read_file", { path = r.output_file, offset = 4999 })
+    -- read reads it back, though it lies in the private home
+    local back = run("read", { path = r.output_file, offset = 4999 })
     assert.are.equal("4999\n5000", back.content, vim.inspect(back))
     os.remove(r.output_file)
+  end)
+
+  it("bash keeps 100 MB of a 300 MB output, ends the file with a marker, and read reads its middle", function()
+    -- seq 1 35000000 prints about 304 MB; line N is N
+    local r = run("bash", { command = "seq 1 35000000" })
+    assert.are.equal(0, r.exit_code)
+    local size = (vim.uv or vim.loop).fs_stat(r.output_file).size
+    local cap = 104857600
+    assert.is_true(size > cap and size < cap + 200, "kept the cap and a marker line: " .. size)
+    local f = assert(io.open(r.output_file, "rb"))
+    f:seek("set", cap - 200)
+    local tail = f:read("*a")
+    f:close()
+    local last = tail:match("([^\n]*)\n$")
+    assert.matches("^%[flemma%-sandbox: output cut here: the first 104857600 of %d+ bytes were kept", last)
+    assert.truthy(tail:find("\n" .. last, 1, true), "the marker starts a line of its own")
+    local total = tonumber(last:match("of (%d+) bytes"))
+    assert.is_true(total > 300000000, total)
+    local note = table.concat(r.notes, "\n")
+    assert.truthy(note:find("its first 104857600 of " .. total .. " bytes are in " .. r.output_file, 1, true), note)
+    local middle = run("read", { path = r.output_file, offset = 5000000, limit = 3 })
+    assert.are.equal("5000000\n5000001\n5000002", middle.content:match("^(.-)\n\n%["), vim.inspect(middle))
+    assert.matches("more lines in file%. Use offset=5000003 to continue", middle.content)
+    os.remove(r.output_file)
+  end)
+
+  it("find, grep and ls run in the sandbox, where a secret file is empty (control: sandbox off)", function()
+    h.sh("mkdir -p sub/deep && printf 'needle one\\n' > sub/a.lua && printf 'needle two\\n' > sub/deep/b.lua")
+    h.write(dir .. "/proj/.env", "needle=secret\n")
+    assert.are.equal("sub/a.lua\nsub/deep/b.lua", run("find", { pattern = "*.lua" }).content)
+    assert.are.equal("sub/deep/b.lua", run("find", { pattern = "sub/**/deep/*.lua", label = "x" }).content)
+    assert.are.equal("No files found matching *.rs", run("find", { pattern = "*.rs" }).content)
+    local found = run("grep", { pattern = "needle", glob = "*.lua" }).content
+    assert.truthy(found:find("sub/a.lua:1:needle one", 1, true) and found:find("sub/deep/b.lua:1:needle two", 1, true))
+    local all = run("grep", { pattern = "needle" })
+    assert.is_nil((all.content or vim.inspect(all)):find("needle=secret", 1, true), vim.inspect(all))
+    assert.matches("sub/a%.lua:1:needle one", all.content)
+    assert.matches("^No matches found", run("grep", { pattern = "absent-word" }).content)
+    assert.are.equal(".env\nsub/", run("ls", { path = "." }).content)
+    assert.are.equal(".env\nsub/\nsub/a.lua\nsub/deep/", run("ls", { path = ".", max_depth = 2 }).content)
+    -- control: unsandboxed, the same call sees the secret
+    sandbox.setup({ enabled = false })
+    assert.truthy(run("grep", { pattern = "needle" }).content:find(".env:1:needle=secret", 1, true))
   end)
 
   it("bash names the rule that blocked a write", function()
@@ -122,19 +165,19 @@ describe("tools", function()
     local r = run("bash", { command = "sed -i 's/network = false/network = true/' talk.chat" }, { bufnr = buf })
     assert.are_not.equal(0, r.exit_code)
     assert.matches("network = false", h.read(chat))
-    r = run("write_file", { path = "talk.chat", content = "flemma.opt.sandbox = false" }, { bufnr = buf })
+    r = run("write", { path = "talk.chat", content = "flemma.opt.sandbox = false" }, { bufnr = buf })
     assert.matches("blocked: protected %(the chat file", r.error)
     vim.cmd("bwipeout!")
   end)
 
-  it("read_file refuses hidden paths; write_file and edit refuse protected ones", function()
+  it("read refuses hidden paths; write and edit refuse protected ones", function()
     h.write(dir .. "/proj/.env", "TOKEN=s3cret\n")
     h.write(dir .. "/proj/.gitmodules", "[submodule]\n")
-    local r = run("read_file", { path = ".env" })
+    local r = run("read", { path = ".env" })
     assert.are.equal("read of " .. dir .. "/proj/.env blocked: hidden (secret_files)", r.error)
-    r = run("write_file", { path = ".envrc", content = "evil" })
+    r = run("write", { path = ".envrc", content = "evil" })
     assert.are.equal("write to " .. dir .. "/proj/.envrc blocked: protected (deny_write .envrc)", r.error)
-    r = run("edit", { path = ".gitmodules", old_string = "[submodule]", new_string = "evil" })
+    r = run("edit", { path = ".gitmodules", oldText = "[submodule]", newText = "evil" })
     assert.matches("blocked: protected %(deny_write %.gitmodules%)", r.error)
     assert.are.equal("[submodule]\n", h.read(dir .. "/proj/.gitmodules"))
     assert.is_nil(h.read(dir .. "/proj/.envrc"))
@@ -160,33 +203,37 @@ describe("tools", function()
   it("bash strips ANSI colours and honours a per-call timeout", function()
     local r = run("bash", { command = "printf '\\033[31mred\\033[0m   \\n'" })
     assert.are.equal("red", r.stdout)
-    r = run("bash", { command = "sleep 5", timeout_ms = 300 })
+    r = run("bash", { command = "sleep 5", timeout = 0.3 })
     assert.is_true(r.timed_out)
   end)
 
-  it("read_file returns lines, numbers and parts, and refuses binary and big files", function()
+  it("read returns lines and parts, says where to go on, and refuses binary files", function()
     h.write(dir .. "/proj/t.txt", "a\nb\nc\n")
-    assert.are.equal("a\nb\nc", run("read_file", { path = "t.txt" }).content)
+    assert.are.equal("a\nb\nc", run("read", { path = "t.txt" }).content)
     assert.are.equal(
-      "     2\tb",
-      run("read_file", { path = "t.txt", offset = 2, limit = 1, line_numbers = true }).content
+      "b\n\n[1 more lines in file. Use offset=3 to continue.]",
+      run("read", { path = "t.txt", offset = 2, limit = 1, label = "part" }).content
     )
+    local beyond = run("read", { path = "t.txt", offset = 9 }).error
+    assert.matches("Offset 9 is beyond end of file %(3 lines total%)", beyond)
     h.write(dir .. "/proj/bin", "x\0y")
-    assert.matches("looks binary", run("read_file", { path = "bin" }).error)
+    assert.matches("looks binary", run("read", { path = "bin" }).error)
+    -- the size cap is on what one call returns, not on the file
     sandbox.setup({ tools = { read_max_bytes = 3 } })
-    assert.matches("over the 3 byte limit", run("read_file", { path = "t.txt" }).error)
+    local r = run("read", { path = "t.txt" })
+    assert.are.equal("a\n\n[Showing lines 1-1 of 3 (3 byte limit). Use offset=2 to continue.]", r.content)
   end)
 
-  it("write_file and edit change files inside rw_paths only", function()
-    assert.is_true(run("write_file", { path = "sub/new.txt", content = "one two" }).success)
+  it("write and edit change files inside rw_paths only", function()
+    assert.matches("Wrote 7 bytes", run("write", { path = "sub/new.txt", content = "one two" }).content)
     assert.are.equal("one two", h.read(dir .. "/proj/sub/new.txt"))
-    assert.is_true(run("edit", { path = "sub/new.txt", old_string = "two", new_string = "2" }).success)
+    assert.matches("Edited", run("edit", { path = "sub/new.txt", oldText = "two", newText = "2" }).content)
     assert.are.equal("one 2", h.read(dir .. "/proj/sub/new.txt"))
-    assert.matches("not found", run("edit", { path = "sub/new.txt", old_string = "zzz", new_string = "" }).error)
+    assert.matches("not found", run("edit", { path = "sub/new.txt", oldText = "zzz", newText = "" }).error)
     h.sh("ln -s /etc " .. h.shell_quote(dir .. "/proj/etc-link"))
     assert.are.equal(
       "write to /etc/x blocked: not in rw_paths",
-      run("write_file", { path = "etc-link/x", content = "" }).error
+      run("write", { path = "etc-link/x", content = "" }).error
     )
   end)
 

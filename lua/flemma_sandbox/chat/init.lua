@@ -1,6 +1,8 @@
---- Tool calls in .chat buffers: finds `**Tool Use:**` blocks, runs them
---- with the buffer's policy, and writes `**Tool Result:**` blocks back under
---- an `@You:` message.
+--- Tool calls in .chat buffers when Flemma is not installed: finds the tool
+--- uses Flemma would see (chat/format.lua), runs those without a finished
+--- result with the buffer's policy, and writes each result where Flemma
+--- would, in call order, replacing its placeholder.
+local format = require("flemma_sandbox.chat.format")
 local tools = require("flemma_sandbox.tools")
 
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
@@ -11,88 +13,57 @@ local M = {}
 local json = vim.json or require("cjson")
 local ns = vim.api.nvim_create_namespace("flemma_sandbox_chat")
 
----@class flemma_sandbox.ChatCall
----@field name string
----@field id string
----@field row integer 0-based row of the **Tool Use:** line
----@field last integer 0-based row of the closing fence of its input
----@field input string|nil the JSON text
----@field has_result boolean
+--- Result folds start at this many lines.
+M.fold_min_lines = 30
 
-local USE = "^%*%*Tool Use:%*%*%s+`([^`]+)`%s+%(`([^`]+)`%)%s*$"
-local RESULT = "^%*%*Tool Result:%*%*%s+`([^`]+)`"
-local ROLE = "^@%a+:"
-
---- The fence that opens at a line ("```" or longer), if any.
-local function fence_of(line)
-  return line:match("^(```+)")
-end
-
---- Row of the line that closes a fence opened with `fence`, from row `from`.
-local function closing(lines, from, fence)
-  for i = from, #lines do
-    local f = lines[i]:match("^(```+)%s*$")
-    if f and #f >= #fence then
-      return i
-    end
-  end
-end
-
---- Tool calls and results in a list of lines (1-based list, 0-based rows out).
+--- The tool uses of a list of lines, each with what execution would do.
 ---@param lines string[]
----@return flemma_sandbox.ChatCall[]
+---@return flemma_sandbox.ChatToolUse[] uses, flemma_sandbox.ChatDocument doc
 function M.parse(lines)
-  local calls, results = {}, {}
-  local i = 1
-  while i <= #lines do
-    local line = lines[i]
-    local name, id = line:match(USE)
-    local result_id = line:match(RESULT)
-    local fence = fence_of(line)
-    if name then
-      local call = { name = name, id = id, row = i - 1, last = i - 1 }
-      local j = i + 1
-      while j <= #lines and lines[j]:match("^%s*$") do
-        j = j + 1
-      end
-      local open = lines[j] and lines[j]:match("^(```+)%s*json%s*$")
-      local close = open and closing(lines, j + 1, open)
-      if close then
-        call.input = table.concat(lines, "\n", j + 1, close - 1)
-        call.last = close - 1
-        i = close
-      end
-      calls[#calls + 1] = call
-    elseif result_id then
-      results[result_id] = true
-    elseif fence then
-      i = closing(lines, i + 1, fence) or #lines
+  local doc = format.parse(lines)
+  for _, use in ipairs(doc.uses) do
+    use.row = use.line - 1
+    use.action, use.why = M.plan(doc, use)
+    use.has_result = use.action == nil
+  end
+  return doc.uses, doc
+end
+
+--- What running a use means: "ask" (no result or a pending placeholder:
+--- the approval settings decide), "approved" (Flemma's approved
+--- placeholder: the user said yes), or nil with the reason it does not run.
+---@param doc flemma_sandbox.ChatDocument
+---@param use flemma_sandbox.ChatToolUse
+---@return "ask"|"approved"|nil action, string|nil why
+function M.plan(doc, use)
+  local result = doc.results[use.id]
+  if not result then
+    return "ask"
+  end
+  local status, filled = result.status, result.content:find("%S") ~= nil
+  if status == nil or status == "error" then
+    return nil, "it has a result"
+  elseif status == "approved" then
+    if filled then
+      return nil, "its approved placeholder holds text the user wrote"
     end
-    i = i + 1
+    return "approved"
+  elseif status == "pending" then
+    if filled then
+      return nil, "the user wrote its result"
+    end
+    return "ask"
   end
-  for _, call in ipairs(calls) do
-    call.has_result = results[call.id] == true
-  end
-  return calls
+  return nil, "it is " .. status
 end
 
---- A fence longer than any run of backticks in text (at least three).
----@param text string
----@return string
-function M.fence_for(text)
-  local longest = 2
-  for run in text:gmatch("`+") do
-    longest = math.max(longest, #run)
-  end
-  return string.rep("`", longest + 1)
-end
-
---- The text of a result and whether it reports a failure.
+--- The text of a result and whether it reports a failure. Trailing blank
+--- lines are dropped, as Flemma drops them.
 ---@param result table
 ---@return string body, boolean is_error
 function M.render(result)
   if result.error then
-    return result.error, true
+    return (tostring(result.error):gsub("%s+$", "")), true
   end
   if result.content then
     return result.content, false
@@ -101,11 +72,11 @@ function M.render(result)
     return "ok", false
   end
   local parts = {}
-  if result.stdout and result.stdout ~= "" then
-    parts[#parts + 1] = result.stdout
+  if result.stdout and result.stdout:find("%S") then
+    parts[#parts + 1] = (result.stdout:gsub("%s+$", ""))
   end
-  if result.stderr and result.stderr ~= "" then
-    parts[#parts + 1] = "[stderr]\n" .. result.stderr
+  if result.stderr and result.stderr:find("%S") then
+    parts[#parts + 1] = "[stderr]\n" .. result.stderr:gsub("%s+$", "")
   end
   local failed = (result.exit_code or 0) ~= 0 or result.timed_out
   if (result.exit_code or 0) ~= 0 then
@@ -114,217 +85,248 @@ function M.render(result)
   for _, note in ipairs(result.notes or {}) do
     parts[#parts + 1] = note
   end
+  if #parts == 0 then
+    return "(no output)", failed
+  end
   return table.concat(parts, "\n"), failed
 end
 
---- Lines of a **Tool Result:** block.
----@param id string
----@param result table
----@return string[]
-function M.result_lines(id, result)
-  local body, is_error = M.render(result)
-  local fence = M.fence_for(body)
-  local lines = { "**Tool Result:** `" .. id .. "`" .. (is_error and " (error)" or ""), "", fence }
-  for line in (body .. "\n"):gmatch("(.-)\n") do
-    lines[#lines + 1] = line
-  end
-  lines[#lines + 1] = fence
-  lines[#lines + 1] = ""
-  return lines
-end
-
---- Where a result for the call at `row` goes: in the @You: message after
---- the call's message, after results already there. Returns the row and
---- whether an "@You:" header must be written first.
-local function insertion_point(lines, row)
-  local i = row + 2
-  while i <= #lines and not lines[i]:match(ROLE) do
-    local fence = fence_of(lines[i])
-    if fence then
-      i = closing(lines, i + 1, fence) or #lines
-    end
-    i = i + 1
-  end
-  if i > #lines or not lines[i]:match("^@You:") then
-    return i - 1, true
-  end
-  -- skip the header, blank lines and results already written
-  local j = i + 1
-  while j <= #lines do
-    if lines[j]:match(RESULT) then
-      local k = j + 1
-      while k <= #lines and lines[k]:match("^%s*$") do
-        k = k + 1
-      end
-      local fence = lines[k] and fence_of(lines[k])
-      j = (fence and closing(lines, k + 1, fence) or k) + 1
-    elseif lines[j]:match("^%s*$") then
-      j = j + 1
-    else
-      break
-    end
-  end
-  return j - 1, false
-end
-
---- Writes a result for the call whose **Tool Use:** line carries `mark`.
-local function write_result(bufnr, mark, call, result)
-  if not vim.api.nvim_buf_is_valid(bufnr) then
-    return
-  end
-  local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, mark, {})
-  vim.api.nvim_buf_del_extmark(bufnr, ns, mark)
-  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  local row = pos and pos[1]
-  local _, id_at_row = (lines[(row or -1) + 1] or ""):match(USE)
-  if id_at_row ~= call.id then
-    row = nil -- the line moved or changed: find the call by its id
-    for _, c in ipairs(M.parse(lines)) do
-      if c.id == call.id then
-        row = c.row
-      end
-    end
-  end
-  if not row then
-    vim.notify("flemma-sandbox: the tool use " .. call.id .. " is gone; its result was dropped", vim.log.levels.WARN)
-    return
-  end
-  local at, header = insertion_point(lines, row)
-  local block = M.result_lines(call.id, result)
-  if header then
-    table.insert(block, 1, "@You:")
-    if at > 0 and not (lines[at] or ""):match("^%s*$") then
-      table.insert(block, 1, "")
-    end
-  end
-  vim.api.nvim_buf_set_lines(bufnr, at, at, false, block)
-  M.fold(bufnr, at + (header and 1 or 0), #block)
-end
-
---- Folds a long result in the windows that show the buffer with manual folds.
-function M.fold(bufnr, first, count)
-  if count < M.fold_min_lines then
+--- Folds a long result's fence in the windows that show the buffer with
+--- manual folds; the fold ends at the closing fence, before the next line.
+---@param bufnr integer
+---@param first integer 1-based line of the opening fence
+---@param last integer 1-based line of the closing fence
+function M.fold(bufnr, first, last)
+  if last - first + 1 < M.fold_min_lines then
     return
   end
   for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
     if vim.wo[win].foldmethod == "manual" then
       vim.api.nvim_win_call(win, function()
-        vim.cmd(string.format("%d,%dfold", first + 1, first + count - 1))
+        vim.cmd(string.format("%d,%dfold", first, last))
       end)
     end
   end
 end
 
-M.fold_min_lines = 30
-
----@type table<integer, table<string, { cancel: fun()|nil, cancelled: boolean }>>
-local running = {}
----@type table<integer, flemma_sandbox.ChatCall[]> calls waiting for a free slot
-local queues = {}
-
---- Shows "running Ns" beside the call until it ends.
-local function show_running(bufnr, mark, row)
-  local started = uv.now()
-  local timer = uv.new_timer()
-  local function draw()
-    if not vim.api.nvim_buf_is_valid(bufnr) then
-      return
+--- Writes the result of a use into the buffer, where Flemma would.
+---@return boolean written
+local function write_result(bufnr, id, result)
+  if not vim.api.nvim_buf_is_valid(bufnr) then
+    return false
+  end
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local uses, doc = M.parse(lines)
+  local use
+  for _, u in ipairs(uses) do
+    if u.id == id then
+      use = u
     end
-    local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, mark, {})
+  end
+  if not use then
+    vim.notify("flemma-sandbox: the tool use " .. id .. " is gone; its result was dropped", vim.log.levels.WARN)
+    return false
+  end
+  if not use.action then
+    -- the user wrote or resolved one meanwhile: never a second result
+    vim.notify("flemma-sandbox: " .. id .. " got a result meanwhile; this one was dropped", vim.log.levels.WARN)
+    return false
+  end
+  local body, is_error = M.render(result)
+  local block = format.result_block(id, body, is_error)
+  local first, last_excl, new = format.placement(doc, lines, use, block)
+  local modifiable = vim.bo[bufnr].modifiable
+  vim.bo[bufnr].modifiable = true
+  vim.api.nvim_buf_set_lines(bufnr, first, last_excl, false, new)
+  vim.bo[bufnr].modifiable = modifiable
+  local at = 1
+  while new[at] ~= block[1] do
+    at = at + 1
+  end
+  -- buffer lines of the opening and the closing fence
+  M.fold(bufnr, first + at + 2, first + at + #block - 1)
+  return true
+end
+
+---@class flemma_sandbox.ChatCallState
+---@field id string
+---@field mark integer extmark on the **Tool Use:** line
+---@field cancel fun()|nil stops its job
+---@field cancelled boolean
+---@field phase "queued"|"waiting"|"running"
+---@field started integer|nil uv.now() when it began running
+
+---@type table<integer, table<string, flemma_sandbox.ChatCallState>>
+local calls = {}
+---@type table<integer, flemma_sandbox.ChatToolUse[]> calls waiting for a free slot
+local queues = {}
+local ticker
+
+--- Shows each call's phase beside it: queued, waiting for approval, running Ns.
+local function draw(bufnr)
+  if not vim.api.nvim_buf_is_valid(bufnr) then
+    return
+  end
+  for _, state in pairs(calls[bufnr] or {}) do
+    local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, state.mark, {})
     if pos and pos[1] then
-      local secs = math.floor((uv.now() - started) / 1000)
+      local text = state.phase == "waiting" and "  waiting for approval"
+        or state.phase == "queued" and "  queued"
+        or string.format("  running %ds", math.floor((uv.now() - (state.started or uv.now())) / 1000))
       vim.api.nvim_buf_set_extmark(bufnr, ns, pos[1], 0, {
-        id = mark,
-        virt_text = { { string.format("  running %ds", secs), "Comment" } },
+        id = state.mark,
+        virt_text = { { text, "Comment" } },
         virt_text_pos = "eol",
       })
     end
   end
-  vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, { id = mark })
-  draw()
-  timer:start(1000, 1000, vim.schedule_wrap(draw))
-  return function()
-    timer:stop()
-    timer:close()
-  end
 end
 
---- Runs one call; `done` is called after its result was written.
-local function execute_call(bufnr, call, done)
-  running[bufnr] = running[bufnr] or {}
-  local state = { cancelled = false }
-  running[bufnr][call.id] = state
-  local mark = call.mark or vim.api.nvim_buf_set_extmark(bufnr, ns, call.row, 0, {})
-  local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, mark, {})
-  local stop_timer = show_running(bufnr, mark, pos[1] or call.row)
-  local function finish(result)
-    stop_timer()
-    running[bufnr][call.id] = nil
-    if state.cancelled and not result.error then
-      result.notes = result.notes or {}
-      table.insert(result.notes, "[sandbox] cancelled by the user")
+--- One timer redraws every buffer with calls, once a second, while any run.
+local function tick()
+  if ticker then
+    return
+  end
+  ticker = uv.new_timer()
+  ticker:start(
+    1000,
+    1000,
+    vim.schedule_wrap(function()
+      local any = false
+      for bufnr, states in pairs(calls) do
+        if next(states) then
+          any = true
+          draw(bufnr)
+        end
+      end
+      if not any and ticker then
+        ticker:stop()
+        ticker:close()
+        ticker = nil
+      end
+    end)
+  )
+end
+
+--- The owner key of a call's approval questions.
+local function owner_of(bufnr, id)
+  return "chat:" .. bufnr .. ":" .. id
+end
+
+--- Runs one use; `done` is called after its result was written (or not).
+local function execute_call(bufnr, use, state, done)
+  state.phase = "running"
+  state.started = uv.now()
+  draw(bufnr)
+  local function finish(result, write)
+    calls[bufnr][use.id] = nil
+    pcall(vim.api.nvim_buf_del_extmark, bufnr, ns, state.mark)
+    if write ~= false then
+      if state.cancelled and not result.error then
+        result.notes = result.notes or {}
+        table.insert(result.notes, "[sandbox] cancelled by the user")
+      end
+      write_result(bufnr, use.id, result)
     end
-    write_result(bufnr, mark, call, result)
     if done then
       done()
     end
   end
-  local ok, input = pcall(json.decode, call.input or "")
+  local ok, input = pcall(json.decode, use.input_text or "")
   if not ok or type(input) ~= "table" then
-    return finish({ error = "the tool input is not a JSON object: " .. tostring(call.input and input or "missing") })
+    local msg = "flemma-sandbox: tool use %s: its input is not a JSON object; not run (Flemma skips it too)"
+    vim.notify(string.format(msg, use.id), vim.log.levels.WARN)
+    return finish({}, false)
   end
-  tools.run(call.name, input, {
+  tools.run(use.name, input, {
     bufnr = bufnr,
+    call_id = use.id,
+    owner = owner_of(bufnr, use.id),
+    approved = use.action == "approved",
+    on_phase = function(phase)
+      state.phase = phase
+      if phase == "running" then
+        state.started = uv.now()
+      end
+      draw(bufnr)
+    end,
     on_job = function(handle)
       state.cancel = handle and handle.cancel or nil
       if handle and state.cancelled then
         handle.cancel()
       end
     end,
-  }, vim.schedule_wrap(finish))
+  }, function(result)
+    vim.schedule(function()
+      -- a call cancelled before it ran leaves no result: it can run later
+      finish(result, not (state.cancelled and result.not_run))
+    end)
+  end)
 end
 
---- Runs the call under (or above) the cursor.
+--- Registers a use as one of the buffer's calls (shown as queued).
+local function track(bufnr, use)
+  calls[bufnr] = calls[bufnr] or {}
+  local state = {
+    id = use.id,
+    mark = vim.api.nvim_buf_set_extmark(bufnr, ns, use.row, 0, {}),
+    cancelled = false,
+    phase = "queued",
+  }
+  calls[bufnr][use.id] = state
+  tick()
+  return state
+end
+
+--- Runs the use under (or above) the cursor.
 ---@param bufnr integer
 ---@param row integer 0-based cursor row
 ---@return boolean started, string|nil err
 function M.execute_at(bufnr, row)
   local best
-  for _, call in ipairs(M.parse(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))) do
-    if call.row <= row then
-      best = call
+  for _, use in ipairs(M.parse(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))) do
+    if use.row <= row then
+      best = use
     end
   end
-  if not best or row > best.last + 1 then
+  if not best or row > best.last then
     return false, "no tool use under the cursor"
   end
-  if running[bufnr] and running[bufnr][best.id] then
+  if calls[bufnr] and calls[bufnr][best.id] then
     return false, "tool use " .. best.id .. " is already running"
   end
-  execute_call(bufnr, best)
+  if not best.action then
+    return false, "tool use " .. best.id .. " does not run: " .. best.why
+  end
+  execute_call(bufnr, best, track(bufnr, best))
   return true
 end
 
---- Runs every call without a result, at most `max_parallel` at once.
+--- Runs every use that has no finished result, at most `max_parallel` at
+--- once; results are written in call order whatever order they end in.
 ---@param bufnr integer
 ---@param max_parallel integer
----@return integer count started or queued
+---@return integer count started or queued, integer skipped placeholders that do not run
 function M.execute_all(bufnr, max_parallel)
-  local queue = {}
-  for _, call in ipairs(M.parse(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))) do
-    if not call.has_result and not (running[bufnr] and running[bufnr][call.id]) then
-      -- marked now: results written meanwhile move the rows of later calls
-      call.mark = vim.api.nvim_buf_set_extmark(bufnr, ns, call.row, 0, {})
-      queue[#queue + 1] = call
+  local queue, skipped = {}, 0
+  local uses, doc = M.parse(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+  for _, use in ipairs(uses) do
+    local busy = calls[bufnr] and calls[bufnr][use.id]
+    if use.action and not busy then
+      use.state = track(bufnr, use)
+      queue[#queue + 1] = use
+    elseif not use.action and doc.results[use.id] and doc.results[use.id].status then
+      skipped = skipped + 1
     end
   end
+  draw(bufnr)
   queues[bufnr] = queue
   local active = 0
   local function pump()
     while active < max_parallel and #queue > 0 do
-      local call = table.remove(queue, 1)
+      local use = table.remove(queue, 1)
       active = active + 1
-      execute_call(bufnr, call, function()
+      execute_call(bufnr, use, use.state, function()
         active = active - 1
         pump()
       end)
@@ -332,20 +334,25 @@ function M.execute_all(bufnr, max_parallel)
   end
   local total = #queue
   pump()
-  return total
+  return total, skipped
 end
 
---- Stops everything running for a buffer.
+--- Stops everything for a buffer: queued calls are dropped, questions
+--- closed, running jobs stopped.
 ---@param bufnr integer
 ---@return integer count
 function M.cancel(bufnr)
-  local n = #(queues[bufnr] or {})
-  for _, call in ipairs(queues[bufnr] or {}) do
-    pcall(vim.api.nvim_buf_del_extmark, bufnr, ns, call.mark)
+  local approval = require("flemma_sandbox.nvim.approval")
+  local n = 0
+  for _, use in ipairs(queues[bufnr] or {}) do
+    calls[bufnr][use.id] = nil
+    pcall(vim.api.nvim_buf_del_extmark, bufnr, ns, use.state.mark)
+    n = n + 1
   end
   queues[bufnr] = {}
-  for _, state in pairs(running[bufnr] or {}) do
+  for id, state in pairs(calls[bufnr] or {}) do
     state.cancelled = true
+    approval.cancel(owner_of(bufnr, id))
     if state.cancel then
       state.cancel()
     end
@@ -354,11 +361,20 @@ function M.cancel(bufnr)
   return n
 end
 
---- Calls running for a buffer, by id.
+--- Calls of a buffer that are queued, waiting for approval or running, by id.
 ---@param bufnr integer
 ---@return string[]
 function M.running(bufnr)
-  return vim.tbl_keys(running[bufnr] or {})
+  return vim.tbl_keys(calls[bufnr] or {})
+end
+
+--- The phase of a call ("queued", "waiting", "running"), or nil.
+---@param bufnr integer
+---@param id string
+---@return string|nil
+function M.phase(bufnr, id)
+  local state = calls[bufnr] and calls[bufnr][id]
+  return state and state.phase
 end
 
 return M

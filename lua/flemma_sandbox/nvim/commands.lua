@@ -1,5 +1,6 @@
 --- :FlemmaSandbox status | enable | disable | trust | untrust |
---- tool:execute | tool:execute-all | tool:cancel. flemma-sandbox never defines :Flemma:
+--- tool:execute | tool:execute-all | tool:cancel | approve | approve-always |
+--- deny | approval, and their <Plug> mappings. flemma-sandbox never defines :Flemma:
 --- that command is Flemma's. With Flemma installed, enable and disable are
 --- Flemma's session switch and the tool subcommands are Flemma's
 --- (:Flemma tool:execute).
@@ -93,14 +94,56 @@ M.actions = {
   end),
   ["tool:execute-all"] = standalone_only(function(bufnr)
     local cfg = sandbox.resolve_config(bufnr)
-    if require("flemma_sandbox.chat").execute_all(bufnr, cfg.tools.max_parallel) == 0 then
-      notify("no tool use without a result in this buffer", vim.log.levels.INFO)
+    local started, skipped = require("flemma_sandbox.chat").execute_all(bufnr, cfg.tools.max_parallel)
+    local rest = skipped > 0
+        and string.format(" (%d not run: rejected, denied, aborted or filled in by the user)", skipped)
+      or ""
+    if started == 0 then
+      notify("no tool use to run in this buffer" .. rest, vim.log.levels.INFO)
+    elseif rest ~= "" then
+      notify(string.format("running %d tool call(s)%s", started, rest), vim.log.levels.INFO)
     end
   end),
   ["tool:cancel"] = standalone_only(function(bufnr)
     notify("cancelled " .. require("flemma_sandbox.chat").cancel(bufnr) .. " tool call(s)", vim.log.levels.INFO)
   end),
 }
+
+--- Answers the approval question on screen.
+local function answer(value)
+  return function()
+    local ok, why = require("flemma_sandbox.nvim.approval").answer(value)
+    if not ok then
+      notify(why, vim.log.levels.WARN)
+    end
+  end
+end
+
+M.actions.approve = answer("once")
+M.actions["approve-always"] = answer("always")
+M.actions.deny = answer("deny")
+M.actions.approval = function()
+  if not require("flemma_sandbox.nvim.approval").focus() then
+    notify("no question is waiting", vim.log.levels.INFO)
+  end
+end
+
+--- <Plug> mappings, each running a subcommand in the current buffer.
+M.PLUGS = {
+  ["<Plug>(FlemmaSandboxExecute)"] = "tool:execute",
+  ["<Plug>(FlemmaSandboxExecuteAll)"] = "tool:execute-all",
+  ["<Plug>(FlemmaSandboxCancel)"] = "tool:cancel",
+  ["<Plug>(FlemmaSandboxApprove)"] = "approve",
+  ["<Plug>(FlemmaSandboxApproveAlways)"] = "approve-always",
+  ["<Plug>(FlemmaSandboxDeny)"] = "deny",
+  ["<Plug>(FlemmaSandboxApproval)"] = "approval",
+}
+
+--- Runs a subcommand for the current buffer (the Lua side of the mappings).
+---@param sub string
+function M.run(sub)
+  M.actions[sub](vim.api.nvim_get_current_buf())
+end
 
 M.SUBCOMMANDS = {
   "status",
@@ -111,6 +154,10 @@ M.SUBCOMMANDS = {
   "tool:execute",
   "tool:execute-all",
   "tool:cancel",
+  "approve",
+  "approve-always",
+  "deny",
+  "approval",
 }
 
 --- Defines :FlemmaSandbox (replacing an earlier definition of ours).
@@ -138,6 +185,11 @@ function M.define()
       return out
     end,
   })
+  for lhs, sub in pairs(M.PLUGS) do
+    vim.keymap.set("n", lhs, function()
+      M.run(sub)
+    end, { desc = "flemma-sandbox: " .. sub })
+  end
   return M.NAME
 end
 

@@ -104,7 +104,7 @@ function M.folders(home_allow, expand, rw, allow_sockets)
     shown[#shown + 1] = core.resolve(helper, "/")
   end
   -- the whole outputs of earlier commands, which the bash tool names for
-  -- read_file (tools/outputs.lua): the sandbox's own output, read-only
+  -- read (tools/outputs.lua): the sandbox's own output, read-only
   local cache = host.stdpath("cache")
   local outputs = cache and core.resolve(cache .. "/flemma-sandbox/outputs", "/")
   if outputs and core.exists(outputs) then

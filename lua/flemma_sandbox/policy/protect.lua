@@ -168,7 +168,7 @@ end
 
 --- The rule hiding `real` as a secret file, by name, as the helper's scan
 --- would find it: in a project, within the depth, through no skipped
---- folder. Host-side tools (read_file, Flemma's read) ask this.
+--- folder. Host-side tools (read, and Flemma's read) ask this.
 ---@param real string
 ---@param scan flemma_sandbox.SecretScan|nil
 ---@return flemma_sandbox.Rule|nil

@@ -27,6 +27,7 @@ local M = {}
 ---@field stderr_dropped integer
 ---@field sandboxed boolean whether the command ran inside a backend
 ---@field quarantined flemma_sandbox.Quarantined[] what the command created at protected names, moved after it ended
+---@field spill { kept: integer, total: integer }|nil bytes of output kept in opts.spill_path, and bytes seen
 ---@field error string|nil set when the command could not be started
 
 ---@class flemma_sandbox.JobOpts
@@ -41,7 +42,7 @@ local M = {}
 ---@field grace_ms? integer between SIGTERM and SIGKILL, default 2000
 ---@field output_limit? integer characters kept per stream, default 12000
 ---@field spill_path? string also write all output (both streams) to this file
----@field spill_max_bytes? integer stop writing the spill file past this size
+---@field spill_max_bytes? integer stop writing the spill file past this size (then a last line says so)
 ---@field on_exit fun(result: flemma_sandbox.JobResult)
 
 ---@class flemma_sandbox.JobHandle
@@ -158,13 +159,41 @@ local function run_once(argv, opts)
     t:start(ms, 0, fn)
   end
 
-  local spill = opts.spill_path and io.open(opts.spill_path, "wb")
-  local spill_left = opts.spill_max_bytes or math.huge
+  local spill = opts.spill_path and io.open(opts.spill_path, "w+b")
+  local spill_max = opts.spill_max_bytes or math.huge
+  local spill_seen = 0
   local function spill_write(data)
-    if spill and spill_left > 0 then
-      spill:write(#data > spill_left and data:sub(1, spill_left) or data)
-      spill_left = spill_left - #data
+    local room = spill_max - spill_seen
+    spill_seen = spill_seen + #data
+    if spill and room > 0 then
+      spill:write(#data > room and data:sub(1, room) or data)
     end
+  end
+  --- Closes the spill file; past its cap it ends with a line saying so.
+  local function spill_close()
+    if not spill then
+      return nil
+    end
+    local kept = math.min(spill_seen, spill_max)
+    if spill_seen > spill_max then
+      local last = "\n"
+      if kept > 0 then
+        spill:seek("set", kept - 1)
+        last = spill:read(1) or "\n"
+        spill:seek("end")
+      end
+      spill:write(
+        string.format(
+          "%s[flemma-sandbox: output cut here: the first %d of %d bytes were kept (tools.output_file_max_bytes)]\n",
+          last == "\n" and "" or "\n",
+          kept,
+          spill_seen
+        )
+      )
+    end
+    spill:close()
+    spill = nil
+    return { kept = kept, total = spill_seen }
   end
 
   -- Reported once the process has exited and both streams reached EOF, so
@@ -181,9 +210,7 @@ local function run_once(argv, opts)
     if doomed then
       proc.signal_list(doomed, SIGKILL)
     end
-    if spill then
-      spill:close()
-    end
+    local spilled = spill_close()
     local text_out, cut_out, dropped_out = out:result()
     local text_err, cut_err, dropped_err = errs:result()
     local check_lines, quarantined = check_after(wrapped)
@@ -205,6 +232,7 @@ local function run_once(argv, opts)
       stderr_dropped = dropped_err,
       sandboxed = wrapped ~= argv,
       quarantined = quarantined,
+      spill = spilled,
     }
     vim.schedule(function()
       opts.on_exit(result)
@@ -267,9 +295,7 @@ local function run_once(argv, opts)
   end
   if not process then
     spawn_err = pid
-    if spill then
-      spill:close()
-    end
+    spill_close()
     for _, h in ipairs({ stdin, stdout, stderr }) do
       close(h)
     end

@@ -12,13 +12,16 @@ local M = {
   input_schema = {
     type = "object",
     properties = {
+      label = { type = "string", nullable = true, description = "a short label for the user (e.g. 'running tests')" },
       command = { type = "string", description = "the shell command" },
-      timeout_ms = {
-        type = "integer",
-        description = "stop it after this long (default from config, at most tools.max_timeout_ms)",
+      timeout = {
+        type = "number",
+        nullable = true,
+        description = "stop it after this many seconds (default from config, at most tools.max_timeout_ms)",
       },
       network = {
         type = "boolean",
+        nullable = true,
         description = "true when the command needs the network (shown to the user; the policy decides what it reaches)",
       },
     },
@@ -40,9 +43,9 @@ function M.describe(info)
   end
   sentences[#sentences + 1] = string.format(
     "Output over %d characters per stream is cut in the middle; the whole output is then saved to a file "
-      .. "named in the result, which read_file can read. Default timeout %d ms.",
+      .. "named in the result, which read can read in parts. Default timeout %d seconds.",
     info.output_limit,
-    info.timeout_ms
+    math.floor(info.timeout_ms / 1000)
   )
   return table.concat(sentences, " ")
 end
@@ -68,12 +71,31 @@ function M.prepare(input, ctx)
   return {
     lines = {
       "$ " .. input.command,
-      "in " .. ctx.cwd,
-      "network: " .. (input.network and "requested" or "not requested"),
+      "folder: " .. ctx.cwd,
+      "network: " .. M.network_line(ctx.config, input.network == true),
     },
     remember_key = key,
     wants_network = input.network == true,
   }
+end
+
+--- What the command's network will be, for its question.
+---@param cfg flemma_sandbox.Config
+---@param asked boolean the call says it needs the network
+---@return string
+function M.network_line(cfg, asked)
+  local said = asked and " (the call says it needs it)" or ""
+  local mode = cfg.policy.network
+  if not cfg.enabled then
+    return "yes, the host's (the sandbox is off)" .. said
+  elseif mode == false then
+    return "no" .. said
+  elseif mode == "host" then
+    return "yes, the host's" .. said
+  elseif mode == "ask" then
+    return "yes, through the proxy: allow_domains, other hosts after asking" .. said
+  end
+  return "yes, through the proxy: allow_domains only" .. said
 end
 
 --- At most this many refused paths get a note each.
@@ -184,35 +206,50 @@ function M.run_argv(argv, ctx, extra, adjust, done)
   ctx.on_job(handle)
 end
 
---- The timeout a call gets: what it asks for (or the default), never more
---- than tools.max_timeout_ms; and the note saying it was capped.
----@param asked integer|nil
+--- The timeout a call gets: what it asks for in seconds (or the default),
+--- never more than tools.max_timeout_ms; and the note saying it was capped.
+---@param asked_s number|nil seconds
 ---@param tools_cfg flemma_sandbox.ToolsConfig
 ---@return integer timeout_ms, string|nil note
-function M.timeout(asked, tools_cfg)
-  local want = asked or tools_cfg.timeout_ms
+function M.timeout(asked_s, tools_cfg)
+  local want = asked_s and math.max(1, math.floor(asked_s * 1000)) or tools_cfg.timeout_ms
   if want > tools_cfg.max_timeout_ms then
-    local note = "[sandbox] timeout_ms %d is above tools.max_timeout_ms: capped at %d"
-    return tools_cfg.max_timeout_ms, string.format(note, want, tools_cfg.max_timeout_ms)
+    local note = "[sandbox] timeout %g s is above tools.max_timeout_ms: capped at %d ms"
+    return tools_cfg.max_timeout_ms, string.format(note, asked_s or want / 1000, tools_cfg.max_timeout_ms)
   end
   return want, nil
 end
 
 function M.run(input, ctx, done)
   local cfg = ctx.config
-  local spill = outputs.new_file(cfg.tools.cache_max_bytes)
-  local timeout_ms, capped = M.timeout(input.timeout_ms, cfg.tools)
+  local spill = outputs.new_file(cfg.tools.cache_max_bytes, cfg.tools.output_file_max_bytes)
+  local timeout_ms, capped = M.timeout(input.timeout, cfg.tools)
   M.run_argv({ cfg.tools.shell, "-c", input.command }, ctx, {
     timeout_ms = timeout_ms,
     spill_path = spill,
-    spill_max_bytes = math.floor(cfg.tools.cache_max_bytes / 2),
+    spill_max_bytes = cfg.tools.output_file_max_bytes,
   }, function(result, notes, r)
     if capped then
       table.insert(notes, 1, capped)
     end
     if r.truncated and spill then
       result.output_file = spill
-      notes[#notes + 1] = "[sandbox] output was cut; the whole output is in " .. spill
+      local kept = r.spill or { kept = 0, total = 0 }
+      if kept.total > kept.kept then
+        notes[#notes + 1] = string.format(
+          "[sandbox] output was cut; its first %d of %d bytes are in %s (tools.output_file_max_bytes); "
+            .. "read it in parts with read (offset, limit)",
+          kept.kept,
+          kept.total,
+          spill
+        )
+      else
+        notes[#notes + 1] = string.format(
+          "[sandbox] output was cut; the whole output (%d bytes) is in %s; read it in parts with read (offset, limit)",
+          kept.total,
+          spill
+        )
+      end
     elseif spill then
       os.remove(spill)
     end

@@ -1,4 +1,4 @@
---- read_file, write_file and edit. They run in Neovim, not in the sandbox,
+--- read, write and edit, with Flemma's inputs. They run in Neovim, not in the sandbox,
 --- so they check the policy themselves: a write goes only to a path that
 --- is_path_writable() accepts once every symlink is followed, and it is done
 --- below the writable root without following any symlink (core.write_atomic),
@@ -79,23 +79,53 @@ function M.read_checked(path, ctx, max_bytes)
   return data, real
 end
 
-M.read_file = {
-  name = "read_file",
+--- The optional label every Flemma tool takes (shown, never used).
+local LABEL = { type = "string", nullable = true, description = "a short label for the user (e.g. 'running tests')" }
+
+--- What follows the lines a read returns, as Flemma words it.
+local function read_footer(first, info, limit_hit, max_bytes)
+  local last = info.last
+  if info.cut then
+    if last < first then
+      return string.format(
+        "\n\n[Line %d is over the %d byte limit; read part of it with bash: sed -n '%dp' FILE | head -c %d]",
+        first,
+        max_bytes,
+        first,
+        max_bytes
+      )
+    end
+    return string.format(
+      "\n\n[Showing lines %d-%d of %d (%d byte limit). Use offset=%d to continue.]",
+      first,
+      last,
+      info.total_lines,
+      max_bytes,
+      last + 1
+    )
+  elseif limit_hit and last < info.total_lines then
+    return string.format("\n\n[%d more lines in file. Use offset=%d to continue.]", info.total_lines - last, last + 1)
+  end
+  return ""
+end
+
+M.read = {
+  name = "read",
   input_schema = {
     type = "object",
     properties = {
+      label = LABEL,
       path = { type = "string", description = "file to read, relative to the working directory" },
-      offset = { type = "integer", description = "first line to return (1-based)" },
-      limit = { type = "integer", description = "number of lines to return" },
-      line_numbers = { type = "boolean", description = "prefix each line with its number" },
+      offset = { type = "number", nullable = true, description = "first line to return (1-based)" },
+      limit = { type = "number", nullable = true, description = "the most lines to return" },
     },
     required = { "path" },
   },
   describe = function(info)
-    return "Read a text file. Returns its lines (offset and limit select a part; line_numbers adds numbers). "
-      .. "Binary files and files over "
+    return "Read a text file's lines; offset (1-based) and limit choose a part, so a file of any size "
+      .. "can be read in parts. One call returns at most "
       .. info.read_max_bytes
-      .. " bytes are refused; read such a file in parts with bash (head, sed -n)."
+      .. " bytes and says where to continue. Binary files are refused."
   end,
   prepare = function(input, ctx)
     local real, err = locate(input.path, ctx)
@@ -105,31 +135,48 @@ M.read_file = {
     return { lines = { "read " .. real } }
   end,
   run = function(input, ctx, done)
-    local data, err = M.read_checked(input.path, ctx, ctx.config.tools.read_max_bytes)
-    if not data then
-      return done({ error = err })
+    local asked = locate(input.path, ctx)
+    if not asked then
+      return done({ error = "cannot read " .. input.path .. ": no such file" })
     end
-    local real = err
+    local first = math.max(1, math.floor(input.offset or 1))
+    local count = input.limit and math.max(1, math.floor(input.limit)) or 1e12
+    local max_bytes = ctx.config.tools.read_max_bytes
+    local data, real, info = core.read_lines(asked, math.min(first, 1e12), math.min(count, 1e12), max_bytes)
+    if not data then
+      real, data = info, real -- nil, err, real
+      if not real then
+        return done({ error = "cannot read " .. input.path .. ": " .. tostring(data) })
+      end
+    end
+    local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
+    if not visible then
+      return done({ error = "read of " .. real .. " blocked: " .. shell.rule_of(why) })
+    end
+    if type(info) ~= "table" then
+      return done({ error = tostring(data) })
+    end
     if data:sub(1, 8192):find("\0", 1, true) then
       return done({ error = real .. " looks binary (it has NUL bytes); not shown" })
     end
-    local first, limit = math.max(input.offset or 1, 1), input.limit or math.huge
-    local out, n = {}, 0
-    for line in (data .. (data:sub(-1) == "\n" and "" or "\n")):gmatch("(.-)\n") do
-      n = n + 1
-      if n >= first and n < first + limit then
-        out[#out + 1] = input.line_numbers and string.format("%6d\t%s", n, line) or line
-      end
+    if info.total_lines > 0 and first > info.total_lines then
+      local msg = "Offset %d is beyond end of file (%d lines total)"
+      return done({ error = string.format(msg, first, info.total_lines) })
     end
-    done({ content = table.concat(out, "\n") })
+    if info.cut and info.last >= first then
+      data = data:match("^(.*\n)") or data -- whole lines only, when there is one
+    end
+    local text = data:gsub("\n$", "")
+    done({ content = text .. read_footer(first, info, input.limit ~= nil, max_bytes) })
   end,
 }
 
-M.write_file = {
-  name = "write_file",
+M.write = {
+  name = "write",
   input_schema = {
     type = "object",
     properties = {
+      label = LABEL,
       path = { type = "string", description = "file to write, relative to the working directory" },
       content = { type = "string", description = "the whole new content" },
     },
@@ -151,7 +198,7 @@ M.write_file = {
     if real then
       ok, err = write(real, input.content, ctx)
     end
-    done(ok and { success = true } or { error = err })
+    done(ok and { content = string.format("Wrote %d bytes to %s", #input.content, input.path) } or { error = err })
   end,
 }
 
@@ -185,20 +232,20 @@ local function replace(text, old, new, all)
   return table.concat(out)
 end
 
---- The edit rule: old_string must be found, and be unique unless replace_all.
+--- The edit rule: oldText must be found, and be unique.
 ---@return string|nil new_text, string|nil err
 function M.apply_edit(text, input)
-  if input.old_string == "" then
-    return nil, "old_string is empty"
+  if input.oldText == "" then
+    return nil, "oldText is empty"
   end
-  local n = count(text, input.old_string)
+  local n = count(text, input.oldText)
   if n == 0 then
-    return nil, "old_string was not found in the file"
+    return nil, "oldText was not found in the file"
   end
-  if n > 1 and not input.replace_all then
-    return nil, string.format("old_string occurs %d times; add context to make it unique, or set replace_all", n)
+  if n > 1 then
+    return nil, string.format("oldText occurs %d times; add context to make it unique", n)
   end
-  return replace(text, input.old_string, input.new_string, input.replace_all)
+  return replace(text, input.oldText, input.newText, false)
 end
 
 M.edit = {
@@ -206,23 +253,22 @@ M.edit = {
   input_schema = {
     type = "object",
     properties = {
+      label = LABEL,
       path = { type = "string", description = "file to change" },
-      old_string = { type = "string", description = "exact text to replace; must be unique unless replace_all" },
-      new_string = { type = "string", description = "replacement text" },
-      replace_all = { type = "boolean", description = "replace every occurrence" },
+      oldText = { type = "string", description = "exact text to replace; must occur exactly once" },
+      newText = { type = "string", description = "replacement text" },
     },
-    required = { "path", "old_string", "new_string" },
+    required = { "path", "oldText", "newText" },
   },
   describe = function(info)
-    return "Replace exact text in a file. old_string must occur exactly once unless replace_all is true. "
+    return "Replace exact text in a file. oldText must occur exactly once. "
       .. "Only these paths are writable: "
       .. info.writable
       .. "."
   end,
   prepare = function(input, ctx)
     local real, err = write_target(input.path, ctx)
-    local shown = real
-      and { "edit " .. real, "- " .. input.old_string:sub(1, 200), "+ " .. input.new_string:sub(1, 200) }
+    local shown = real and { "edit " .. real, "- " .. input.oldText, "+ " .. input.newText }
     return shown and { lines = shown }, err
   end,
   run = function(input, ctx, done)
@@ -239,7 +285,7 @@ M.edit = {
     if new_text then
       ok, err = write(real, new_text, ctx)
     end
-    done(ok and { success = true } or { error = err })
+    done(ok and { content = "Edited " .. input.path } or { error = err })
   end,
 }
 

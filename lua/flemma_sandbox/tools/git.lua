@@ -13,6 +13,7 @@ local M = {
   input_schema = {
     type = "object",
     properties = {
+      label = { type = "string", nullable = true, description = "a short label for the user" },
       args = { type = "array", items = { type = "string" }, description = 'git\'s arguments, e.g. ["status"]' },
     },
     required = { "args" },
@@ -128,7 +129,11 @@ function M.prepare(input, ctx)
   end
   ctx.git = plan
   local request = {
-    lines = { "$ git " .. table.concat(input.args, " "), "in " .. ctx.cwd },
+    lines = {
+      "$ git " .. table.concat(input.args, " "),
+      "folder: " .. ctx.cwd,
+      "network: " .. (plan.wants_network and "yes" or "no"),
+    },
     wants_network = plan.wants_network,
   }
   if plan.clone then

@@ -1,22 +1,30 @@
---- The tools a model calls: bash, read_file, write_file, edit, git. Each has
---- a name, a JSON schema for its input, a description made from the
---- buffer's effective policy, and an executor. run() checks the input, asks
---- for approval and network as configured, then executes.
+--- The tools a model calls, with Flemma's names and input schemas (bash,
+--- read, write, edit, find, grep, ls) plus git. Each has a name, a JSON
+--- schema for its input, a description made from the buffer's effective
+--- policy, and an executor. run() checks the input, asks for approval as
+--- configured, then executes.
 local approval = require("flemma_sandbox.nvim.approval")
 local files = require("flemma_sandbox.tools.files")
 local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local host = require("flemma_sandbox.host")
 local sandbox = require("flemma_sandbox")
+local search = require("flemma_sandbox.tools.search")
 
 local M = {}
 
 M.registry = {
   bash = require("flemma_sandbox.tools.bash"),
-  read_file = files.read_file,
-  write_file = files.write_file,
+  read = files.read,
+  write = files.write,
   edit = files.edit,
+  find = search.find,
+  grep = search.grep,
+  ls = search.ls,
   git = require("flemma_sandbox.tools.git"),
 }
+
+--- Names this plugin used before it took Flemma's.
+M.RENAMED = { read_file = "read", write_file = "write" }
 
 ---@return string[]
 function M.names()
@@ -50,10 +58,18 @@ function M.check_input(schema, input)
     if not prop then
       return "unknown input: " .. tostring(key)
     end
-    if type(value) ~= JSON_TYPES[prop.type] or (prop.type == "integer" and value % 1 ~= 0) then
-      return string.format("input %s must be a %s", key, prop.type)
+    if value == vim.NIL then
+      -- JSON null: Flemma's strict schemas send it for an unset nullable input
+      if not prop.nullable then
+        return string.format("input %s must be a %s, not null", key, prop.type)
+      end
+      input[key] = nil
+      value = nil
     end
-    if prop.type == "array" then
+    local wrong = value ~= nil and (type(value) ~= JSON_TYPES[prop.type] or (prop.type == "integer" and value % 1 ~= 0))
+    if wrong then
+      return string.format("input %s must be a %s", key, prop.type)
+    elseif value ~= nil and prop.type == "array" then
       for i, item in ipairs(value) do
         if type(item) ~= JSON_TYPES[prop.items.type] then
           return string.format("input %s[%d] must be a %s", key, i, prop.items.type)
@@ -119,9 +135,14 @@ end
 ---@class flemma_sandbox.ToolRunOpts
 ---@field bufnr integer|nil the buffer whose policy and approvals apply
 ---@field cwd string|nil default: Neovim's working directory
+---@field call_id string|nil the tool use's id, shown in its question
+---@field owner string|nil key under which its questions can be cancelled
+---@field approved boolean|nil the user already said yes (Flemma's "approved" placeholder)
+---@field on_phase fun(phase: "waiting"|"running")|nil told when it waits for an answer and when it runs
 ---@field on_job fun(handle: flemma_sandbox.JobHandle|nil)|nil told of the running job (for cancel)
 
---- Runs a tool call; done receives the result table ({ error = ... } on failure).
+--- Runs a tool call; done receives the result table ({ error = ... } on
+--- failure; not_run = true when it never started).
 ---@param name string
 ---@param input table
 ---@param opts flemma_sandbox.ToolRunOpts
@@ -129,11 +150,12 @@ end
 function M.run(name, input, opts, done)
   local tool = M.registry[name]
   if not tool then
-    return done({ error = "unknown tool: " .. tostring(name) })
+    local renamed = M.RENAMED[name] and (" (its name is now " .. M.RENAMED[name] .. ", as in Flemma)") or ""
+    return done({ error = "unknown tool: " .. tostring(name) .. renamed, not_run = true })
   end
   local bad = M.check_input(tool.input_schema, input)
   if bad then
-    return done({ error = bad })
+    return done({ error = bad, not_run = true })
   end
   frontmatter.sync(opts.bufnr)
   local ctx = {
@@ -146,12 +168,14 @@ function M.run(name, input, opts, done)
   }
   local request, err = tool.prepare(input, ctx)
   if not request then
-    return done({ error = err })
+    return done({ error = err, not_run = true })
   end
+  local on_phase = opts.on_phase or function() end
   local function go(allowed, why)
     if not allowed then
-      return done({ error = "not run: " .. tostring(why) })
+      return done({ error = "not run: " .. tostring(why), not_run = true })
     end
+    on_phase("running")
     decide_network(request, ctx, function()
       local ok, run_err = pcall(tool.run, input, ctx, done)
       if not ok then
@@ -159,12 +183,28 @@ function M.run(name, input, opts, done)
       end
     end)
   end
-  if request.must_ask and approval.level(name, opts.bufnr) ~= "deny" then
-    approval.ask({ title = "Allow this " .. name .. " call?", lines = request.lines }, function(answer)
-      go(answer ~= "deny", "the user declined")
+  local level = approval.level(name, opts.bufnr)
+  local question = {
+    title = "Allow this " .. name .. " call?",
+    lines = request.lines,
+    id = opts.call_id,
+    owner = opts.owner,
+    tool = name,
+  }
+  if level == "deny" then
+    go(false, "the approval setting for " .. name .. " is deny")
+  elseif request.must_ask then
+    -- repository writes on the host: asked even when approved in the buffer
+    on_phase("waiting")
+    approval.ask(question, function(answer)
+      local why = answer == "cancelled" and "cancelled by the user" or "the user declined"
+      go(answer == "once" or answer == "always", why)
     end)
+  elseif opts.approved then
+    go(true)
   else
-    approval.decide({ tool = name, bufnr = opts.bufnr, lines = request.lines, remember_key = request.remember_key }, go)
+    question.remember_key = request.remember_key
+    approval.decide(question, level, on_phase, go)
   end
 end
 

@@ -41,13 +41,14 @@ end
 
 --- A fresh file path for one call's output, after making room for a full one.
 ---@param cap integer bytes the folder may hold
+---@param file_max integer bytes one file may hold
 ---@return string|nil
-function M.new_file(cap)
+function M.new_file(cap, file_max)
   local dir = M.dir()
   if vim.fn.mkdir(dir, "p") == 0 and vim.fn.isdirectory(dir) == 0 then
     return nil
   end
-  M.prune(math.floor(cap / 2))
+  M.prune(math.max(0, cap - file_max))
   return string.format("%s/output-%s-%d.txt", dir, os.date("%Y%m%d-%H%M%S"), uv.hrtime() % 1000000)
 end
 

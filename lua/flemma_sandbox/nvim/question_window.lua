@@ -1,0 +1,157 @@
+--- The window that shows an approval question. It never takes focus: it
+--- opens beside whatever the user is doing, and keys typed elsewhere never
+--- reach it. The user answers with :FlemmaSandbox approve | approve-always
+--- | deny (or their <Plug> mappings), or goes to the window
+--- (:FlemmaSandbox approval, or CTRL-W w) and presses <CR> on a choice.
+--- Every line is shown whole: wrapped, newlines kept, scrollable there.
+local M = {}
+
+--- Keys that would change text, or fail for want of a search: mapped to
+--- nothing in the window, so no key typed there raises an error (E21
+--- 'modifiable' is off, E35 no previous regular expression).
+local INERT = vim.split(
+  "i I a A o O s S c C cc x X d D dd p P r R u U J gJ . ~ < > = <C-r> <C-a> <C-x> <Del> gi gI n N",
+  " ",
+  { plain = true }
+)
+
+---@class flemma_sandbox.QuestionView
+---@field buf integer
+---@field win integer
+---@field choices table<integer, string> 1-based line -> answer
+
+--- The choices offered, by line label.
+local function choices(can_remember)
+  local out = { { "  > approve once", "once" } }
+  if can_remember then
+    out[#out + 1] = { "  > approve always (this session)", "always" }
+  end
+  out[#out + 1] = { "  > deny", "deny" }
+  return out
+end
+
+--- The lines of a question: every given line split at its newlines.
+---@param question flemma_sandbox.Question
+---@param position string|nil e.g. "question 1 of 3"
+---@return string[] lines, table<integer, string> choices by line
+function M.lines(question, position)
+  local head = "flemma-sandbox: " .. question.title
+  local out = { head }
+  local about = {}
+  if question.id then
+    about[#about + 1] = "call " .. question.id
+  end
+  if position then
+    about[#about + 1] = position
+  end
+  if #about > 0 then
+    out[#out + 1] = table.concat(about, " | ")
+  end
+  out[#out + 1] = ""
+  for _, line in ipairs(question.lines or {}) do
+    for _, part in ipairs(vim.split(tostring(line), "\n", { plain = true })) do
+      out[#out + 1] = part
+    end
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "Answer with :FlemmaSandbox approve"
+    .. (question.can_remember and " | approve-always" or "")
+    .. " | deny,"
+  out[#out + 1] = "or go here (:FlemmaSandbox approval) and press <CR> on a choice:"
+  local by_line = {}
+  for _, choice in ipairs(choices(question.can_remember)) do
+    out[#out + 1] = choice[1]
+    by_line[#out] = choice[2]
+  end
+  return out, by_line
+end
+
+--- Screen rows a line takes in a window `width` cells wide, wrapped.
+local function rows_of(line, width)
+  return math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+end
+
+--- The window's size for lines on this screen: as wide as the longest line
+--- allows (at most the screen less the border), as tall as the wrapped
+--- lines (at most the screen less the border and the command line).
+---@param lines string[]
+---@return integer width, integer height
+function M.size(lines)
+  local width = 40
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  width = math.max(1, math.min(width, vim.o.columns - 2))
+  local height = 0
+  for _, l in ipairs(lines) do
+    height = height + rows_of(l, width)
+  end
+  return width, math.max(1, math.min(height, vim.o.lines - vim.o.cmdheight - 3))
+end
+
+--- Opens the question without entering it.
+---@param question flemma_sandbox.Question
+---@param position string|nil
+---@param on_choice fun(answer: string) called for <CR> on a choice
+---@return flemma_sandbox.QuestionView
+function M.open(question, position, on_choice)
+  local lines, by_line = M.lines(question, position)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].filetype = "flemma_sandbox_question"
+  local width, height = M.size(lines)
+  local win = vim.api.nvim_open_win(buf, false, {
+    relative = "editor",
+    width = width,
+    height = height,
+    row = 0,
+    col = math.max(0, vim.o.columns - width - 2),
+    style = "minimal",
+    border = "rounded",
+    focusable = true,
+    zindex = 60,
+  })
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = false
+  local opts = { buffer = buf, nowait = true, silent = true }
+  for _, key in ipairs(INERT) do
+    vim.keymap.set("n", key, "<Nop>", opts)
+  end
+  vim.keymap.set("n", "<CR>", function()
+    local answer = by_line[vim.api.nvim_win_get_cursor(0)[1]]
+    if answer then
+      on_choice(answer)
+    else
+      vim.notify("flemma-sandbox: put the cursor on a choice (approve once, ..., deny), then press <CR>")
+    end
+  end, opts)
+  for _, key in ipairs({ "q", "<Esc>" }) do
+    vim.keymap.set("n", key, "<Cmd>wincmd p<CR>", opts)
+  end
+  return { buf = buf, win = win, choices = by_line }
+end
+
+--- Moves the cursor into the window, onto its first choice.
+---@param view flemma_sandbox.QuestionView
+function M.focus(view)
+  if not vim.api.nvim_win_is_valid(view.win) then
+    return
+  end
+  vim.api.nvim_set_current_win(view.win)
+  local first
+  for line in pairs(view.choices) do
+    first = math.min(first or line, line)
+  end
+  pcall(vim.api.nvim_win_set_cursor, view.win, { first or 1, 0 })
+end
+
+---@param view flemma_sandbox.QuestionView
+function M.close(view)
+  if vim.api.nvim_win_is_valid(view.win) then
+    vim.api.nvim_win_close(view.win, true)
+  end
+end
+
+return M
