@@ -161,6 +161,34 @@ function M.check()
   end
   report.info((vim.uv and "event loop: vim.uv" or "event loop: vim.loop (before 0.10)")
     .. (vim.health and vim.health.start and "; health API: vim.health" or "; health API: health.report_*"))
+  M.check_features(report)
+end
+
+--- Tries what standalone mode relies on, rather than assuming it.
+function M.check_features(report)
+  local win = vim.api.nvim_get_current_win()
+  local ok, err = pcall(function()
+    local view = require("flemma_sandbox.nvim.question_window").open(
+      { title = "health check", lines = { "a\nb" } },
+      nil,
+      function() end
+    )
+    local stayed = vim.api.nvim_get_current_win() == win
+    require("flemma_sandbox.nvim.question_window").close(view)
+    assert(stayed, "the question window took focus")
+  end)
+  if ok then
+    report.ok("a question window opens and closes without taking focus")
+  else
+    report.error("the question window does not work here: " .. tostring(err))
+  end
+  local json = vim.json or package.loaded.cjson
+  local decoded_ok, decoded = pcall(json and json.decode or error, '{"timeout":null,"command":"true"}')
+  if decoded_ok and type(decoded) == "table" and decoded.command == "true" then
+    report.ok("tool inputs decode (" .. (vim.json and "vim.json" or "cjson") .. ")")
+  else
+    report.error("tool inputs cannot be decoded: " .. tostring(decoded))
+  end
 end
 
 return M

@@ -28,7 +28,7 @@ describe(":FlemmaSandbox", function()
       { "tool:execute", "tool:execute-all", "tool:cancel" },
       vim.fn.getcompletion("FlemmaSandbox tool:", "cmdline")
     )
-    assert.are.same({ "disable" }, vim.fn.getcompletion("FlemmaSandbox d", "cmdline"))
+    assert.are.same({ "disable", "deny" }, vim.fn.getcompletion("FlemmaSandbox d", "cmdline"))
   end)
 
   it("disable and enable set the session override for all buffers", function()
@@ -62,6 +62,10 @@ describe(":FlemmaSandbox", function()
     vim.fn.mkdir(proj, "p")
     sandbox.setup({ policy = { rw_paths = { proj } } })
     local with_proj = table.concat(status.lines(buf), "\n")
+    -- an .envrc that is there is protected; a missing one is only counted as watched
+    assert.truthy(with_proj:find("watched: %d+ protected names that do not exist now"), with_proj)
+    h.write(proj .. "/.envrc", "x")
+    with_proj = table.concat(status.lines(buf), "\n")
     vim.fn.delete(proj, "rf")
     assert.truthy(with_proj:find("    " .. proj .. "/.envrc  (deny_write .envrc)", 1, true), with_proj)
     assert.matches("seccomp:    on %([%w_]+%)", text)
@@ -122,6 +126,8 @@ describe(":checkhealth flemma_sandbox", function()
     assert.matches("OK:? a test sandbox started and exited cleanly", text)
     assert.matches("health API: ", text)
     assert.matches("OK:? Neovim 0.7 or newer", text)
+    assert.matches("OK:? a question window opens and closes without taking focus", text)
+    assert.matches("OK:? tool inputs decode", text)
   end)
 
   it("gives advice for the usual reasons bwrap cannot start", function()
@@ -132,5 +138,22 @@ describe(":checkhealth flemma_sandbox", function()
       table.concat(advice("bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted"), " ")
     )
     assert.are.same({}, advice("something else"))
+  end)
+end)
+
+describe(":FlemmaSandbox status", function()
+  it("puts what is in effect first, on one screen, and lists no path that does not exist", function()
+    local lines = require("flemma_sandbox.nvim.status").lines(0)
+    assert.is_true(lines.details_from <= 20, "the part in effect is " .. lines.details_from .. " lines")
+    local first = table.concat(lines, "\n", 1, lines.details_from)
+    for _, word in ipairs({ "enabled:", "backend:", "network:", "writable:", "seccomp:", "limits:" }) do
+      assert.truthy(first:find(word, 1, true), word)
+    end
+    for _, line in ipairs(lines) do
+      local path = line:match("^    (/%S+)")
+      if path and not line:find(" -> ", 1, true) then
+        assert.truthy((vim.uv or vim.loop).fs_stat((path:gsub("/$", ""))), path .. " is listed but does not exist")
+      end
+    end
   end)
 end)

@@ -104,6 +104,21 @@ describe("shell output helpers", function()
     assert.are.equal("", notes({ exit_code = 0, stderr = "Too many open files" }))
   end)
 
+  it("knows curl's, wget's, git's, pip's and npm's words for a failed network", function()
+    for _, line in ipairs({
+      "curl: (7) Failed to connect to example.com port 443 after 3 ms: Couldn't connect to server",
+      "curl: (6) Could not resolve host: example.com",
+      "wget: unable to resolve host address 'example.com'",
+      "fatal: unable to access 'https://example.com/r.git/': Could not resolve host: example.com",
+      "WARNING: Retrying ... NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection>: "
+        .. "Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')",
+      "npm ERR! request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org",
+    }) do
+      assert.is_true(shell.looks_like_network_failure(line), line)
+    end
+    assert.is_false(shell.looks_like_network_failure("make: *** [all] Error 2"))
+  end)
+
   it("says the network is off by policy", function()
     assert.matches("policy.network = false", shell.NETWORK_HINT)
   end)

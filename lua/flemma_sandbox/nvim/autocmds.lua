@@ -1,5 +1,6 @@
---- Standalone mode: keeps each .chat buffer's frontmatter layer current and
---- warns once when backend = "required" finds nothing. Both modes: stops
+--- Standalone mode: sets 'filetype' chat for *.chat files, keeps each .chat
+--- buffer's frontmatter layer current and warns once when backend =
+--- "required" finds nothing. Both modes: stops
 --- running jobs on exit, and builds the current folder's scan index in the
 --- background.
 local frontmatter = require("flemma_sandbox.chat.frontmatter")
@@ -62,6 +63,18 @@ end
 
 function M.setup()
   local group = vim.api.nvim_create_augroup("flemma_sandbox", { clear = true })
+  -- Flemma sets 'filetype' to chat for *.chat; without it we do (setfiletype
+  -- leaves a filetype something else chose)
+  vim.api.nvim_create_autocmd({ "BufRead", "BufNewFile" }, {
+    group = group,
+    pattern = "*.chat",
+    command = "setfiletype chat",
+  })
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(buf):match("%.chat$") and vim.bo[buf].filetype == "" then
+      vim.bo[buf].filetype = "chat"
+    end
+  end
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufEnter", "TextChanged", "BufWritePost" }, {
     group = group,
     pattern = "*.chat",

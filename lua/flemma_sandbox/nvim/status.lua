@@ -113,39 +113,6 @@ function M.hardening(lines, policy, network)
   for _, path in ipairs(policy.rw_paths) do
     lines[#lines + 1] = "    " .. path
   end
-  M.rules(lines, "private (empty in each command; the host's files there are out of reach)", policy.private.folders)
-  if #policy.show_paths > 0 then
-    lines[#lines + 1] = "  shown read-only in them (policy.home_allow, what /run needs, allow_sockets):"
-    for _, path in ipairs(policy.show_paths) do
-      lines[#lines + 1] = "    " .. path
-    end
-  end
-  M.rules(lines, "hidden", policy.hidden)
-  local scan = policy.secret_scan
-  if scan and #scan.roots > 0 then
-    lines[#lines + 1] = string.format(
-      "  secret files (%s) hidden by a scan before each command, in: %s",
-      table.concat(scan.patterns, " "),
-      table.concat(scan.roots, ", ")
-    )
-  end
-  lines[#lines + 1] = "  host sockets outside the private folders, the projects and allow_sockets:"
-    .. " covered right before each command"
-  M.rules(lines, "protected (read-only inside writable folders)", policy.protected)
-  M.rules(lines, "watched (missing now; what a command creates there goes to the quarantine)", policy.watched)
-  if #(policy.projects or {}) > 0 then
-    lines[#lines + 1] = "  new .git after a run goes to the quarantine, in: " .. table.concat(policy.projects, ", ")
-  end
-  for _, root in ipairs(policy.repos_truncated or {}) do
-    lines[#lines + 1] = "  too many .git in " .. root .. ": only the first ones are read-only"
-  end
-  local quarantined = require("flemma_sandbox.run.quarantine").list()
-  if #quarantined > 0 then
-    lines[#lines + 1] = "  quarantine (created by commands at protected names):"
-    for _, q in ipairs(quarantined) do
-      lines[#lines + 1] = string.format("    %s -> %s", q.from, q.path)
-    end
-  end
   local bwrap = require("flemma_sandbox.backends.bwrap")
   local arch = bwrap.seccomp_arch()
   lines[#lines + 1] = "  seccomp:    "
@@ -166,6 +133,48 @@ function M.hardening(lines, policy, network)
     limits[#limits + 1] = name .. "=" .. tostring(policy.limits[name] or "none")
   end
   lines[#lines + 1] = "  limits:     " .. table.concat(limits, " ")
+  -- the rest is detail: folded in the window (zo opens it)
+  lines.details_from = #lines + 1
+  lines[#lines + 1] = "  details (zo shows them):"
+  M.rules(lines, "private (empty in each command; the host's files there are out of reach)", policy.private.folders)
+  if #policy.show_paths > 0 then
+    lines[#lines + 1] = "  shown read-only in them (policy.home_allow, what /run needs, allow_sockets):"
+    for _, path in ipairs(policy.show_paths) do
+      lines[#lines + 1] = "    " .. path
+    end
+  end
+  M.rules(lines, "hidden", policy.hidden)
+  local scan = policy.secret_scan
+  if scan and #scan.roots > 0 then
+    lines[#lines + 1] = string.format(
+      "  secret files (%s) hidden by a scan before each command, in: %s",
+      table.concat(scan.patterns, " "),
+      table.concat(scan.roots, ", ")
+    )
+  end
+  lines[#lines + 1] = "  host sockets outside the private folders, the projects and allow_sockets:"
+    .. " covered right before each command"
+  M.rules(lines, "protected (read-only inside writable folders)", policy.protected)
+  if #(policy.watched or {}) > 0 then
+    lines[#lines + 1] = string.format(
+      "  watched: %d protected names that do not exist now; what a command creates there goes to the quarantine",
+      #policy.watched
+    )
+  end
+  if #(policy.projects or {}) > 0 then
+    lines[#lines + 1] = "  new .git after a run goes to the quarantine, in: " .. table.concat(policy.projects, ", ")
+  end
+  for _, root in ipairs(policy.repos_truncated or {}) do
+    lines[#lines + 1] = "  too many .git in " .. root .. ": only the first ones are read-only"
+  end
+  local quarantined = require("flemma_sandbox.run.quarantine").list()
+  if #quarantined > 0 then
+    lines[#lines + 1] =
+      string.format("  quarantine (%d created by commands at protected names; the latest):", #quarantined)
+    for i = math.max(1, #quarantined - 4), #quarantined do
+      lines[#lines + 1] = string.format("    %s -> %s", quarantined[i].from, quarantined[i].path)
+    end
+  end
 end
 
 --- Status under Flemma: what Flemma does with this buffer's commands and,
@@ -231,6 +240,14 @@ function M.show(lines)
   local buf, win = require("flemma_sandbox.nvim.float").open(lines)
   for _, key in ipairs({ "q", "<Esc>" }) do
     vim.api.nvim_buf_set_keymap(buf, "n", key, "<cmd>close<cr>", { nowait = true, noremap = true, silent = true })
+  end
+  local from = lines.details_from
+  if from and from < #lines then
+    vim.wo[win].foldmethod = "manual"
+    vim.wo[win].foldenable = true
+    vim.api.nvim_win_call(win, function()
+      vim.cmd(string.format("%d,%dfold", from + 1, #lines))
+    end)
   end
   return win
 end

@@ -173,12 +173,26 @@ function M.trim(text)
   return (text:gsub("[ \t\r]+\n", "\n"):gsub("%s+$", ""))
 end
 
+--- How curl, wget, git, ssh, pip and npm say the network failed.
 local NETWORK_FAILURES = {
-  "Could not resolve host",
-  "Temporary failure in name resolution",
+  "Could not resolve host", -- curl, git over http
+  "Could not resolve proxy", -- curl
+  "Failed to connect to", -- curl
+  "Couldn't connect to server", -- curl
+  "unable to resolve host address", -- wget
+  "Temporary failure in name resolution", -- wget, pip, glibc
+  "Name or service not known",
   "Network is unreachable",
   "Connection refused",
-  "unable to access",
+  "unable to access", -- git
+  "unable to connect to", -- git://
+  "Could not resolve hostname", -- ssh
+  "Failed to establish a new connection", -- pip
+  "NewConnectionError", -- pip
+  "getaddrinfo ENOTFOUND", -- npm
+  "getaddrinfo EAI_AGAIN", -- npm
+  "ECONNREFUSED", -- npm
+  "ENETUNREACH", -- npm
 }
 
 --- Whether output reads like a failed network access.
