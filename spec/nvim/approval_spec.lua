@@ -130,18 +130,15 @@ describe("the approval question", function()
     local function chat_with(commands)
       local lines = { "@You:", "go", "", "@Assistant:" }
       for i, cmd in ipairs(commands) do
-        vim.list_extend(
-          lines,
-          {
-            "",
-            "**Tool Use:** `bash` (`c" .. i .. "`)",
-            "```json",
-            vim.json.encode({
-              command = cmd,
-            }),
-            "```",
-          }
-        )
+        vim.list_extend(lines, {
+          "",
+          "**Tool Use:** `bash` (`c" .. i .. "`)",
+          "```json",
+          vim.json.encode({
+            command = cmd,
+          }),
+          "```",
+        })
       end
       return n.open_chat(dir .. "/q.chat", lines)
     end
