@@ -157,3 +157,29 @@ describe(":FlemmaSandbox status", function()
     end
   end)
 end)
+
+describe("standalone mappings and filetype", function()
+  it("defines the <Plug> mappings and the Lua functions, and sets filetype chat", function()
+    for lhs in pairs(commands.PLUGS) do
+      assert.are_not.equal("", vim.fn.maparg(lhs, "n"), lhs)
+    end
+    for _, name in ipairs({ "execute", "execute_all", "cancel", "approve", "approve_always", "deny", "approval" }) do
+      assert.are.equal("function", type(sandbox[name]), name)
+    end
+    local dir = h.tmpdir()
+    h.write(dir .. "/x.chat", "@You:\nhi\n")
+    vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/x.chat"))
+    assert.are.equal("chat", vim.bo.filetype)
+    -- the mapping runs the subcommand: nothing to run here, and it says so
+    local said
+    local notify = vim.notify
+    vim.notify = function(msg)
+      said = msg
+    end
+    vim.cmd([[execute "normal \<Plug>(FlemmaSandboxExecuteAll)"]])
+    vim.notify = notify
+    vim.cmd("bwipeout!")
+    h.rmdir(dir)
+    assert.matches("no tool use to run in this buffer", said)
+  end)
+end)
