@@ -87,6 +87,11 @@ for i = 1, 200 do
   if i % 2 == 0 then
     w:close()
   end
+  c.read_lines("/etc/passwd", 2, 3, 40)
+  c.read_lines("/etc/passwd", 1, 1e12, 7)
+  c.read_lines("/nope", 1, 1, 1)
+  c.read_lines("/tmp/flemma-vg", 1, 1, 1)
+  pcall(c.read_lines, "/etc/passwd", 0, 1, 1)
 end
 collectgarbage()
 collectgarbage()
