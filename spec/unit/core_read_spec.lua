@@ -17,6 +17,7 @@ describe("core.read_lines", function()
     assert.are.equal("bb\nccc\n", data)
     assert.are.equal(core.resolve(dir .. "/f"), real)
     assert.are.same({ last = 3, total_lines = 4, size = 13, cut = false }, info)
+    local _
     data, _, info = core.read_lines(dir .. "/f", 4, 9, 100)
     assert.are.equal("dddd", data, "a last line without a newline")
     assert.are.equal(4, info.last)
