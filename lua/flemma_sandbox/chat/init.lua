@@ -344,12 +344,16 @@ end
 function M.cancel(bufnr)
   local approval = require("flemma_sandbox.nvim.approval")
   local n = 0
-  for _, use in ipairs(queues[bufnr] or {}) do
+  local queue = queues[bufnr] or {}
+  for _, use in ipairs(queue) do
     calls[bufnr][use.id] = nil
     pcall(vim.api.nvim_buf_del_extmark, bufnr, ns, use.state.mark)
     n = n + 1
   end
-  queues[bufnr] = {}
+  -- emptied in place: execute_all's pump holds this very table
+  for i = #queue, 1, -1 do
+    queue[i] = nil
+  end
   for id, state in pairs(calls[bufnr] or {}) do
     state.cancelled = true
     approval.cancel(owner_of(bufnr, id))
