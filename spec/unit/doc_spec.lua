@@ -30,6 +30,10 @@ describe("doc/flemma-sandbox.txt", function()
     assert.truthy(doc:find('`{ "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp", "$FLEMMA_PLAYGROUND" }`', 1, true))
   end)
 
+  it("uses only code block markers Neovim 0.7 renders (> not >lua)", function()
+    assert.is_nil(doc:find(" >%a+\n"), "a >LANG marker shows as text on 0.7")
+  end)
+
   it("builds help tags without errors and keeps lines within 78 columns", function()
     local dir = h.tmpdir()
     h.sh("cp doc/flemma-sandbox.txt " .. h.shell_quote(dir))
