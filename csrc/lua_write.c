@@ -78,6 +78,27 @@ int core_make_dirs(lua_State *L)
     return 1;
 }
 
+/* What read_opened and read_lines return: data and the opened path
+ * (buf[0], buf[1]), or nil, the error and the opened path (nil when
+ * nothing was opened). Returns the number of values pushed. */
+static int push_read(lua_State *L, const scratch *s, int rc, const fs_err *err)
+{
+    if (rc == FS_ENOMEM)
+        return luaL_error(L, "flemma_sandbox.core: out of memory");
+    if (rc != FS_OK) {
+        lua_pushnil(L);
+        lua_pushstring(L, err->msg);
+        if (s->buf[1].len > 0)
+            lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
+        else
+            lua_pushnil(L);
+        return 3;
+    }
+    lua_pushlstring(L, s->buf[0].data ? s->buf[0].data : "", s->buf[0].len);
+    lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
+    return 2;
+}
+
 /* read_opened(path, max_bytes) -> data, real | nil, err, real: `real` is
  * the path of what was opened (nil when nothing was), for the caller's
  * rules; the caller shows nothing of a file its rules refuse. */
@@ -96,20 +117,7 @@ int core_read_opened(lua_State *L)
         return luaL_argerror(L, 2, "max_bytes: whole number from 0 to 10^12 expected");
     s = new_scratch(L);
     rc = fs_read_opened(path, (size_t)max, &s->buf[0], &s->buf[1], &size, &err);
-    if (rc == FS_ENOMEM)
-        return luaL_error(L, "flemma_sandbox.core: out of memory");
-    if (rc != FS_OK) {
-        lua_pushnil(L);
-        lua_pushstring(L, err.msg);
-        if (s->buf[1].len > 0)
-            lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
-        else
-            lua_pushnil(L);
-        return 3;
-    }
-    lua_pushlstring(L, s->buf[0].data ? s->buf[0].data : "", s->buf[0].len);
-    lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
-    return 2;
+    return push_read(L, s, rc, &err);
 }
 
 /* Reads a whole-number argument from lo to hi, naming it when it is not. */
@@ -142,19 +150,8 @@ int core_read_lines(lua_State *L)
     range.max_bytes = arg_count(L, 4, "max_bytes", 0, 1e12);
     s = new_scratch(L);
     rc = fs_read_lines(path, &range, &s->buf[0], &s->buf[1], &err);
-    if (rc == FS_ENOMEM)
-        return luaL_error(L, "flemma_sandbox.core: out of memory");
-    if (rc != FS_OK) {
-        lua_pushnil(L);
-        lua_pushstring(L, err.msg);
-        if (s->buf[1].len > 0)
-            lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
-        else
-            lua_pushnil(L);
+    if (push_read(L, s, rc, &err) != 2)
         return 3;
-    }
-    lua_pushlstring(L, s->buf[0].data ? s->buf[0].data : "", s->buf[0].len);
-    lua_pushlstring(L, s->buf[1].data, s->buf[1].len);
     lua_createtable(L, 0, 4);
     lua_pushnumber(L, (lua_Number)range.last);
     lua_setfield(L, -2, "last");

@@ -57,36 +57,49 @@ static int read_all(int fd, size_t max_bytes, fs_buf *data, fs_err *err)
     }
 }
 
+/* Opens path for reading (links followed; O_NONBLOCK: a FIFO planted at
+ * the name must not hang the editor), names what was opened in `real` and
+ * checks it is a regular file. *fd is -1 unless it was opened; the caller
+ * closes it whatever the result. */
+static int open_regular(const char *path, int *fd, struct stat *st, fs_buf *real, fs_err *err)
+{
+    int rc;
+
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (*fd < 0) {
+        fs_err_set(err, "cannot open %.300s: %s", path, strerror(errno));
+        return FS_ESYS;
+    }
+    rc = opened_path(*fd, real, err);
+    if (rc == FS_OK && fstat(*fd, st) != 0) {
+        fs_err_set(err, "fstat: %s", strerror(errno));
+        rc = FS_ESYS;
+    }
+    if (rc == FS_OK && !S_ISREG(st->st_mode)) {
+        fs_err_set(err, "%.300s is not a regular file", real->data);
+        rc = FS_EINVAL;
+    }
+    return rc;
+}
+
 int fs_read_opened(const char *path, size_t max_bytes, fs_buf *data, fs_buf *real, size_t *size, fs_err *err)
 {
     struct stat st;
     int fd, rc;
 
     *size = 0;
-    /* O_NONBLOCK: a FIFO planted at the name must not hang the editor */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        fs_err_set(err, "cannot open %.300s: %s", path, strerror(errno));
-        return FS_ESYS;
-    }
-    rc = opened_path(fd, real, err);
-    if (rc == FS_OK && fstat(fd, &st) != 0) {
-        fs_err_set(err, "fstat: %s", strerror(errno));
-        rc = FS_ESYS;
-    }
+    rc = open_regular(path, &fd, &st, real, err);
     if (rc == FS_OK) {
         *size = (size_t)st.st_size;
-        if (!S_ISREG(st.st_mode)) {
-            fs_err_set(err, "%.300s is not a regular file", real->data);
-            rc = FS_EINVAL;
-        } else if (*size > max_bytes) {
+        if (*size > max_bytes) {
             fs_err_set(err, "%.300s is %zu bytes, over the %zu byte limit", real->data, *size, max_bytes);
             rc = FS_EINVAL;
         } else {
             rc = read_all(fd, max_bytes, data, err);
         }
     }
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return rc;
 }
 
@@ -136,20 +149,7 @@ int fs_read_lines(const char *path, fs_line_range *range, fs_buf *data, fs_buf *
     range->started_line = 0;
     range->size = 0;
     fs_buf_truncate(data, 0);
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        fs_err_set(err, "cannot open %.300s: %s", path, strerror(errno));
-        return FS_ESYS;
-    }
-    rc = opened_path(fd, real, err);
-    if (rc == FS_OK && fstat(fd, &st) != 0) {
-        fs_err_set(err, "fstat: %s", strerror(errno));
-        rc = FS_ESYS;
-    }
-    if (rc == FS_OK && !S_ISREG(st.st_mode)) {
-        fs_err_set(err, "%.300s is not a regular file", real->data);
-        rc = FS_EINVAL;
-    }
+    rc = open_regular(path, &fd, &st, real, err);
     while (rc == FS_OK) {
         ssize_t n = read(fd, chunk, sizeof(chunk));
 
@@ -172,6 +172,7 @@ int fs_read_lines(const char *path, fs_line_range *range, fs_buf *data, fs_buf *
         range->line++;
     }
     range->total_lines = range->line - 1;
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return rc;
 }
