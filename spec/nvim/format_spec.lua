@@ -85,6 +85,31 @@ describe("Flemma's chat format", function()
     assert.are.equal("error", doc.results.x2.status)
     assert.are.equal("boom", doc.results.x2.content)
     assert.are.equal("approved", format.status_of(" (status=approved)"))
+    local skipped = format.parse({
+      "@Assistant:",
+      "**Tool Use:** `bash` (`y1`)",
+      "```yaml",
+      "command: ls",
+      "```",
+      "**Tool Use:** `bash` (`y2`)",
+      "no fence",
+      "**Tool Use:** `bash` (`y3`)",
+      "```json",
+      "{}",
+    })
+    assert.are.equal(0, #skipped.uses)
+    assert.are.same(
+      { "y1", "y2", "y3" },
+      vim.tbl_map(function(x)
+        return x.id
+      end, skipped.skipped)
+    )
+    assert.are.same(
+      { "its input is not a json fence", "it has no fenced block", "its fence is not closed" },
+      vim.tbl_map(function(x)
+        return x.why
+      end, skipped.skipped)
+    )
     assert.is_nil(format.status_of(" (something else)"))
   end)
 

@@ -101,6 +101,22 @@ local function skip_blank(lines, i, last)
   return i
 end
 
+--- The fenced block after a header at line i (blank lines between), as
+--- Flemma reads it: its content, closing line and language, and the line to
+--- go on from; without one, why not (after an unclosed fence Flemma skips
+--- to the end of the message).
+---@return string|nil content, integer|nil close, string|nil language, integer next, string|nil why
+local function block_after(lines, i, last)
+  local at = skip_blank(lines, i + 1, last)
+  local content, close, lang = M.fenced_block(lines, at, last)
+  if close then
+    return content, close, lang, close + 1
+  elseif at <= last and lines[at]:match("^`+") then
+    return nil, nil, nil, last + 1, "its fence is not closed"
+  end
+  return nil, nil, nil, at, "it has no fenced block"
+end
+
 --- The line that ends the message opened at `first` (the line before the
 --- next role line outside a fence).
 local function message_end(lines, first)
@@ -146,31 +162,21 @@ local function read_uses(doc, lines, first, last, index)
       end
       i = i + 1
     elseif name then
-      local at = skip_blank(lines, i + 1, last)
-      local content, close, lang = M.fenced_block(lines, at, last)
-      if close then
-        local input_ok = lang == nil or lang == "json"
-        if input_ok then
-          doc.uses[#doc.uses + 1] = {
-            name = name,
-            id = id,
-            line = i,
-            last = close,
-            input_text = content,
-            language = lang,
-            message = index,
-          }
-        else
-          doc.skipped[#doc.skipped + 1] = { id = id, line = i, why = "its input is not a json fence" }
-        end
-        i = close + 1
-      elseif (lines[at] or ""):match("^`+") and at <= last then
-        doc.skipped[#doc.skipped + 1] = { id = id, line = i, why = "its input fence is not closed" }
-        i = last + 1
+      local content, close, lang, next_i, why = block_after(lines, i, last)
+      if close and (lang == nil or lang == "json") then
+        doc.uses[#doc.uses + 1] = {
+          name = name,
+          id = id,
+          line = i,
+          last = close,
+          input_text = content,
+          language = lang,
+          message = index,
+        }
       else
-        doc.skipped[#doc.skipped + 1] = { id = id, line = i, why = "it has no fenced input" }
-        i = at
+        doc.skipped[#doc.skipped + 1] = { id = id, line = i, why = why or "its input is not a json fence" }
       end
+      i = next_i
     else
       i = i + 1
     end
@@ -183,19 +189,12 @@ local function read_results(doc, lines, first, last, index)
   while i <= last do
     local id, rest = lines[i]:match(TOOL_RESULT)
     if id then
-      local at = skip_blank(lines, i + 1, last)
-      local content, close = M.fenced_block(lines, at, last)
-      if close then
-        if not doc.results[id] then
-          doc.results[id] =
-            { id = id, line = i, last = close, status = M.status_of(rest), content = content, message = index }
-        end
-        i = close + 1
-      elseif (lines[at] or ""):match("^`+") and at <= last then
-        i = last + 1
-      else
-        i = at
+      local content, close, _, next_i = block_after(lines, i, last)
+      if close and not doc.results[id] then
+        doc.results[id] =
+          { id = id, line = i, last = close, status = M.status_of(rest), content = content, message = index }
       end
+      i = next_i
     else
       i = i + 1
     end

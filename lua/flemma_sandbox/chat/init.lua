@@ -310,6 +310,10 @@ end
 function M.execute_all(bufnr, max_parallel)
   local queue, skipped = {}, 0
   local uses, doc = M.parse(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false))
+  for _, s in ipairs(doc.skipped) do
+    local msg = "flemma-sandbox: line %d, tool use %s: %s; not run (Flemma skips it too)"
+    vim.notify(string.format(msg, s.line, s.id, s.why), vim.log.levels.WARN)
+  end
   for _, use in ipairs(uses) do
     local busy = calls[bufnr] and calls[bufnr][use.id]
     if use.action and not busy then
