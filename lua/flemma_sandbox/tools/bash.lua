@@ -12,7 +12,7 @@ local M = {
   input_schema = {
     type = "object",
     properties = {
-      label = { type = "string", nullable = true, description = "a short label for the user (e.g. 'running tests')" },
+      label = shell.LABEL,
       command = { type = "string", description = "the shell command" },
       timeout = {
         type = "number",

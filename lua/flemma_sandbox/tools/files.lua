@@ -79,9 +79,6 @@ function M.read_checked(path, ctx, max_bytes)
   return data, real
 end
 
---- The optional label every Flemma tool takes (shown, never used).
-local LABEL = { type = "string", nullable = true, description = "a short label for the user (e.g. 'running tests')" }
-
 --- What follows the lines a read returns, as Flemma words it.
 local function read_footer(first, info, limit_hit, max_bytes)
   local last = info.last
@@ -114,7 +111,7 @@ M.read = {
   input_schema = {
     type = "object",
     properties = {
-      label = LABEL,
+      label = shell.LABEL,
       path = { type = "string", description = "file to read, relative to the working directory" },
       offset = { type = "number", nullable = true, description = "first line to return (1-based)" },
       limit = { type = "number", nullable = true, description = "the most lines to return" },
@@ -176,7 +173,7 @@ M.write = {
   input_schema = {
     type = "object",
     properties = {
-      label = LABEL,
+      label = shell.LABEL,
       path = { type = "string", description = "file to write, relative to the working directory" },
       content = { type = "string", description = "the whole new content" },
     },
@@ -253,7 +250,7 @@ M.edit = {
   input_schema = {
     type = "object",
     properties = {
-      label = LABEL,
+      label = shell.LABEL,
       path = { type = "string", description = "file to change" },
       oldText = { type = "string", description = "exact text to replace; must occur exactly once" },
       newText = { type = "string", description = "replacement text" },

@@ -7,13 +7,14 @@
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
 local bash = require("flemma_sandbox.tools.bash")
+local shell = require("flemma_sandbox.tools.shell")
 
 local M = {
   name = "git",
   input_schema = {
     type = "object",
     properties = {
-      label = { type = "string", nullable = true, description = "a short label for the user" },
+      label = shell.LABEL,
       args = { type = "array", items = { type = "string" }, description = 'git\'s arguments, e.g. ["status"]' },
     },
     required = { "args" },

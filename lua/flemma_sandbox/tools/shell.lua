@@ -173,6 +173,9 @@ function M.trim(text)
   return (text:gsub("[ \t\r]+\n", "\n"):gsub("%s+$", ""))
 end
 
+--- The optional `label` every Flemma tool takes: shown to the user, never used.
+M.LABEL = { type = "string", nullable = true, description = "a short label for the user (e.g. 'running tests')" }
+
 --- How curl, wget, git, ssh, pip and npm say the network failed.
 local NETWORK_FAILURES = {
   "Could not resolve host", -- curl, git over http
