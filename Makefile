@@ -12,7 +12,7 @@ WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-pro
 PIC = -fPIC -fvisibility=hidden
 LIBFLAG ?= -shared
 
-SRC = csrc/buf.c csrc/fd_io.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/safe_read.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c csrc/scan.c csrc/tree_index.c csrc/after_run.c csrc/lua_fs.c csrc/lua_cache.c csrc/net_rules.c csrc/lua_net.c
+SRC = csrc/buf.c csrc/fd_io.c csrc/path.c csrc/beneath.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/safe_read.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c csrc/scan.c csrc/tree_index.c csrc/after_run.c csrc/lua_fs.c csrc/lua_cache.c csrc/net_rules.c csrc/lua_net.c
 HDR = $(wildcard csrc/*.h)
 CORE = lua/flemma_sandbox/core.so
 # runs inside every sandbox: limits, no_new_privs, seccomp, then exec
@@ -20,7 +20,7 @@ HELPER = lua/flemma_sandbox/flemma-sandbox-exec
 # the filtering HTTP proxy of the allowlist network mode
 PROXY = lua/flemma_sandbox/flemma-sandbox-proxy
 PROXY_SRC = csrc/proxy_main.c csrc/proxy_conn.c csrc/net_rules.c csrc/buf.c csrc/fd_io.c
-HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/host_proxy.c csrc/proxy_bridge.c csrc/after_run.c csrc/before_run.c csrc/secret_masks.c csrc/scan.c csrc/tree_index.c csrc/path.c csrc/buf.c csrc/fd_io.c
+HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/host_proxy.c csrc/proxy_bridge.c csrc/after_run.c csrc/before_run.c csrc/beneath.c csrc/secret_masks.c csrc/scan.c csrc/tree_index.c csrc/path.c csrc/buf.c csrc/fd_io.c
 
 NVIM ?= nvim
 LUAJIT ?= luajit
@@ -63,7 +63,7 @@ valgrind: $(CORE)
 
 # libFuzzer targets (clang): make fuzz FUZZ_RUNS=10000000
 FUZZ_RUNS ?= 1000000
-FUZZ_CORE = csrc/buf.c csrc/path.c csrc/expand.c csrc/bwrap.c csrc/after_run.c csrc/before_run.c csrc/scan.c csrc/tree_index.c \
+FUZZ_CORE = csrc/buf.c csrc/path.c csrc/beneath.c csrc/expand.c csrc/bwrap.c csrc/after_run.c csrc/before_run.c csrc/scan.c csrc/tree_index.c \
 	csrc/net_rules.c
 FUZZ_FLAGS = -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 fuzz:

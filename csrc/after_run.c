@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "path.h"
 #include "scan.h"
 #include "status.h"
@@ -23,6 +24,7 @@ typedef struct {
     char run[256]; /* the check file's name without its extension: which run moved it */
     const char *index_dir; /* where the scans keep their index (csrc/scan.h); NULL for none */
     fs_vec watch, repos, known, expect, present;
+    fs_vec roots; /* every writable root (projects and rw paths): moves start beneath one */
     fs_vec links; /* two items each: the link, its target */
     fs_vec pairs; /* the file's keys and values, which the fields point into */
     int seq;
@@ -102,7 +104,9 @@ static int parse(fs_buf *b, check_list *c)
             c->index_dir = value;
         else if (((strcmp(key, "link") == 0 || strcmp(key, "target") == 0) && fs_vec_push_str(&c->links, value) != 0) ||
                  (strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
-                 (strcmp(key, "repos") == 0 && fs_vec_push_str(&c->repos, value) != 0) ||
+                 (strcmp(key, "repos") == 0 &&
+                  (fs_vec_push_str(&c->repos, value) != 0 || fs_vec_push_str(&c->roots, value) != 0)) ||
+                 (strcmp(key, "visible") == 0 && fs_vec_push_str(&c->roots, value) != 0) ||
                  (strcmp(key, "known") == 0 && fs_vec_push_str(&c->known, value) != 0) ||
                  (strcmp(key, "expect") == 0 && fs_vec_push_str(&c->expect, value) != 0) ||
                  (strcmp(key, "present") == 0 && fs_vec_push_str(&c->present, value) != 0))
@@ -131,48 +135,85 @@ static void write_text(const char *dir, const char *name, const char *text)
     close(fd);
 }
 
+/* The folder that holds path, opened beneath the outermost writable root
+ * that holds it without following a symlink (beneath.h), and path's last
+ * name in base. -1 with errno: EXDEV for a path in no root, ELOOP or
+ * ENOTDIR when a symlink stands on the way now. */
+static int open_parent(const check_list *c, const char *path, char *base, size_t n)
+{
+    const char *root = fs_outermost_root(path, &c->roots);
+
+    if (!root) {
+        errno = EXDEV;
+        return -1;
+    }
+    return fs_open_parent_beneath(root, path, base, n);
+}
+
+/* Records that path could not be looked at safely: a symlink now stands
+ * where the check found a folder, so nothing is moved through it. */
+static int not_followed(fs_vec *moved, const char *path)
+{
+    return fs_vec_push_str(moved, path) != 0 || fs_vec_push_str(moved, FS_AFTER_RUN_NOT_FOLLOWED) != 0 ? FS_ENOMEM
+                                                                                                       : FS_OK;
+}
+
 /* Moves path into a folder of its own in the quarantine; where that is on
  * another file system, renames it in place (a name nothing on the host
- * reads) and records it there. */
+ * reads) and records it there. Both renames go through the descriptor of
+ * the folder that holds it, opened beneath its root: a folder the command
+ * swaps for a symlink meanwhile leads nowhere outside. */
 static int quarantine(check_list *c, const char *path, fs_vec *moved)
 {
-    char entry[4096], dest[4352], tag[64];
-    const char *base = strrchr(path, '/');
+    char entry[4096], dest[4352], tag[64], base[256], aside[384];
     struct stat st;
-    int in_place = 1;
+    int in_place = 1, parent, entry_fd = -1;
 
     /* never the quarantine itself, nor a folder holding it */
     if (c->quarantine && (within(c->quarantine, path) || within(path, c->quarantine)))
         return FS_OK;
-
+    parent = open_parent(c, path, base, sizeof(base));
+    if (parent < 0) {
+        if (errno == ENOENT || errno == EXDEV)
+            return FS_OK; /* gone, or nowhere the command could write */
+        return not_followed(moved, path);
+    }
     snprintf(tag, sizeof(tag), "%lld-%d-%d", (long long)time(NULL), (int)getpid(), ++c->seq);
-    base = base ? base + 1 : path;
     entry[0] = '\0';
     if (c->quarantine &&
         (size_t)snprintf(entry, sizeof(entry), "%s/%s-XXXXXX", c->quarantine, tag) < sizeof(entry) &&
-        mkdtemp(entry)) {
+        mkdtemp(entry) && (entry_fd = open(entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
         snprintf(dest, sizeof(dest), "%s/%s", entry, base);
-        if (rename(path, dest) == 0) {
+        if (renameat(parent, base, entry_fd, base) == 0) {
             in_place = 0;
         } else if (errno != EXDEV) {
             int saved = errno;
 
+            close(entry_fd);
+            close(parent);
             rmdir(entry);
             return saved == ENOENT ? FS_OK : FS_ESYS;
         }
+        close(entry_fd);
     } else {
+        if (entry[0])
+            rmdir(entry);
         entry[0] = '\0';
     }
     if (in_place) {
-        if ((size_t)snprintf(dest, sizeof(dest), "%s.flemma-quarantine-%s", path, tag) >= sizeof(dest) ||
-            lstat(dest, &st) == 0 || rename(path, dest) != 0) {
+        snprintf(aside, sizeof(aside), "%s.flemma-quarantine-%s", base, tag);
+        if ((size_t)snprintf(dest, sizeof(dest), "%.*s/%s", (int)(strrchr(path, '/') - path), path, aside) >=
+                sizeof(dest) ||
+            fstatat(parent, aside, &st, AT_SYMLINK_NOFOLLOW) == 0 || renameat(parent, base, parent, aside) != 0) {
             int saved = errno;
 
+            close(parent);
             if (entry[0])
                 rmdir(entry);
             return saved == ENOENT ? FS_OK : FS_ESYS; /* gone already: nothing left to run */
         }
     }
+    close(parent);
     if (entry[0]) {
         write_text(entry, "run", c->run);
         write_text(entry, "from", path);
@@ -222,19 +263,28 @@ static int check_repos(check_list *c, const char *root, fs_vec *moved, fs_err *e
  * file is removed. */
 static int check_link(check_list *c, const char *path, const char *target, fs_vec *moved)
 {
-    char text[4096];
-    ssize_t n = readlink(path, text, sizeof(text) - 1);
+    char text[4096], base[256];
+    ssize_t n;
     struct stat st;
-    int rc;
+    int rc, parent = open_parent(c, path, base, sizeof(base));
 
+    if (parent < 0)
+        return errno == EXDEV || errno == ENOENT ? FS_OK : not_followed(moved, path);
+    n = readlinkat(parent, base, text, sizeof(text) - 1);
     if (n >= 0) {
         text[n] = '\0';
-        if (strcmp(text, target) == 0)
+        if (strcmp(text, target) == 0) {
+            close(parent);
             return FS_OK;
+        }
     }
-    if (lstat(path, &st) == 0 && (rc = quarantine(c, path, moved)) != FS_OK)
+    if (fstatat(parent, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && (rc = quarantine(c, path, moved)) != FS_OK) {
+        close(parent);
         return rc;
-    if (symlink(target, path) != 0)
+    }
+    rc = symlinkat(target, parent, base);
+    close(parent);
+    if (rc != 0)
         return FS_ESYS;
     {
         fs_buf tagged;
@@ -270,6 +320,7 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     fs_vec_init(&c.known);
     fs_vec_init(&c.expect);
     fs_vec_init(&c.present);
+    fs_vec_init(&c.roots);
     fs_vec_init(&c.links);
     fs_vec_init(&c.pairs);
     rc = read_all(check_file, &b, err);
@@ -298,6 +349,7 @@ int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err)
     fs_vec_free(&c.known);
     fs_vec_free(&c.expect);
     fs_vec_free(&c.present);
+    fs_vec_free(&c.roots);
     fs_vec_free(&c.links);
     fs_vec_free(&c.pairs);
     return rc;

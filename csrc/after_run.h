@@ -16,6 +16,9 @@
  *   quarantine DIR    where moved entries go (one folder per entry)
  *   watch PATH        a protected path that did not exist at the start
  *   repos ROOT        a project: every ".git" below it is checked
+ *   visible DIR       a writable root (with the projects: where moves and
+ *                     links are done, beneath the outermost root, through
+ *                     descriptors, never through a symlink on the way)
  *   index DIR         where the scans keep their index (csrc/scan.h)
  *   known DEV:INO     a ".git" that existed at the start (added by the
  *                     helper right before the run: csrc/before_run.h)
@@ -34,8 +37,10 @@
  * name without extension) and, when it was renamed in place because the
  * quarantine is on another file system, "at". Appends to moved two items
  * per moved entry:
- * where it was, where it is now; and for a project scan that stopped
- * early, the root and "" . */
+ * where it was, where it is now; for a project scan that stopped early,
+ * the root and ""; for a path that a symlink now stands in the way of (a
+ * folder swapped meanwhile), the path and FS_AFTER_RUN_NOT_FOLLOWED: it
+ * is left where it is, and nothing outside the roots is touched. */
 int fs_after_run(const char *check_file, fs_vec *moved, fs_err *err);
 
 /* Splits a check file's bytes into keys and values, appended to pairs in
@@ -49,5 +54,8 @@ int fs_node_id(const char *path, char *out, size_t n);
 
 /* At most this many ".git" entries per project are looked at. */
 #define FS_AFTER_RUN_GIT_LIMIT 100000
+
+/* the "where it is now" of a path that was not followed (see above) */
+#define FS_AFTER_RUN_NOT_FOLLOWED "!"
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "after_run.h"
+#include "beneath.h"
 #include "path.h"
 #include "scan.h"
 #include "status.h"
@@ -65,9 +66,28 @@ static int parse_plan(const fs_vec *pairs, plan *p)
     return FS_OK;
 }
 
+/* Binds what fd (opened beneath a project root) is, read-only, at path:
+ * bwrap mounts the folder that was opened, not whatever the name leads to
+ * by the time it starts. fd stays open for bwrap and is listed in opened,
+ * whose descriptors the caller closes once bwrap has them. */
+static int bind_opened(int fd, const char *path, fs_vec *masks, fs_vec *opened)
+{
+    char text[16];
+
+    snprintf(text, sizeof(text), "%d", fd);
+    if (fs_vec_push_str(opened, text) != 0) {
+        close(fd);
+        return FS_ENOMEM;
+    }
+    return push3(masks, "--ro-bind-fd", text, path);
+}
+
 /* Every ".git" in the projects now: known to the check after the run, and
- * a folder the plan left writable (made since it was planned) read-only. */
-static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts)
+ * a folder the plan left writable (made since it was planned) read-only.
+ * A ".git" symlink (a worktree's or a planted one) is followed only to a
+ * folder inside the projects; one that leads out of them (~/.ssh, /) is
+ * never bound, and said on stderr. */
+static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *opened)
 {
     fs_vec names, found;
     size_t i, j, bound = 0;
@@ -87,16 +107,29 @@ static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts)
                           &scan_err) == FS_ENOMEM)
             rc = FS_ENOMEM;
         for (j = 0; j < found.len && rc == FS_OK; j++) {
-            char id[48], *real;
+            char id[48], *real = NULL;
+            const char *target = found.items[j], *root;
             struct stat st;
+            int fd;
 
             if (fs_node_id(found.items[j], id, sizeof(id)) != 0)
                 continue;
             rc = push3(facts, "known", id, NULL);
-            real = rc == FS_OK ? realpath(found.items[j], NULL) : NULL;
-            if (real && bound < FS_REPO_BIND_LIMIT && stat(real, &st) == 0 && S_ISDIR(st.st_mode) &&
-                !fs_path_within_any(real, &p->ro) && !fs_path_within_any(real, &p->hidden)) {
-                rc = push3(masks, "--ro-bind", real, real);
+            if (rc != FS_OK || bound >= FS_REPO_BIND_LIMIT || lstat(target, &st) != 0)
+                continue;
+            if (S_ISLNK(st.st_mode)) {
+                real = realpath(target, NULL);
+                if (!real)
+                    continue;
+                target = real;
+            }
+            root = fs_outermost_root(target, &p->repos);
+            if (!root) {
+                fprintf(stderr, "flemma-sandbox: %s is a symlink to %s, outside the projects: not followed\n",
+                        found.items[j], target);
+            } else if (!fs_path_within_any(target, &p->ro) && !fs_path_within_any(target, &p->hidden) &&
+                       (fd = fs_open_beneath(root, target, O_PATH | O_DIRECTORY)) >= 0) {
+                rc = bind_opened(fd, target, masks, opened);
                 bound++;
             }
             free(real);
@@ -108,22 +141,27 @@ static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts)
 }
 
 /* A protected name that was missing when planned and exists now was made
- * meanwhile by someone else than the command: kept, and kept read-only. */
-static int plan_watched(const plan *p, fs_vec *masks, fs_vec *facts)
+ * meanwhile by someone else than the command: kept, and kept read-only.
+ * Opened beneath its project, so no symlink on the way is followed. */
+static int plan_watched(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *opened)
 {
     size_t i;
     int rc = FS_OK;
 
     for (i = 0; i < p->watch.len && rc == FS_OK; i++) {
-        const char *path = p->watch.items[i];
+        const char *path = p->watch.items[i], *root = fs_outermost_root(path, &p->repos);
         struct stat st;
+        int fd;
 
         if (lstat(path, &st) != 0)
             continue;
         rc = push3(facts, "present", path, NULL);
         /* a symlink would be followed by the mount: kept, not bound */
-        if (rc == FS_OK && !S_ISLNK(st.st_mode))
-            rc = push3(masks, "--ro-bind", path, path);
+        if (rc != FS_OK || S_ISLNK(st.st_mode))
+            continue;
+        fd = root ? fs_open_beneath(root, path, O_PATH) : open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+            rc = bind_opened(fd, path, masks, opened);
     }
     return rc;
 }
@@ -314,7 +352,8 @@ static int plan_sockets(const plan *p, const char *proc_net_unix, fs_vec *masks,
     return rc;
 }
 
-int fs_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks, fs_vec *facts, fs_err *err)
+int fs_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks, fs_vec *facts, fs_vec *opened,
+                  fs_err *err)
 {
     plan p;
     int rc;
@@ -329,9 +368,9 @@ int fs_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks,
     fs_vec_init(&p.hidden);
     rc = parse_plan(pairs, &p);
     if (rc == FS_OK)
-        rc = plan_repos(&p, masks, facts);
+        rc = plan_repos(&p, masks, facts, opened);
     if (rc == FS_OK)
-        rc = plan_watched(&p, masks, facts);
+        rc = plan_watched(&p, masks, facts, opened);
     if (rc == FS_OK && p.sockets)
         rc = plan_sockets(&p, proc_net_unix, masks, err);
     if (rc == FS_ENOMEM)

@@ -30,9 +30,15 @@
  *   hidden DIR     hidden already
  *   privileged ON  "1": root in the sandbox keeps root's rights
  * Appends bwrap options to masks, and to facts the pairs the check after
- * the run reads: "known" DEV:INO, "present" PATH. Only memory errors
- * fail; a path that cannot be looked at is passed over. */
-int fs_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks, fs_vec *facts, fs_err *err);
+ * the run reads: "known" DEV:INO, "present" PATH. What lies in a project
+ * is opened beneath it without following symlinks (beneath.h) and bound
+ * by descriptor (--ro-bind-fd): those descriptors, left open for bwrap,
+ * are listed in opened (decimal text) for the caller to close after it
+ * started bwrap. A ".git" symlink that leads out of the projects is never
+ * bound. Only memory errors fail; a path that cannot be looked at is
+ * passed over. */
+int fs_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks, fs_vec *facts, fs_vec *opened,
+                  fs_err *err);
 
 /* Appends to out the path of every pathname socket in /proc/net/unix's
  * text (abstract and unbound ones have none). No file system access: the

@@ -24,6 +24,7 @@
 #include <linux/seccomp.h>
 
 #include "after_run.h"
+#include "fd_io.h"
 #include "host_mode.h"
 #include "landlock.h"
 #include "proxy_bridge.h"
@@ -160,6 +161,9 @@ int main(int argc, char **argv)
     const char *bridge_socket = NULL;
 
     memset(&host, 0, sizeof(host));
+    /* on both sides of bwrap: only 0-2, and what this helper opens on
+     * purpose (the args file, the folders it binds), reach the next program */
+    fs_cloexec_from(3);
     if (argc >= 3 && strcmp(argv[1], "--index-repos") == 0)
         return index_repos(argv[2], argv + 3, argc - 3);
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {

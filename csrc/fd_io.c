@@ -1,11 +1,23 @@
 #define _GNU_SOURCE
 #include "fd_io.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#ifndef __NR_close_range
+#define __NR_close_range 436 /* the same number on every architecture */
+#endif
+#define FS_CLOSE_RANGE_CLOEXEC (1U << 2)
+/* the last resort walks at most this many numbers */
+#define CLOEXEC_WALK_MAX 65536
 
 int fs_write_all(int fd, const void *p, size_t n)
 {
@@ -51,4 +63,34 @@ int fs_unix_connect(const char *path)
         return -1;
     }
     return fd;
+}
+
+void fs_cloexec_from(int lowfd)
+{
+    DIR *dir;
+    struct rlimit rl;
+    long fd, top;
+
+    if (syscall(__NR_close_range, (unsigned)lowfd, ~0U, FS_CLOSE_RANGE_CLOEXEC) == 0)
+        return;
+    dir = opendir("/proc/self/fd");
+    if (dir) {
+        struct dirent *e;
+        int own = dirfd(dir);
+
+        while ((e = readdir(dir)) != NULL) {
+            char *end;
+
+            fd = strtol(e->d_name, &end, 10);
+            if (*end == '\0' && e->d_name[0] != '\0' && fd >= lowfd && fd != own)
+                fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+        }
+        closedir(dir);
+        return;
+    }
+    top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : CLOEXEC_WALK_MAX;
+    if (top > CLOEXEC_WALK_MAX)
+        top = CLOEXEC_WALK_MAX;
+    for (fd = lowfd; fd < top; fd++)
+        fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 }

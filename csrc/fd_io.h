@@ -14,4 +14,11 @@ int fs_write_all(int fd, const void *p, size_t n);
  * or -1 with errno set (ENAMETOOLONG when path does not fit). */
 int fs_unix_connect(const char *path);
 
+/* Marks every descriptor from lowfd up close-on-exec, so that nothing the
+ * process inherited (a log Neovim keeps open, another command's output
+ * file) reaches what it runs: close_range(CLOSE_RANGE_CLOEXEC) on Linux
+ * 5.11+, else a walk of /proc/self/fd, else every number below the
+ * descriptor limit. */
+void fs_cloexec_from(int lowfd);
+
 #endif

@@ -62,6 +62,9 @@ static void check_after(const char *file, const char *when)
         if (moved.items[i][0] == '@')
             fprintf(stderr, "flemma-sandbox: %s, a protected symlink, was replaced %s; made again, pointing at %s\n",
                     moved.items[i] + 1, when, moved.items[i + 1]);
+        else if (strcmp(moved.items[i + 1], FS_AFTER_RUN_NOT_FOLLOWED) == 0)
+            fprintf(stderr, "flemma-sandbox: %s: a symlink stood on the way %s; not checked, nothing moved\n",
+                    moved.items[i], when);
         else if (moved.items[i + 1][0] == '\0')
             fprintf(stderr, "flemma-sandbox: %s: too many entries, not every new .git was checked\n",
                     moved.items[i]);
@@ -262,8 +265,9 @@ static int append_facts(int fd, const fs_vec *facts)
 /* What a check file asks for before the run: the ".git" and watched paths
  * as they are now and the host's sockets (fs_before_run), then the secret
  * masks (fs_secret_masks); all go in front of bwrap's "--" at mask_at.
+ * The descriptors those masks bind (--ro-bind-fd) are listed in opened.
  * A scan that stopped at the limit is said on stderr. */
-static int plan_masks(int fd, fs_vec *masks, size_t *mask_at, fs_err *err)
+static int plan_masks(int fd, fs_vec *masks, fs_vec *opened, size_t *mask_at, fs_err *err)
 {
     fs_buf data;
     fs_vec pairs, stopped, facts;
@@ -291,7 +295,7 @@ static int plan_masks(int fd, fs_vec *masks, size_t *mask_at, fs_err *err)
         else if (strcmp(pairs.items[i], "index") == 0)
             sweep_index(pairs.items[i + 1]);
     if (rc == FS_OK)
-        rc = fs_before_run(&pairs, "/proc/net/unix", masks, &facts, err);
+        rc = fs_before_run(&pairs, "/proc/net/unix", masks, &facts, opened, err);
     /* last: a check file without it was never run (csrc/after_run.h) */
     if (rc == FS_OK && (fs_vec_push_str(&facts, "started") != 0 || fs_vec_push_str(&facts, "1") != 0))
         rc = FS_ENOMEM;
@@ -322,6 +326,24 @@ static void exec_command(const fs_host_opts *o, char **argv)
         execvpe(argv[0], argv, empty);
     else
         execvp(argv[0], argv);
+}
+
+/* The descriptors the masks bind: inherited by bwrap only (they are
+ * close-on-exec until the child that runs bwrap clears it). */
+static void keep_for_exec(const fs_vec *opened)
+{
+    size_t i;
+
+    for (i = 0; i < opened->len; i++)
+        fcntl(atoi(opened->items[i]), F_SETFD, 0);
+}
+
+static void close_all(const fs_vec *opened)
+{
+    size_t i;
+
+    for (i = 0; i < opened->len; i++)
+        close(atoi(opened->items[i]));
 }
 
 static long long now_ms(void)
@@ -379,11 +401,12 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     char *slash;
     int args_fd, lock_fd = -1, rc, stopped;
     pid_t child, proxy = -1, self = getpid();
-    fs_vec masks;
+    fs_vec masks, opened;
     fs_err plan_err;
     size_t mask_at = 0;
 
     fs_vec_init(&masks);
+    fs_vec_init(&opened);
     if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket) {
         argv = command_argv(o, cmd, n, &masks, 0, fdtext, sizeof(fdtext), &args_fd);
         if (!argv)
@@ -414,11 +437,13 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
             *slash = '\0';
             sweep(runs_dir, running);
         }
-        if (plan_masks(lock_fd, &masks, &mask_at, &plan_err) != FS_OK) {
+        if (plan_masks(lock_fd, &masks, &opened, &mask_at, &plan_err) != FS_OK) {
             /* fail closed: without its masks the command would see secrets */
             fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
             unlink(running);
             close(lock_fd);
+            close_all(&opened);
+            fs_vec_free(&opened);
             fs_vec_free(&masks);
             return EXIT_SETUP;
         }
@@ -429,6 +454,8 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
             unlink(running);
             close(lock_fd);
         }
+        close_all(&opened);
+        fs_vec_free(&opened);
         fs_vec_free(&masks);
         return EXIT_SETUP;
     }
@@ -444,6 +471,8 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
                 close(lock_fd);
             }
             free(argv);
+            close_all(&opened);
+            fs_vec_free(&opened);
             fs_vec_free(&masks);
             return EXIT_SETUP;
         }
@@ -457,12 +486,14 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
             _exit(EXIT_SETUP);
         if (lock_fd >= 0)
             close(lock_fd);
+        keep_for_exec(&opened);
         sigprocmask(SIG_SETMASK, &old, NULL);
         exec_command(o, argv);
         _exit(setup_error("cannot run", argv[0], errno));
     }
     if (args_fd >= 0)
         close(args_fd);
+    close_all(&opened); /* bwrap has its own copies now */
     rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o->time_limit_ms, &stopped);
     if (child >= 0 && stopped)
         fprintf(stderr, "flemma-sandbox: stopped after %ld ms (tools.max_timeout_ms)\n", o->time_limit_ms);
@@ -474,6 +505,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         close(lock_fd);
     }
     free(argv);
+    fs_vec_free(&opened);
     fs_vec_free(&masks);
     return rc;
 }

@@ -98,6 +98,7 @@ local function check_after(wrapped)
             m.to
           )
         or m.to == "" and ("flemma-sandbox: " .. m.from .. ": too many entries, not every new .git was checked")
+        or m.to == "!" and ("flemma-sandbox: " .. m.from .. ": a symlink stood on the way; not checked, nothing moved")
         or string.format("flemma-sandbox: %s was created at a protected name by the command; moved to %s", m.from, m.to)
     end
     os.remove(running_file)
