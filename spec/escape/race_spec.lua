@@ -59,8 +59,10 @@ describe("escape: host-side races", function()
   end)
 
   it("a .git symlink that leads out of the project is never bound into a sandbox", function()
-    h.sh("mkdir -p " .. q(w.proj .. "/planted") .. " && ln -s " .. q(w.home .. "/.ssh") .. " " .. q(w.proj .. "/planted/.git"))
-    local r = f.attack(w, "cat " .. q(w.home .. "/.ssh/id_rsa") .. "; ls " .. q(w.home .. "/.ssh"), { keep_host = true })
+    local planted = w.proj .. "/planted"
+    h.sh("mkdir -p " .. q(planted) .. " && ln -s " .. q(w.home .. "/.ssh") .. " " .. q(planted .. "/.git"))
+    local key = q(w.home .. "/.ssh/id_rsa")
+    local r = f.attack(w, "cat " .. key .. "; ls " .. q(w.home .. "/.ssh"), { keep_host = true })
     assert.is_nil(r.stdout:find(f.SECRET, 1, true), "the key is not readable through a planted .git link")
     assert.matches("planted/%.git is a symlink to [^\n]*, outside the projects: not followed", r.stderr)
     h.sh("rm -rf " .. q(w.proj .. "/planted"))
