@@ -247,7 +247,8 @@ int core_can_write(lua_State *L)
     return 1;
 }
 
-/* fnmatch(pattern, name) -> boolean: the helper's own name matching (flags 0) */
+/* fnmatch(pattern, name) -> boolean: the helper's own name matching
+ * (fs_name_matches: extended patterns where the C library has them) */
 int core_fnmatch(lua_State *L)
 {
     size_t plen, nlen;
@@ -256,6 +257,6 @@ int core_fnmatch(lua_State *L)
 
     if (memchr(pattern, '\0', plen) || memchr(name, '\0', nlen))
         return luaL_argerror(L, memchr(pattern, '\0', plen) ? 1 : 2, "no NUL bytes expected");
-    lua_pushboolean(L, fnmatch(pattern, name, 0) == 0);
+    lua_pushboolean(L, fs_name_matches(pattern, name));
     return 1;
 }

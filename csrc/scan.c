@@ -30,12 +30,21 @@ typedef struct {
     long long racy_after; /* ns since the epoch: a folder changed after this is racy */
 } scan_state;
 
+int fs_name_matches(const char *pattern, const char *name)
+{
+#ifdef FNM_EXTMATCH
+    return fnmatch(pattern, name, FNM_EXTMATCH) == 0;
+#else
+    return fnmatch(pattern, name, 0) == 0;
+#endif
+}
+
 static int matches_any(const fs_vec *list, const char *name)
 {
     size_t i;
 
     for (i = 0; i < list->len; i++)
-        if (fnmatch(list->items[i], name, 0) == 0)
+        if (fs_name_matches(list->items[i], name))
             return 1;
     return 0;
 }

@@ -18,6 +18,11 @@ typedef struct {
     const char *index_dir;   /* where the index is kept; NULL: none */
 } fs_scan_spec;
 
+/* Whether name matches pattern as the scans match them: fnmatch with
+ * GNU's extended patterns where the C library has them, so that
+ * "id_rsa!(*.pub)" means an SSH private key but not its public half. */
+int fs_name_matches(const char *pattern, const char *name);
+
 /* Appends to out every entry (not a directory) under root, at most `depth`
  * levels down (1: root's own entries), whose name matches one of patterns
  * (fnmatch). Directories named in skip_dirs and symlinked directories are

@@ -136,7 +136,37 @@ M.DEFAULT_DENY_WRITE = {
   "~/.ssh/",
 }
 
-M.DEFAULT_SECRET_FILES = { ".env", ".env.*", ".envrc", "*.pem", "*.key" }
+--- Secret files by purpose, hidden wherever a project holds them: the
+--- environment files of dotenv and direnv, private keys and certificate
+--- stores (SSH private keys, not their ".pub" halves: "!(...)" is GNU's
+--- extended fnmatch), and the credential files of package registries,
+--- databases, cloud and infrastructure tools.
+M.DEFAULT_SECRET_FILES = {
+  ".env",
+  ".env.*",
+  ".envrc",
+  "*.pem",
+  "*.key",
+  "id_rsa!(*.pub)",
+  "id_dsa!(*.pub)",
+  "id_ecdsa!(*.pub)",
+  "id_ed25519!(*.pub)",
+  "*.p12",
+  "*.pfx",
+  "*.jks",
+  "*.keystore",
+  "*.kdbx",
+  ".netrc",
+  ".npmrc",
+  ".pypirc",
+  ".pgpass",
+  ".git-credentials",
+  ".htpasswd",
+  "credentials.json",
+  "*.tfvars",
+  "*.tfstate",
+  "*.tfstate.backup",
+}
 
 --- Folders the scan does not enter.
 M.SCAN_SKIP = { ".git", "node_modules", ".venv", "venv", "__pycache__" }
