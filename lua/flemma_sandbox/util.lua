@@ -76,6 +76,28 @@ function M.recent_hosts(limit)
   return list
 end
 
+--- The folder, under the saved outputs, of the commands run from one
+--- project folder (its real path): the path with "/" written as "%", as
+--- Vim names undo files, so it is readable and one per project.
+---@param cache string Neovim's cache folder
+---@param real_cwd string
+---@return string
+function M.outputs_dir(cache, real_cwd)
+  local key = real_cwd:gsub("%%", "%%%%"):gsub("/", "%%")
+  if #key > 200 then
+    key = key:sub(-200) -- a file name holds 255 bytes at most
+  end
+  return cache .. "/flemma-sandbox/outputs/" .. key
+end
+
+--- Where the outputs of commands run with the sandbox off are saved: never
+--- shown to any sandbox.
+---@param cache string
+---@return string
+function M.unsandboxed_outputs_dir(cache)
+  return cache .. "/flemma-sandbox/outputs-unsandboxed"
+end
+
 ---@generic T
 ---@param value T
 ---@return T

@@ -8,6 +8,7 @@
 --- does not grow with the machine.
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -103,10 +104,13 @@ function M.folders(home_allow, expand, rw, allow_sockets)
   if helper and core.exists(helper) then
     shown[#shown + 1] = core.resolve(helper, "/")
   end
-  -- the whole outputs of earlier commands, which the bash tool names for
-  -- read (tools/outputs.lua): the sandbox's own output, read-only
+  -- the whole outputs of earlier commands of this project, which the bash
+  -- tool names for read (tools/outputs.lua): the sandbox's own output,
+  -- read-only; never another project's, nor a run's with the sandbox off
   local cache = host.stdpath("cache")
-  local outputs = cache and core.resolve(cache .. "/flemma-sandbox/outputs", "/")
+  local cwd = host.cwd()
+  local real_cwd = cwd and core.resolve(cwd, "/")
+  local outputs = cache and real_cwd and core.resolve(util.outputs_dir(cache, real_cwd), "/")
   if outputs and core.exists(outputs) then
     shown[#shown + 1] = outputs
   end
@@ -139,6 +143,12 @@ function M.folders(home_allow, expand, rw, allow_sockets)
   return { folders = folders, shown = inside, writable = writable }
 end
 
+--- bwrap's --dev gives every command its own /dev (the usual device nodes,
+--- an empty /dev/shm, its own pts): what the host keeps there (a password
+--- manager's decrypted entry in /dev/shm, message queues) is not there to
+--- reach. Not a folder made by the policy, so listed apart from `folders`.
+M.DEV = { path = "/dev", rule = "private /dev (each command has its own devices and /dev/shm)" }
+
 --- The private folder (and its rule) that takes `real` out of the host's
 --- view, or nil when the sandbox sees the host's file there: it is not in a
 --- private folder, or lies in a writable root or a shown path inside one.
@@ -155,6 +165,9 @@ function M.hiding(real, private, rw)
     if core.is_within(real, f.path) and (not holder or #f.path > #holder.path) then
       holder = f
     end
+  end
+  if not holder and core.is_within(real, M.DEV.path) then
+    holder = M.DEV
   end
   if not holder then
     return nil

@@ -232,6 +232,9 @@ function M.run(input, ctx, done)
     if capped then
       table.insert(notes, 1, capped)
     end
+    if spill and r.truncated and not r.sandboxed then
+      spill = outputs.set_aside(spill)
+    end
     if r.truncated and spill then
       result.output_file = spill
       local kept = r.spill or { kept = 0, total = 0 }

@@ -1,32 +1,56 @@
 --- Files that keep the whole output of a cut tool result, in Neovim's cache
---- folder. The folder is capped: the oldest files go first.
+--- folder: a folder per project (the sandbox of that project sees its own
+--- only), and one for runs with the sandbox off (no sandbox sees it). All
+--- of them together are capped: the oldest files go first.
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
 local uv = vim.uv or vim.loop
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
+--- This project's folder (the working directory's).
 ---@return string
 function M.dir()
-  return vim.fn.stdpath("cache") .. "/flemma-sandbox/outputs"
+  return util.outputs_dir(vim.fn.stdpath("cache"), vim.fn.resolve(vim.fn.getcwd()))
 end
 
---- Removes the oldest files until the folder holds at most `keep` bytes.
----@param keep integer
-function M.prune(keep)
-  local dir = M.dir()
-  local files, total = {}, 0
+--- The folder for the outputs of runs with the sandbox off.
+---@return string
+function M.unsandboxed_dir()
+  return util.unsandboxed_outputs_dir(vim.fn.stdpath("cache"))
+end
+
+--- The regular files in dir, and in its subfolders one level down.
+---@param dir string
+---@param files table[]
+---@param depth integer
+---@return integer bytes
+local function collect(dir, files, depth)
+  local total = 0
   local handle = uv.fs_scandir(dir)
   while handle do
     local name = uv.fs_scandir_next(handle)
     if not name then
       break
     end
-    local st = uv.fs_stat(dir .. "/" .. name)
+    local path = dir .. "/" .. name
+    local st = uv.fs_lstat(path)
     if st and st.type == "file" then
-      files[#files + 1] = { path = dir .. "/" .. name, size = st.size, mtime = st.mtime.sec * 1e9 + st.mtime.nsec }
+      files[#files + 1] = { path = path, size = st.size, mtime = st.mtime.sec * 1e9 + st.mtime.nsec }
       total = total + st.size
+    elseif st and st.type == "directory" and depth > 0 then
+      total = total + collect(path, files, depth - 1)
     end
   end
+  return total
+end
+
+--- Removes the oldest files until all saved outputs hold at most `keep` bytes.
+---@param keep integer
+function M.prune(keep)
+  local cache = vim.fn.stdpath("cache") .. "/flemma-sandbox"
+  local files = {}
+  local total = collect(cache .. "/outputs", files, 1) + collect(M.unsandboxed_dir(), files, 0)
   table.sort(files, function(a, b)
     return a.mtime < b.mtime
   end)
@@ -50,6 +74,24 @@ function M.new_file(cap, file_max)
   end
   M.prune(math.max(0, cap - file_max))
   return string.format("%s/output-%s-%d.txt", dir, os.date("%Y%m%d-%H%M%S"), uv.hrtime() % 1000000)
+end
+
+--- Moves the output file of a run made with the sandbox off out of the
+--- project's folder, which sandboxes of the project see.
+---@param file string
+---@return string path where it is now
+function M.set_aside(file)
+  local dir = M.unsandboxed_dir()
+  if vim.fn.mkdir(dir, "p") == 0 and vim.fn.isdirectory(dir) == 0 then
+    os.remove(file)
+    return file
+  end
+  local dest = dir .. "/" .. vim.fn.fnamemodify(file, ":t")
+  if os.rename(file, dest) then
+    return dest
+  end
+  os.remove(file) -- never left where a sandbox could read it
+  return file
 end
 
 return M
