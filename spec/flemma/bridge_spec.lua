@@ -302,10 +302,11 @@ describe("flemma-sandbox inside Flemma", function()
     end
 
     before_each(function()
-      -- a repository to clone, outside the project and the (private) home
-      -- folder: file:// needs no network but git tells clone from local
-      -- operations by the subcommand alone
-      origin_base = h.tmpdir()
+      -- a repository to clone, in the project (the git tool clones local
+      -- repositories from the project and the playground only): file://
+      -- needs no network but git tells clone from local operations by the
+      -- subcommand alone
+      origin_base = project .. "/origin-base"
       origin = origin_base .. "/origin"
       vim.fn.mkdir(origin, "p")
       host_git({ "init", "-q", "-b", "main" }, origin)
@@ -316,7 +317,7 @@ describe("flemma-sandbox inside Flemma", function()
       vim.env.XDG_DATA_HOME = nil
     end)
     after_each(function()
-      h.rmdir(origin_base)
+      vim.fn.delete(origin_base, "rf")
     end)
 
     -- Flemma's rw_paths without ~/.local/share: the playground is writable

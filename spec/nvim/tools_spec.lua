@@ -411,7 +411,7 @@ describe("tools", function()
       assert.are.equal("1", commits())
     end)
 
-    it("the git tool commits on the host after the user agrees, and the user's hook runs", function()
+    it("the git tool commits on the host after the user agrees, with no hook of the tree run", function()
       assert.matches("not run: the user declined", run("git", { args = { "add", "f" } }).error)
       assert.are.equal(1, #asked, "asked although approval.git is allow")
       assert.matches("OUTSIDE the sandbox", table.concat(asked[1].lines or asked[1], "\n"))
@@ -424,10 +424,17 @@ describe("tools", function()
       r = run("git", { args = { "commit", "-qm", "by the tool" } })
       assert.are.equal(0, r.exit_code, r.stderr)
       assert.are.equal("1", commits())
-      assert.truthy(h.read(marker), "the user's pre-commit hook ran on the host")
+      -- a hook would run on the host what the model wrote in the tree
+      assert.is_nil(h.read(marker), "no hook ran on the host")
+      -- control: git on the host without the tool's settings runs it
+      h.sh("cd " .. h.shell_quote(proj) .. " && git commit -q --allow-empty -m by-hand")
+      assert.truthy(h.read(marker), "the pre-commit hook runs for a plain git commit")
+      assert.matches("is not allowed", run("git", { args = { "rebase", "--exec=touch x", "HEAD" } }).error)
+      assert.matches("is not allowed", run("git", { args = { "rebase", "--exe=touch x", "HEAD" } }).error)
+      assert.matches("transport ext:: is not allowed", run("git", { args = { "clone", "ext::sh -c touch% x" } }).error)
       assert.matches(
-        "is not allowed: it would run a command on the host",
-        run("git", { args = { "rebase", "--exec=touch x", "HEAD" } }).error
+        "outside the project and the playground",
+        run("git", { args = { "clone", "file://" .. dir .. "/elsewhere" } }).error
       )
     end)
   end)

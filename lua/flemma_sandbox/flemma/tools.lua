@@ -118,11 +118,11 @@ M.definitions = {
       local handle, start_err = job.run(plan.argv, {
         cwd = ctx.cwd,
         timeout_ms = timeout * 1000,
-        env = git.ENV,
+        env = plan.env,
         wrap = plan.on_host and git.unwrapped or function(argv)
           return bridge.wrap_for_call(ctx, "git", argv, {
             rw_paths = plan.clone and plan.clone.in_playground and { plan.clone.playground } or nil,
-            env = git.ENV,
+            env = plan.env,
           })
         end,
         on_exit = function(r)

@@ -1,12 +1,15 @@
 --- The git tool. Reads (status, log, diff, show) run in the buffer's
 --- sandbox, where every git folder is read-only. Repository writes (add,
 --- commit, branch, checkout, ...) run on the host, with the user's own
---- config and hooks, and always ask first. clone, fetch and pull are
+--- config but no hooks and no fsmonitor (they would run on the host what
+--- the model wrote), and always ask first. clone, fetch and pull are
 --- network operations; a clone goes to the playground (in the sandbox)
---- unless the user agrees to another place (then on the host).
+--- unless the user agrees to another place (then on the host). Options
+--- are an allowlist per subcommand (tools/git_args.lua).
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
 local bash = require("flemma_sandbox.tools.bash")
+local git_args = require("flemma_sandbox.tools.git_args")
 local shell = require("flemma_sandbox.tools.shell")
 
 local M = {
@@ -37,16 +40,18 @@ M.WRITE = {
 }
 local NETWORK = { clone = true, fetch = true, pull = true }
 
---- Options that would make git on the host run a command the model chose.
-local HOST_REFUSED = {
-  rebase = { "-x", "--exec" },
-  clone = { "-u", "--upload-pack", "--template", "-c", "--config", "--separate-git-dir" },
-}
+--- In front of every git the tool runs: no hook and no fsmonitor command
+--- of a tree the sandbox wrote runs on the host.
+M.SAFE_CONFIG = { "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false" }
+
+--- The transports git may use; "file" is added for a local repository in
+--- the project or the playground (git_args.check_url).
+M.REMOTE_PROTOCOLS = "https:http:ssh:git"
 
 function M.describe(info)
   return "Run git. Read: status, log, diff, show (in the sandbox). "
     .. "Repository writes: add, commit, branch, tag, checkout, switch, restore, stash, merge, rebase "
-    .. "(outside the sandbox with the user's git config and hooks; the user is always asked). "
+    .. "(outside the sandbox with the user's git config, hooks off; the user is always asked). "
     .. "Network (the user is asked): clone, fetch, pull. clone goes to "
     .. info.playground
     .. "/<repo-name> unless you give a destination (outside the playground the user must agree)."
@@ -67,6 +72,7 @@ local SUBCOMMANDS = "read: status, log, diff, show; write: add, commit, branch, 
 ---@field wants_network boolean
 ---@field clone { dest: string, playground: string, in_playground: boolean }|nil
 ---@field on_host boolean runs outside the sandbox (a repository write, a clone outside the playground)
+---@field env table<string, string> git's environment: M.ENV and the transports it may use
 
 --- What a git call does, shared by the standalone tool and the Flemma one:
 --- the argv (a clone without a destination goes to the playground), whether
@@ -87,27 +93,53 @@ function M.plan(args, cwd)
   if not (READ[sub] or M.WRITE[sub] or NETWORK[sub]) then
     return nil, "unsupported git subcommand: " .. sub .. " (" .. SUBCOMMANDS .. ")"
   end
-  local plan = { argv = { "git", unpack(args) }, sub = sub, wants_network = NETWORK[sub] == true }
+  local words, perr = git_args.parse(sub, args)
+  if not words then
+    return nil, perr
+  end
+  local argv = { "git" }
+  for _, word in ipairs(M.SAFE_CONFIG) do
+    argv[#argv + 1] = word
+  end
+  for _, word in ipairs(args) do
+    argv[#argv + 1] = word
+  end
+  local env = { GIT_ALLOW_PROTOCOL = M.REMOTE_PROTOCOLS }
+  for k, v in pairs(M.ENV) do
+    env[k] = v
+  end
+  local plan = { argv = argv, sub = sub, wants_network = NETWORK[sub] == true, env = env }
   -- fetch and pull write the repository too
   plan.on_host = M.WRITE[sub] == true or sub == "fetch" or sub == "pull"
-  for i = 2, #args do
-    for _, option in ipairs(HOST_REFUSED[sub] or {}) do
-      if args[i] == option or args[i]:sub(1, #option + 1) == option .. "=" then
-        return nil, string.format("git %s %s is not allowed: it would run a command on the host", sub, option)
-      end
+  if not NETWORK[sub] then
+    return plan
+  end
+  for _, word in ipairs(words) do
+    if word:sub(1, 1) == "-" then
+      return nil, string.format("git %s: %s after -- is not allowed (an address or name never starts with -)", sub, word)
+    end
+  end
+  local playground, err = host.playground()
+  if not playground then
+    return nil, err
+  end
+  -- the repository: clone's first word; fetch's and pull's unless it is a
+  -- remote's name (its address is in the repository's own config)
+  local address = words[1]
+  if address and (sub == "clone" or address:find("[/:]")) then
+    local roots = { core.resolve(cwd, "/") or cwd, playground }
+    local uerr, is_local = git_args.check_url(address, function(path)
+      return core.resolve(path, cwd)
+    end, roots)
+    if uerr then
+      return nil, uerr
+    end
+    if is_local then
+      env.GIT_ALLOW_PROTOCOL = M.REMOTE_PROTOCOLS .. ":file"
     end
   end
   if sub ~= "clone" then
     return plan
-  end
-  local words = {}
-  for i = 2, #args do
-    if args[i]:sub(1, 1) ~= "-" then
-      words[#words + 1] = args[i]
-    end
-  end
-  if not words[1] then
-    return nil, "git clone needs a repository"
   end
   local playground, err = host.playground()
   if not playground then
@@ -141,7 +173,7 @@ function M.prepare(input, ctx)
     request.lines[#request.lines + 1] = "into " .. plan.clone.dest
   end
   if plan.on_host then
-    request.lines[#request.lines + 1] = "runs OUTSIDE the sandbox, with your git config and hooks"
+    request.lines[#request.lines + 1] = "runs OUTSIDE the sandbox, with your git config (hooks and fsmonitor off)"
     -- the user's explicit yes, whatever approval.git says
     request.must_ask = true
   end
@@ -161,7 +193,7 @@ end
 
 function M.run(_, ctx, done)
   local plan = ctx.git
-  local extra = { env = M.ENV, wrap = plan.on_host and M.unwrapped or nil }
+  local extra = { env = plan.env, wrap = plan.on_host and M.unwrapped or nil }
   bash.run_argv(plan.argv, ctx, extra, function(result, notes)
     if plan.clone and result.exit_code == 0 then
       notes[#notes + 1] = "cloned into " .. plan.clone.dest
