@@ -116,7 +116,8 @@ function M.plan(args, cwd)
   end
   for _, word in ipairs(words) do
     if word:sub(1, 1) == "-" then
-      return nil, string.format("git %s: %s after -- is not allowed (an address or name never starts with -)", sub, word)
+      return nil,
+        string.format("git %s: %s after -- is not allowed (an address or name never starts with -)", sub, word)
     end
   end
   local playground, err = host.playground()
@@ -140,10 +141,6 @@ function M.plan(args, cwd)
   end
   if sub ~= "clone" then
     return plan
-  end
-  local playground, err = host.playground()
-  if not playground then
-    return nil, err
   end
   local dest = words[2] and core.resolve(words[2], cwd) or (playground .. "/" .. M.repo_name(words[1]))
   if not words[2] then

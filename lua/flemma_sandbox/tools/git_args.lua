@@ -72,9 +72,15 @@ M.OPTIONS = {
   switch = options("-d --detach -f --force --discard-changes -q --quiet -m --merge", "-c --create -C --force-create"),
   restore = options("-S --staged -W --worktree -q --quiet", "-s --source"),
   stash = options("-u --include-untracked -k --keep-index --no-keep-index -q --quiet -a --all --index", "-m --message"),
-  merge = options("--no-ff --ff --ff-only --squash --no-squash --abort --continue --quit --no-commit --commit -q", "-m"),
+  merge = options(
+    "--no-ff --ff --ff-only --squash --no-squash --abort --continue --quit --no-commit --commit -q",
+    "-m"
+  ),
   rebase = options("--abort --continue --skip --quit -q --quiet --stat --no-stat", "--onto"),
-  clone = options("--single-branch --no-single-branch --no-tags -q --quiet -n --no-checkout --bare", "--depth -b --branch -o --origin"),
+  clone = options(
+    "--single-branch --no-single-branch --no-tags -q --quiet -n --no-checkout",
+    "--depth -b --branch -o --origin"
+  ),
   fetch = options("--all --prune -p --tags -t --no-tags --unshallow -q --quiet -v --verbose", "--depth"),
   pull = options("--no-rebase --ff-only --ff --no-ff -q --quiet -v --verbose", "--depth", "--rebase"),
 }
