@@ -12,6 +12,7 @@
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
 local util = require("flemma_sandbox.util")
+local visible_text = require("flemma_sandbox.visible_text")
 
 local M = {}
 
@@ -48,15 +49,18 @@ local SELECT_ANSWERS = { "once", "always", "deny" }
 ---@param port string
 ---@param cb fun(answer: "once"|"always"|"deny")
 function M.prompt(name, port, cb)
+  local warning
+  name, warning = visible_text.host(name)
   local flemma = package.loaded["flemma_sandbox.flemma"]
   if flemma and flemma.is_attached() then
     -- Flemma approves tool calls before they run and has no documented
     -- way to ask during one: vim.ui.select (which a UI plugin may restyle)
     vim.ui.select(SELECT_CHOICES, {
       prompt = string.format(
-        "flemma-sandbox: a sandboxed command wants %s (port %s), not in allow_domains",
+        "flemma-sandbox: a sandboxed command wants %s (port %s), not in allow_domains%s",
         name,
-        port
+        port,
+        warning and (" (" .. warning .. ")") or ""
       ),
     }, function(_, index)
       cb(SELECT_ANSWERS[index] or "deny")
@@ -68,6 +72,7 @@ function M.prompt(name, port, cb)
     lines = {
       name .. " (port " .. port .. ") is not in policy.allow_domains.",
       "yes: for this command; always: until Neovim exits.",
+      warning and ("Careful: " .. warning .. ".") or "",
     },
     can_remember = true,
   }, function(answer)

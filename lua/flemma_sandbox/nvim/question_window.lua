@@ -3,7 +3,11 @@
 --- reach it. The user answers with :FlemmaSandbox approve | approve-always
 --- | deny (or their <Plug> mappings), or goes to the window
 --- (:FlemmaSandbox approval, or CTRL-W w) and presses <CR> on a choice.
---- Every line is shown whole: wrapped, newlines kept, scrollable there.
+--- What it shows is exactly what runs (visible_text.lua): invisible and
+--- reordering characters as <U+XXXX>, long runs of spaces counted, and a
+--- command too long for the screen cut in the middle, never at its end.
+local visible_text = require("flemma_sandbox.visible_text")
+
 local M = {}
 
 --- Keys that would change text, or fail for want of a search: mapped to
@@ -30,12 +34,43 @@ local function choices(can_remember)
   return out
 end
 
---- The lines of a question: every given line split at its newlines.
+--- Screen rows a line takes in a window `width` cells wide, wrapped.
+local function rows_of(line, width)
+  return math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+end
+
+--- line cut into pieces of at most width display cells.
+---@param line string
+---@param width integer
+---@return string[]
+local function wrap(line, width)
+  local out, n, at = {}, vim.fn.strchars(line), 0
+  while at < n or #out == 0 do
+    local take = math.min(width, n - at)
+    -- wide characters: fewer of them fill the width
+    while take > 1 and vim.fn.strdisplaywidth(vim.fn.strcharpart(line, at, take)) > width do
+      take = take - 1
+    end
+    out[#out + 1] = vim.fn.strcharpart(line, at, math.max(take, 1))
+    at = at + math.max(take, 1)
+    if n == 0 then
+      break
+    end
+  end
+  return out
+end
+
+--- The lines of a question: every given line split at its newlines and
+--- shown by visible_text; with max_rows, the question's own lines are cut
+--- to fit that many rows of a window `width` wide (its start and its end
+--- kept), so the choices below stay on screen.
 ---@param question flemma_sandbox.Question
 ---@param position string|nil e.g. "question 1 of 3"
----@return string[] lines, table<integer, string> choices by line
-function M.lines(question, position)
-  local head = "flemma-sandbox: " .. question.title
+---@param max_rows? integer
+---@param width? integer
+---@return string[] lines, table<integer, string> choices by line, integer around lines not the question's own
+function M.lines(question, position, max_rows, width)
+  local head = "flemma-sandbox: " .. visible_text.line(tostring(question.title))
   local out = { head }
   local about = {}
   if question.id then
@@ -48,11 +83,32 @@ function M.lines(question, position)
     out[#out + 1] = table.concat(about, " | ")
   end
   out[#out + 1] = ""
+  local body, marked = {}, false
   for _, line in ipairs(question.lines or {}) do
-    for _, part in ipairs(vim.split(tostring(line), "\n", { plain = true })) do
-      out[#out + 1] = part
+    local parts, m = visible_text.lines(tostring(line))
+    marked = marked or m
+    vim.list_extend(body, parts)
+  end
+  if marked then
+    body[#body + 1] = "(<U+XXXX>, <0xNN> and <N spaces> stand for what the text holds there)"
+  end
+  if max_rows then
+    width = width or vim.o.columns
+    local rows = 0
+    for _, l in ipairs(body) do
+      rows = rows + rows_of(l, width)
+    end
+    if rows > max_rows then
+      -- cut in rows, so that even one long line keeps its end on screen
+      local wrapped = {}
+      for _, l in ipairs(body) do
+        vim.list_extend(wrapped, wrap(l, width))
+      end
+      body = visible_text.fit(wrapped, max_rows)
     end
   end
+  local body_count = #body
+  vim.list_extend(out, body)
   out[#out + 1] = ""
   out[#out + 1] = "Answer with :FlemmaSandbox approve"
     .. (question.can_remember and " | approve-always" or "")
@@ -63,12 +119,7 @@ function M.lines(question, position)
     out[#out + 1] = choice[1]
     by_line[#out] = choice[2]
   end
-  return out, by_line
-end
-
---- Screen rows a line takes in a window `width` cells wide, wrapped.
-local function rows_of(line, width)
-  return math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+  return out, by_line, #out - body_count
 end
 
 --- The window's size for lines on this screen: as wide as the longest line
@@ -95,7 +146,11 @@ end
 ---@param on_choice fun(answer: string) called for <CR> on a choice
 ---@return flemma_sandbox.QuestionView
 function M.open(question, position, on_choice)
-  local lines, by_line = M.lines(question, position)
+  local fit_width = M.size((M.lines(question, position)))
+  local _, _, around = M.lines(question, position, 1, fit_width)
+  -- the rows the window has, less the lines around the question's own
+  local room = vim.o.lines - vim.o.cmdheight - 3 - around
+  local lines, by_line = M.lines(question, position, math.max(3, room), fit_width)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
