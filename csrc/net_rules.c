@@ -287,6 +287,66 @@ static const char *crlf(const char *p, const char *end)
     return end;
 }
 
+/* Every line of the head ends in CRLF, none is folded onto the one before
+ * it, and no header name has space before its colon: else a server could
+ * split the head into other headers than the proxy read. */
+static const char *line_problem(const char *data, const char *end)
+{
+    const char *p;
+
+    for (p = data; p < end + 2; p++) {
+        if (*p == '\n' && (p == data || p[-1] != '\r'))
+            return "a bare LF in the request head";
+        if (*p == '\r' && p[1] != '\n')
+            return "a bare CR in the request head";
+        if (*p == '\n' && p + 1 < end + 2 && (p[1] == ' ' || p[1] == '\t'))
+            return "a folded header line";
+    }
+    for (p = crlf(data, end) + 2; p < end;) {
+        const char *eol = crlf(p, end), *colon = memchr(p, ':', (size_t)(eol - p));
+
+        if (!colon || colon == p || colon[-1] == ' ' || colon[-1] == '\t')
+            return "a header line without a name and a colon";
+        p = eol + 2;
+    }
+    return NULL;
+}
+
+/* Content-Length (one value, or the same value again) and whether a
+ * Transfer-Encoding is there: 0, or -1 for lengths that disagree or are
+ * not a number. */
+static int body_headers(const char *lines, const char *end, fs_proxy_request *out)
+{
+    out->content_length = -1;
+    out->chunked = 0;
+    while (lines < end) {
+        const char *eol = crlf(lines, end);
+
+        if ((size_t)(eol - lines) > 18 && strncasecmp(lines, "transfer-encoding:", 18) == 0) {
+            out->chunked = 1;
+        } else if ((size_t)(eol - lines) > 15 && strncasecmp(lines, "content-length:", 15) == 0) {
+            const char *v = lines + 15;
+            long long n = 0;
+            int digits = 0;
+
+            while (v < eol && (*v == ' ' || *v == '\t'))
+                v++;
+            for (; v < eol && isdigit((unsigned char)*v); v++, digits++) {
+                if (n > (1LL << 50))
+                    return -1;
+                n = n * 10 + (*v - '0');
+            }
+            while (v < eol && (*v == ' ' || *v == '\t'))
+                v++;
+            if (!digits || v != eol || (out->content_length >= 0 && out->content_length != n))
+                return -1;
+            out->content_length = n;
+        }
+        lines = eol + 2;
+    }
+    return 0;
+}
+
 /* The value of the one Host header in the head's header lines, or an
  * error: none (*at stays NULL), or two. */
 static int host_header(const char *lines, const char *end, const char **at, size_t *n)
@@ -333,6 +393,12 @@ int fs_proxy_parse(const char *data, size_t len, fs_proxy_request *out, fs_err *
     if (memchr(data, '\0', (size_t)(head_end - data)))
         return bad(err, "a NUL byte in the request head");
     out->head_len = (size_t)(head_end - data) + 4;
+    {
+        const char *problem = line_problem(data, head_end);
+
+        if (problem)
+            return bad(err, problem);
+    }
     line_end = crlf(data, head_end);
     sp1 = memchr(data, ' ', (size_t)(line_end - data));
     sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(line_end - sp1 - 1)) : NULL;
@@ -352,6 +418,8 @@ int fs_proxy_parse(const char *data, size_t len, fs_proxy_request *out, fs_err *
     out->target_len = tlen;
     if (host_header(line_end + 2, head_end, &host_at, &host_len) != 0)
         return bad(err, "more than one Host header");
+    if (body_headers(line_end + 2, head_end, out) != 0)
+        return bad(err, "Content-Length headers that disagree, or one that is not a number");
     if (strcmp(out->method, "CONNECT") == 0) {
         const char *colon = memchr(target, ':', tlen);
 
@@ -381,4 +449,103 @@ int fs_proxy_parse(const char *data, size_t len, fs_proxy_request *out, fs_err *
         return bad(err, "a request for a path needs a valid Host header");
     out->origin_at = out->target_at;
     return FS_OK;
+}
+
+/* A big-endian number of n bytes at p. */
+static size_t be(const unsigned char *p, int n)
+{
+    size_t v = 0;
+    int i;
+
+    for (i = 0; i < n; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+int fs_tls_server_name(const unsigned char *data, size_t len, char *name, size_t name_size)
+{
+    unsigned char hello[FS_PROXY_HEAD_MAX];
+    size_t have = 0, at = 0, need = 0, p, end, ext_end;
+
+    name[0] = '\0';
+    if (len == 0)
+        return 1;
+    if (data[0] != 0x16)
+        return -1;
+    /* the handshake's bytes, from as many records as it takes */
+    while (need == 0 || have < need) {
+        size_t rlen;
+
+        if (at + 5 > len)
+            return 1;
+        if (data[at] != 0x16 || data[at + 1] != 0x03)
+            return -2;
+        rlen = be(data + at + 3, 2);
+        if (rlen == 0 || rlen > 16384 + 256 || have + rlen > sizeof(hello))
+            return -2;
+        if (at + 5 + rlen > len)
+            return 1;
+        memcpy(hello + have, data + at + 5, rlen);
+        have += rlen;
+        at += 5 + rlen;
+        if (need == 0) {
+            if (have < 4)
+                continue;
+            if (hello[0] != 0x01) /* ClientHello */
+                return -2;
+            need = 4 + be(hello + 1, 3);
+            if (need > sizeof(hello))
+                return -2;
+        }
+    }
+    end = need;
+    /* version 2, random 32 */
+    p = 4 + 2 + 32;
+    if (p + 1 > end || (p += 1 + hello[p]) + 2 > end) /* session id */
+        return -2;
+    if ((p += 2 + be(hello + p, 2)) + 1 > end) /* cipher suites */
+        return -2;
+    if ((p += 1 + hello[p]) > end) /* compression methods */
+        return -2;
+    if (p == end)
+        return 0; /* no extensions: no name */
+    if (p + 2 > end || (ext_end = p + 2 + be(hello + p, 2)) > end)
+        return -2;
+    for (p += 2; p + 4 <= ext_end;) {
+        size_t type = be(hello + p, 2), elen = be(hello + p + 2, 2), q, list_end;
+
+        p += 4;
+        if (p + elen > ext_end)
+            return -2;
+        if (type != 0) {
+            p += elen;
+            continue;
+        }
+        if (elen < 2 || (list_end = p + 2 + be(hello + p, 2)) > p + elen)
+            return -2;
+        for (q = p + 2; q + 3 <= list_end;) {
+            size_t nlen = be(hello + q + 1, 2), i;
+
+            if (q + 3 + nlen > list_end)
+                return -2;
+            if (hello[q] == 0) { /* host_name */
+                if (nlen == 0 || nlen >= name_size)
+                    return -2;
+                for (i = 0; i < nlen; i++) {
+                    unsigned char c = hello[q + 3 + i];
+
+                    if (c < 0x21 || c > 0x7e)
+                        return -2;
+                    name[i] = (char)tolower(c);
+                }
+                name[nlen] = '\0';
+                if (nlen > 0 && name[nlen - 1] == '.')
+                    name[nlen - 1] = '\0';
+                return 0;
+            }
+            q += 3 + nlen;
+        }
+        return -2;
+    }
+    return 0;
 }

@@ -31,13 +31,27 @@ typedef struct {
     size_t target_at;      /* where the request target starts in the head */
     size_t target_len;     /* its length */
     size_t origin_at;      /* where the path to send upstream starts ("/..."); target_at when already so */
+    long long content_length; /* the body's length by Content-Length; -1 when none is given */
+    int chunked;           /* a Transfer-Encoding header is there (a body of unknown length) */
 } fs_proxy_request;
 
 /* Parses the request head at the start of data (len bytes). Returns FS_OK
  * with out filled, 1 when the head is not complete yet (read more), or
  * FS_EINVAL with err saying what is wrong (a head over FS_PROXY_HEAD_MAX
- * bytes too). Only http:// targets are forwarded; https goes by CONNECT. */
+ * bytes too). Only http:// targets are forwarded; https goes by CONNECT.
+ * Strict where a server could read the head otherwise than the proxy:
+ * every line ends in CRLF (no bare CR or LF), no folded header lines, no
+ * space before a header's colon, one Host header that names the target's
+ * host, at most one Content-Length value. */
 int fs_proxy_parse(const char *data, size_t len, fs_proxy_request *out, fs_err *err);
+
+/* The server name (SNI) of the TLS ClientHello at the start of data, the
+ * bytes a client sends first through a CONNECT tunnel. Returns 0 with name
+ * filled (lower case; "" when the hello names none), 1 when more bytes are
+ * needed, -1 when data is not a TLS handshake, -2 when it is a malformed
+ * or oversized one. The hello may span several records (at most
+ * FS_PROXY_HEAD_MAX bytes in all). */
+int fs_tls_server_name(const unsigned char *data, size_t len, char *name, size_t name_size);
 
 /* Whether host (as fs_proxy_parse gives it) is an IPv4 or IPv6 literal. */
 int fs_host_is_ip(const char *host);

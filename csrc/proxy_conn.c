@@ -45,6 +45,7 @@ typedef struct {
     size_t held; /* bytes in the pipe */
     int eof;     /* `from` ended */
     int shut;    /* `to` was shut down after that */
+    long long left; /* bytes `from` may still send; -1: no limit */
 } relay_way;
 
 int fs_proxy_shared_init(fs_proxy_shared *s)
@@ -211,7 +212,12 @@ static int step(relay_way *w, short from_events, short to_events)
     int moved = 0;
 
     if ((from_events & (POLLIN | POLLHUP)) && !w->eof && w->held < RELAY_BYTES) {
-        ssize_t n = splice(w->from, NULL, w->pipe[1], NULL, RELAY_BYTES - w->held, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        size_t room = RELAY_BYTES - w->held;
+        ssize_t n;
+
+        if (w->left >= 0 && (long long)room > w->left)
+            room = (size_t)w->left;
+        n = splice(w->from, NULL, w->pipe[1], NULL, room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 
         if (n < 0 && errno != EAGAIN && errno != EINTR)
             return -1;
@@ -219,9 +225,18 @@ static int step(relay_way *w, short from_events, short to_events)
             w->eof = 1;
         if (n > 0) {
             w->held += (size_t)n;
+            if (w->left >= 0)
+                w->left -= n;
             moved = 1;
             to_events |= POLLOUT; /* try at once: a poll round less per chunk */
         }
+    }
+    if (w->left == 0 && !w->eof) {
+        /* the one request's body is through: whatever the client sends
+         * after it (a second request) is never read, and `to` is not shut
+         * down, which a server could take for an aborted request */
+        w->eof = 1;
+        w->shut = 1;
     }
     if ((to_events & POLLOUT) && w->held > 0) {
         ssize_t n = splice(w->pipe[0], NULL, w->to, NULL, w->held, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
@@ -240,8 +255,9 @@ static int step(relay_way *w, short from_events, short to_events)
     return moved;
 }
 
-/* Relays until both ways ended or nothing moved for idle_ms. */
-static void relay(conn *c)
+/* Relays until both ways ended or nothing moved for idle_ms; the client
+ * sends at most client_left bytes (-1: no limit). */
+static void relay(conn *c, long long client_left)
 {
     relay_way way[2];
     long long last = now_ms();
@@ -252,6 +268,8 @@ static void relay(conn *c)
     way[0].to = c->upstream;
     way[1].from = c->upstream;
     way[1].to = c->client;
+    way[0].left = client_left;
+    way[1].left = -1;
     if (pipe2(way[0].pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         return;
     if (pipe2(way[1].pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -297,13 +315,29 @@ static void relay(conn *c)
     }
 }
 
+/* Whether the header line at p (up to eol) is one of the connection's own,
+ * which the proxy replaces with "Connection: close". */
+static int hop_header(const char *p, const char *eol)
+{
+    static const char *const names[] = {"connection:", "proxy-connection:", "keep-alive:"};
+    size_t i, n = (size_t)(eol - p);
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (n >= strlen(names[i]) && strncasecmp(p, names[i], strlen(names[i])) == 0)
+            return 1;
+    return 0;
+}
+
 /* Sends the forwarded request's head: the method, the path (the target
- * without scheme and host), the rest as the client wrote it, and what
- * came after the head. */
-static void send_head(conn *c)
+ * without scheme and host), the headers as the client wrote them but for
+ * the connection's own, "Connection: close" (one request per connection:
+ * a second one, with another Host, never follows on it), and as much of
+ * the body as came with the head. Returns the body bytes still to relay. */
+static long long send_head(conn *c)
 {
     const fs_proxy_request *r = &c->req;
-    size_t target_end = r->target_at + r->target_len;
+    size_t target_end = r->target_at + r->target_len, line_end, p, after;
+    long long body = r->content_length < 0 ? 0 : r->content_length, sent;
     char line[32];
     int n = snprintf(line, sizeof(line), "%s ", r->method);
 
@@ -312,7 +346,60 @@ static void send_head(conn *c)
         fs_write_all(c->upstream, "/", 1);
     else
         fs_write_all(c->upstream, c->head + r->origin_at, target_end - r->origin_at);
-    fs_write_all(c->upstream, c->head + target_end, c->have - target_end);
+    line_end = (size_t)((const char *)memmem(c->head + target_end, r->head_len - target_end, "\r\n", 2) - c->head);
+    fs_write_all(c->upstream, c->head + target_end, line_end + 2 - target_end);
+    for (p = line_end + 2; p + 2 < r->head_len;) {
+        size_t eol = (size_t)((const char *)memmem(c->head + p, r->head_len - p, "\r\n", 2) - c->head);
+
+        if (!hop_header(c->head + p, c->head + eol))
+            fs_write_all(c->upstream, c->head + p, eol + 2 - p);
+        p = eol + 2;
+    }
+    fs_write_all(c->upstream, "Connection: close\r\n\r\n", 21);
+    after = c->have - r->head_len;
+    sent = (long long)after < body ? (long long)after : body;
+    fs_write_all(c->upstream, c->head + r->head_len, (size_t)sent);
+    return body - sent;
+}
+
+/* Through a CONNECT tunnel, the client's TLS hello must name the host the
+ * tunnel goes to (or none): else it reaches, on an allowed server (a CDN
+ * serves many names), a name the rules never saw. Reads the hello into
+ * c->head (moved to its start) and checks it: 0, or -1 with c->why set.
+ * Bytes that are not TLS go on unchecked. */
+static int check_server_name(conn *c)
+{
+    long long deadline = now_ms() + HEAD_TIMEOUT_MS;
+    char name[256];
+
+    c->have -= c->req.head_len;
+    memmove(c->head, c->head + c->req.head_len, c->have);
+    for (;;) {
+        struct pollfd p;
+        ssize_t got;
+        int rc = fs_tls_server_name((const unsigned char *)c->head, c->have, name, sizeof(name));
+
+        if (rc == -1 || (rc == 0 && (name[0] == '\0' || strcmp(name, c->req.host) == 0)))
+            return 0;
+        if (rc == 0) {
+            snprintf(c->why, sizeof(c->why), "the TLS server name %.255s is not the tunnel's host %.255s", name,
+                     c->req.host);
+            return -1;
+        }
+        if (rc == -2 || c->have == sizeof(c->head)) {
+            snprintf(c->why, sizeof(c->why), "a TLS hello to %.255s that cannot be read", c->req.host);
+            return -1;
+        }
+        p.fd = c->client;
+        p.events = POLLIN;
+        if (now_ms() >= deadline || poll(&p, 1, (int)(deadline - now_ms())) <= 0 ||
+            (got = recv(c->client, c->head + c->have, sizeof(c->head) - c->have, 0)) <= 0) {
+            snprintf(c->why, sizeof(c->why), "no TLS hello to %.255s within %d s", c->req.host,
+                     HEAD_TIMEOUT_MS / 1000);
+            return -1;
+        }
+        c->have += (size_t)got;
+    }
 }
 
 /* Puts the question "ask HOST PORT" to Neovim's socket and reads the
@@ -445,12 +532,24 @@ static void *serve_client(void *arg)
         static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
         fs_write_all(c->client, ok, sizeof(ok) - 1);
-        /* what the client sent after the head (a TLS hello, say) goes on */
-        fs_write_all(c->upstream, c->head + c->req.head_len, c->have - c->req.head_len);
+        if (check_server_name(c) != 0) {
+            /* the tunnel is open already: no reply, the line and a close */
+            pthread_mutex_lock(&c->s->lock);
+            printf("flemma-sandbox: blocked %s: %s\n", c->req.host, c->why);
+            fflush(stdout);
+            pthread_mutex_unlock(&c->s->lock);
+            goto done;
+        }
+        /* the hello (or what else the client sent first) goes on */
+        fs_write_all(c->upstream, c->head, c->have);
+        relay(c, -1);
+    } else if (c->req.chunked) {
+        snprintf(c->why, sizeof(c->why), "a request body of unknown length (Transfer-Encoding) is not forwarded: "
+                                         "send Content-Length, or use https");
+        refuse(c, 411, "Length Required", 0);
     } else {
-        send_head(c);
+        relay(c, send_head(c));
     }
-    relay(c);
 done:
     if (c->upstream >= 0)
         close(c->upstream);

@@ -1,7 +1,8 @@
-/* libFuzzer target: the proxy's request head parser and its host rules
- * (csrc/net_rules.h). Properties: a parsed head lies inside the input,
- * its offsets are in order, its host is lower case with no byte the
- * parser forbids, and the rules give one answer for it. */
+/* libFuzzer target: the proxy's request head parser, its host rules and
+ * its reading of a TLS hello's server name (csrc/net_rules.h). Properties:
+ * a parsed head lies inside the input, its offsets are in order, its host
+ * is lower case with no byte the parser forbids, and the rules give one
+ * answer for it; a server name read is printable lower-case ASCII. */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,8 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fs_vec allow, deny;
     const char *rule;
     size_t i;
-    int rc = fs_proxy_parse((const char *)data, size, &r, &err);
+    char name[256];
+    int rc = fs_tls_server_name(data, size, name, sizeof(name));
 
+    if (rc == 0)
+        for (i = 0; name[i]; i++)
+            if (name[i] < 0x21 || name[i] > 0x7e || isupper((unsigned char)name[i]))
+                abort();
+    rc = fs_proxy_parse((const char *)data, size, &r, &err);
     if (rc != FS_OK)
         return 0;
     if (r.head_len > size || r.target_at + r.target_len > r.head_len || r.origin_at < r.target_at ||

@@ -192,7 +192,28 @@ local function serve(address, root)
       local size = tonumber(target:match("^/bytes/(%d+)$"))
       local slow = tonumber(target:match("^/slow/(%d+)$"))
       local file = file_body(root, target)
-      if file then
+      if target:match("^/keepalive") then
+        -- HTTP/1.1 keep-alive: requests on one connection until the client
+        -- closes or one says "Connection: close", each answered with its
+        -- target and Host (what a server behind a CDN would serve)
+        while head ~= "" do
+          local this_target = head:match("^%u+ (%S+)") or ""
+          -- lenient, as many servers are: a bare LF ends a header line too
+          local body = "hello " .. this_target .. " host=" .. (head:match("\n[Hh]ost:%s*([^\r\n]*)") or "")
+          local closing = head:lower():find("\r\nconnection:%s*close") ~= nil
+          s.send(
+            "HTTP/1.1 200 OK\r\nContent-Length: "
+              .. #body
+              .. (closing and "\r\nConnection: close" or "")
+              .. "\r\n\r\n"
+              .. body
+          )
+          if closing then
+            break
+          end
+          head = s.receive_head()
+        end
+      elseif file then
         s.send("HTTP/1.1 200 OK\r\nContent-Length: " .. #file .. "\r\nConnection: close\r\n\r\n" .. file)
       elseif root and target:match("^/files/") then
         s.send("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -260,6 +281,25 @@ elseif arg and arg[1] == "fetch" then
   -- (a 200 reply of N bytes) or what came instead
   local reply = M.request(arg[2], "GET " .. arg[3] .. " HTTP/1.1\r\nHost: " .. arg[4] .. "\r\n\r\n")
   print(reply:match("^HTTP/1.1 200") and ("ok " .. #reply) or ("bad " .. reply:sub(1, 200)))
+end
+
+--- The bytes of a minimal TLS ClientHello record naming sni (none for nil),
+--- followed by a blank line so that the spec's plain test server, which
+--- reads a head, answers it.
+---@param sni string|nil
+---@return string
+function M.client_hello(sni)
+  local function u16(n)
+    return string.char(math.floor(n / 256), n % 256)
+  end
+  local ext = ""
+  if sni then
+    local entry = "\0" .. u16(#sni) .. sni
+    ext = u16(0) .. u16(#entry + 2) .. u16(#entry) .. entry
+  end
+  local body = "\3\3" .. string.rep("\1", 32) .. "\0" .. u16(2) .. "\0\47" .. "\1\0" .. u16(#ext) .. ext
+  local handshake = "\1\0" .. u16(#body) .. body
+  return "\22\3\1" .. u16(#handshake) .. handshake .. "\r\n\r\n"
 end
 
 return M

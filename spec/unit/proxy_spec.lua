@@ -196,6 +196,72 @@ describe("flemma-sandbox-proxy", function()
     assert.matches("^HTTP/1.1 200", get(p, "http://allowed.test:" .. port .. "/", "allowed.test"))
   end)
 
+  it("passes one request per forwarded connection: a second one on it never reaches the server", function()
+    local second = "GET /keepalive/second HTTP/1.1\r\nHost: other.test\r\n\r\n"
+    -- control: the server answers a second request on one connection, with its Host
+    local direct = http.connect_tcp("127.0.0.2", port)
+    direct.send("GET /keepalive/first HTTP/1.1\r\nHost: allowed.test\r\n\r\n" .. second)
+    local both = direct.receive()
+    direct.close()
+    assert.matches("host=other%.test", both)
+    local p = proxy({ "--allow", "allowed.test" })
+    local reply = http.request(
+      p.sock,
+      "GET http://allowed.test:" .. port .. "/keepalive/first HTTP/1.1\r\nHost: allowed.test:" .. port
+        .. "\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n" .. second
+    )
+    assert.matches("hello /keepalive/first", reply)
+    assert.is_nil(reply:find("other.test", 1, true), reply)
+    -- a body of unknown length would hide where the next request starts
+    reply = http.request(
+      p.sock,
+      "POST http://allowed.test:" .. port .. "/keepalive HTTP/1.1\r\nHost: allowed.test\r\n"
+        .. "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    )
+    assert.matches("^HTTP/1.1 411", reply)
+  end)
+
+  it("refuses heads a server could split otherwise: bare LF, bare CR, folded lines, two lengths", function()
+    local p = proxy({ "--allow", "allowed.test" })
+    local target = "GET http://allowed.test:" .. port .. "/keepalive HTTP/1.1\r\n"
+    local cases = {
+      target .. "Host: allowed.test\r\nX: a\nHost: other.test\r\n\r\n",
+      target .. "Host: allowed.test\r\nX: a\rHost: other.test\r\n\r\n",
+      target .. "X: a\r\n Host: other.test\r\nHost: allowed.test\r\n\r\n",
+      target .. "Host : other.test\r\n\r\n",
+      target .. "Host: allowed.test\r\nContent-Length: 1\r\nContent-Length: 20\r\n\r\n",
+    }
+    for _, text in ipairs(cases) do
+      local reply = http.request(p.sock, text)
+      assert.matches("^HTTP/1.1 400 Bad Request", reply, text)
+      assert.is_nil(reply:find("other.test", 1, true))
+    end
+    -- control: the server itself takes a bare LF as the end of a line
+    local direct = http.connect_tcp("127.0.0.2", port)
+    direct.send("GET /keepalive HTTP/1.1\r\nX: a\nHost: other.test\r\nConnection: close\r\n\r\n")
+    assert.matches("host=other%.test", direct.receive())
+    direct.close()
+  end)
+
+  it("refuses a TLS hello whose server name is not the tunnel's host (no name: let through)", function()
+    local p = proxy({ "--allow", "allowed.test" })
+    local function tunnel_with_hello(sni)
+      local s = assert(http.connect_unix(p.sock))
+      s.send("CONNECT allowed.test:" .. port .. " HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+      assert.are.equal("HTTP/1.1 200 Connection established\r\n\r\n", s.receive_head())
+      s.send(http.client_hello(sni))
+      -- the test server answers anything it is sent with a head and a body
+      local got = s.receive()
+      s.close()
+      return got
+    end
+    -- control: a hello naming the tunnel's host reaches the server
+    assert.matches("HTTP/1.1", tunnel_with_hello("allowed.test"))
+    assert.matches("HTTP/1.1", tunnel_with_hello(nil))
+    assert.are.equal("", tunnel_with_hello("other.test"))
+    assert.matches("blocked allowed%.test: the TLS server name other%.test is not the tunnel's host", p.stop())
+  end)
+
   it("serves 50 clients at once, and a client that never finishes its request stalls nobody", function()
     local p = proxy({ "--allow", "allowed.test" })
     local slow = assert(http.connect_unix(p.sock))
