@@ -2,6 +2,7 @@
 #include "bwrap.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -102,6 +103,17 @@ typedef struct {
     const char *what; /* the policy field, for errors */
 } mount_list;
 
+/* "--tmpfs PATH", after "--size BYTES" when the policy caps them. */
+static int push_sized_tmpfs(const fs_bwrap_policy *p, fs_vec *argv, const char *path)
+{
+    char size[32];
+
+    if (p->tmpfs_size == 0)
+        return push_args(argv, "--tmpfs", path, NULL);
+    snprintf(size, sizeof(size), "%llu", p->tmpfs_size);
+    return push_args(argv, "--size", size, NULL) == FS_OK ? push_args(argv, "--tmpfs", path, NULL) : FS_ENOMEM;
+}
+
 static int add_mounts(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
 {
     const mount_list lists[] = {
@@ -144,7 +156,7 @@ static int add_mounts(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, f
         qsort(ops, n, sizeof(*ops), compare_mounts);
     for (i = 0; i < n && rc == FS_OK; i++) {
         if (ops[i].kind == OP_TMPFS)
-            rc = push_args(argv, "--tmpfs", ops[i].path, NULL);
+            rc = push_sized_tmpfs(p, argv, ops[i].path);
         else
             rc = push_args(argv, ops[i].kind == OP_BIND ? "--bind" : "--ro-bind", ops[i].path, ops[i].path);
         if (rc != FS_OK)
@@ -205,6 +217,8 @@ static int build(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err
     if (rc != FS_OK)
         return rc;
     if (push_args(argv, "--dev", "/dev", NULL) != FS_OK ||
+        (p->tmpfs_size > 0 && (push_sized_tmpfs(p, argv, "/dev/shm") != FS_OK ||
+                               push_args(argv, "--remount-ro", "/dev", NULL) != FS_OK)) ||
         push_args(argv, "--proc", "/proc", NULL) != FS_OK)
         return FS_ENOMEM;
     rc = add_masks(p, argv, skipped, err);

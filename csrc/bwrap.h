@@ -24,6 +24,8 @@ typedef struct {
     fs_strs env_keys;
     fs_strs env_values;
     fs_strs extra_args;  /* the backend's extra_args, before "--" */
+    unsigned long long tmpfs_size; /* bytes: each private tmpfs and /dev/shm at most this (bwrap's --size,
+                                    * 0.10+), /dev read-only; 0: not capped */
     fs_strs inner;       /* the command; never parsed as bwrap options */
 } fs_bwrap_policy;
 
@@ -31,7 +33,10 @@ typedef struct {
  * binds) go shallowest first (at equal depth a tmpfs, then a rw path, then a
  * ro one), so a protected path inside a writable folder, a writable folder
  * inside a protected one and a project inside the private home all come out
- * as meant. A path that cannot be mounted (missing, or under
+ * as meant. With tmpfs_size each private tmpfs gets "--size", /dev/shm a
+ * capped tmpfs of its own and /dev (bwrap's --dev, a tmpfs too) is
+ * remounted read-only, so nothing held in RAM grows past the cap. A path
+ * that cannot be mounted (missing, or under
  * /dev or /proc, which the sandbox replaces) is left out and recorded in
  * skipped as two entries: the path, then the reason. */
 int fs_bwrap_argv(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err);

@@ -146,6 +146,7 @@ static int usage(void)
           "                           -- COMMAND [ARG]...\n"
           "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
           "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
+          "                           [--disk-reserve MB]\n"
           "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
           "                           -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --index-repos INDEX_DIR ROOT...\n"
@@ -221,6 +222,14 @@ int main(int argc, char **argv)
             if (*end != '\0' || ms <= 0)
                 return usage();
             host.time_limit_ms = ms;
+            host_mode = 1;
+        } else if (strcmp(argv[i], "--disk-reserve") == 0 && has_value) {
+            char *end;
+            long mb = strtol(argv[++i], &end, 10);
+
+            if (*end != '\0' || mb <= 0)
+                return usage();
+            host.disk_reserve_mb = mb;
             host_mode = 1;
         } else if (strcmp(argv[i], "--clearenv") == 0) {
             host.clear_env = 1;

@@ -20,6 +20,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,8 @@
 #define STALE_INDEX_SECONDS (7 * 24 * 60 * 60)
 /* between SIGTERM and SIGKILL when the time limit is reached */
 #define GRACE_MS 2000
+/* how often the free space of the writable roots is looked at */
+#define DISK_CHECK_MS 500
 /* at most this many secret files per project are masked (as the Lua side
  * plans for in bwrap's argument count) */
 #define SECRET_LIMIT 1000
@@ -267,7 +270,7 @@ static int append_facts(int fd, const fs_vec *facts)
  * masks (fs_secret_masks); all go in front of bwrap's "--" at mask_at.
  * The descriptors those masks bind (--ro-bind-fd) are listed in opened.
  * A scan that stopped at the limit is said on stderr. */
-static int plan_masks(int fd, fs_vec *masks, fs_vec *opened, size_t *mask_at, fs_err *err)
+static int plan_masks(int fd, fs_vec *masks, fs_vec *opened, fs_vec *roots, size_t *mask_at, fs_err *err)
 {
     fs_buf data;
     fs_vec pairs, stopped, facts;
@@ -294,6 +297,8 @@ static int plan_masks(int fd, fs_vec *masks, fs_vec *opened, size_t *mask_at, fs
             *mask_at = (size_t)strtoul(pairs.items[i + 1], NULL, 10);
         else if (strcmp(pairs.items[i], "index") == 0)
             sweep_index(pairs.items[i + 1]);
+        else if (strcmp(pairs.items[i], "visible") == 0 && fs_vec_push_str(roots, pairs.items[i + 1]) != 0)
+            rc = FS_ENOMEM;
     if (rc == FS_OK)
         rc = fs_before_run(&pairs, "/proc/net/unix", masks, &facts, opened, err);
     /* last: a check file without it was never run (csrc/after_run.h) */
@@ -354,28 +359,74 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits for bwrap, passing signals on; past the time limit it gets
- * SIGTERM, and SIGKILL after a grace period (bwrap's --die-with-parent
- * covers the sandbox). */
-static int wait_forwarding(pid_t child, const sigset_t *set, long limit_ms, int *stopped)
+/* The first writable root whose file system has less free space than the
+ * reserve (or 5 % of its size, if less), or NULL; *free_mb says how much. */
+static const char *short_of_space(const fs_vec *roots, long reserve_mb, unsigned long long *free_mb)
 {
-    long long deadline = limit_ms > 0 ? now_ms() + limit_ms : 0;
+    size_t i;
+
+    for (i = 0; i < roots->len; i++) {
+        struct statvfs v;
+        unsigned long long size, avail, reserve = (unsigned long long)reserve_mb * 1024 * 1024;
+
+        if (statvfs(roots->items[i], &v) != 0 || v.f_blocks == 0)
+            continue;
+        size = (unsigned long long)v.f_blocks * v.f_frsize;
+        avail = (unsigned long long)v.f_bavail * v.f_frsize;
+        if (reserve > size / 20)
+            reserve = size / 20;
+        if (avail < reserve) {
+            *free_mb = avail / (1024 * 1024);
+            return roots->items[i];
+        }
+    }
+    return NULL;
+}
+
+/* Waits for bwrap, passing signals on; past the time limit, or when a
+ * writable root runs short of space, it gets SIGTERM, and SIGKILL after a
+ * grace period (bwrap's --die-with-parent covers the sandbox). */
+static int wait_forwarding(pid_t child, const sigset_t *set, const fs_host_opts *o, const fs_vec *roots,
+                           int *stopped)
+{
+    long long deadline = o->time_limit_ms > 0 ? now_ms() + o->time_limit_ms : 0;
+    long long next_disk = o->disk_reserve_mb > 0 && roots->len > 0 ? now_ms() : 0;
 
     *stopped = 0;
     for (;;) {
         siginfo_t info;
         int status, sig;
 
-        if (deadline) {
-            long long left = deadline - now_ms();
+        if (next_disk && now_ms() >= next_disk && !*stopped) {
+            unsigned long long free_mb = 0;
+            const char *root = short_of_space(roots, o->disk_reserve_mb, &free_mb);
+
+            next_disk = now_ms() + DISK_CHECK_MS;
+            if (root) {
+                fprintf(stderr,
+                        "flemma-sandbox: stopped: %llu MiB free on the file system of %s (limits.disk_reserve_mb = %ld)\n",
+                        free_mb, root, o->disk_reserve_mb);
+                kill(child, SIGTERM);
+                deadline = now_ms() + GRACE_MS;
+                *stopped = 2;
+                next_disk = 0;
+            }
+        }
+        if (deadline || next_disk) {
+            long long wake = deadline && next_disk ? (deadline < next_disk ? deadline : next_disk)
+                                                   : (deadline ? deadline : next_disk);
+            long long left = wake - now_ms();
             struct timespec ts;
 
-            if (left <= 0) {
+            if (deadline && now_ms() >= deadline) {
                 kill(child, *stopped ? SIGKILL : SIGTERM);
                 deadline = *stopped ? 0 : now_ms() + GRACE_MS;
-                *stopped = 1;
+                if (!*stopped)
+                    *stopped = 1;
                 continue;
             }
+            if (left < 0)
+                left = 0;
             ts.tv_sec = (time_t)(left / 1000);
             ts.tv_nsec = (long)(left % 1000) * 1000000L;
             sig = sigtimedwait(set, &info, &ts);
@@ -401,13 +452,14 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     char *slash;
     int args_fd, lock_fd = -1, rc, stopped;
     pid_t child, proxy = -1, self = getpid();
-    fs_vec masks, opened;
+    fs_vec masks, opened, roots;
     fs_err plan_err;
     size_t mask_at = 0;
 
     fs_vec_init(&masks);
     fs_vec_init(&opened);
-    if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket) {
+    fs_vec_init(&roots);
+    if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket && o->disk_reserve_mb <= 0) {
         argv = command_argv(o, cmd, n, &masks, 0, fdtext, sizeof(fdtext), &args_fd);
         if (!argv)
             return EXIT_SETUP;
@@ -437,13 +489,14 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
             *slash = '\0';
             sweep(runs_dir, running);
         }
-        if (plan_masks(lock_fd, &masks, &opened, &mask_at, &plan_err) != FS_OK) {
+        if (plan_masks(lock_fd, &masks, &opened, &roots, &mask_at, &plan_err) != FS_OK) {
             /* fail closed: without its masks the command would see secrets */
             fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
             unlink(running);
             close(lock_fd);
             close_all(&opened);
             fs_vec_free(&opened);
+            fs_vec_free(&roots);
             fs_vec_free(&masks);
             return EXIT_SETUP;
         }
@@ -456,6 +509,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         }
         close_all(&opened);
         fs_vec_free(&opened);
+        fs_vec_free(&roots);
         fs_vec_free(&masks);
         return EXIT_SETUP;
     }
@@ -473,6 +527,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
             free(argv);
             close_all(&opened);
             fs_vec_free(&opened);
+            fs_vec_free(&roots);
             fs_vec_free(&masks);
             return EXIT_SETUP;
         }
@@ -494,8 +549,8 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     if (args_fd >= 0)
         close(args_fd);
     close_all(&opened); /* bwrap has its own copies now */
-    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o->time_limit_ms, &stopped);
-    if (child >= 0 && stopped)
+    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o, &roots, &stopped);
+    if (child >= 0 && stopped == 1)
         fprintf(stderr, "flemma-sandbox: stopped after %ld ms (tools.max_timeout_ms)\n", o->time_limit_ms);
     if (proxy > 0)
         fs_host_proxy_stop(proxy, o->proxy_socket);
@@ -506,6 +561,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     }
     free(argv);
     fs_vec_free(&opened);
+    fs_vec_free(&roots);
     fs_vec_free(&masks);
     return rc;
 }

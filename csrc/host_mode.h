@@ -15,6 +15,8 @@ typedef struct {
     int check_count;        /* how many check_words */
     int clear_env;          /* start bwrap with an empty environment */
     long time_limit_ms;     /* > 0: SIGTERM after this long, SIGKILL 2 s later */
+    long disk_reserve_mb;   /* > 0: stopped like that when a writable root (the check file's "visible"
+                             * entries) has less free space (or 5 % of its file system, if less) */
     const char *proxy_socket; /* the allowlist proxy for this run listens here, or NULL */
     char *proxy_rules[FS_HOST_PROXY_RULES]; /* "--allow", ENTRY, "--deny", ENTRY, ... */
     int proxy_rule_count;

@@ -116,6 +116,15 @@ int core_bwrap_argv(lua_State *L)
     memset(&p, 0, sizeof(p));
     p.network = field_boolean(L, 1, "network", "policy.network");
     p.allow_privileged = field_boolean(L, 1, "allow_privileged", "policy.allow_privileged");
+    lua_getfield(L, 1, "tmpfs_size");
+    if (!lua_isnil(L, -1)) {
+        lua_Number size = lua_tonumber(L, -1);
+
+        if (lua_type(L, -1) != LUA_TNUMBER || size < 0 || size != (lua_Number)(unsigned long long)size)
+            luaL_argerror(L, 1, "policy.tmpfs_size: a whole number of bytes expected");
+        p.tmpfs_size = (unsigned long long)size;
+    }
+    lua_pop(L, 1);
     if (field_strings(L, 1, "rw_paths", "policy.rw_paths", &s->vec[0]) ||
         field_strings(L, 1, "deny_paths", "policy.deny_paths", &s->vec[1]) ||
         field_strings(L, 1, "ro_paths", "policy.ro_paths", &s->vec[8]) ||

@@ -32,6 +32,8 @@ local M = {}
 ---@field cpu_seconds integer|false
 ---@field file_size_mb integer|false
 ---@field open_files integer|false
+---@field tmpfs_mb integer|false each RAM-backed folder (private /tmp, /run, home, /dev/shm) at most this
+---@field disk_reserve_mb integer|false a command is stopped when a writable root's file system has less free
 
 ---@class flemma_sandbox.BwrapConfig
 ---@field path string
@@ -74,7 +76,15 @@ M.defaults = {
     env_allow = {},
     allow_sockets = {},
     seccomp = true,
-    limits = { processes = 4096, memory_mb = 8192, cpu_seconds = 600, file_size_mb = 8192, open_files = 8192 },
+    limits = {
+      processes = 4096,
+      memory_mb = 8192,
+      cpu_seconds = 600,
+      file_size_mb = 8192,
+      open_files = 8192,
+      tmpfs_mb = util.default_tmpfs_mb(),
+      disk_reserve_mb = 2048,
+    },
   },
   backends = {
     bwrap = { path = "bwrap", extra_args = {} },

@@ -76,6 +76,25 @@ function M.recent_hosts(limit)
   return list
 end
 
+--- The default cap of each RAM-backed folder in MiB: 1024, or a tenth of
+--- the machine's memory when that is less (read from /proc/meminfo).
+---@param meminfo? string the file's text (default: read it)
+---@return integer
+function M.default_tmpfs_mb(meminfo)
+  if not meminfo then
+    local f = io.open("/proc/meminfo", "r")
+    meminfo = f and f:read("*a") or ""
+    if f then
+      f:close()
+    end
+  end
+  local kib = tonumber(meminfo:match("MemTotal:%s*(%d+) kB"))
+  if not kib then
+    return 1024
+  end
+  return math.max(16, math.min(1024, math.floor(kib / 1024 / 10)))
+end
+
 --- The folder, under the saved outputs, of the commands run from one
 --- project folder (its real path): the path with "/" written as "%", as
 --- Vim names undo files, so it is readable and one per project.

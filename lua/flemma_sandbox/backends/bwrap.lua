@@ -427,6 +427,26 @@ function M.check_file_of(argv)
   end
 end
 
+--- What caps the policy puts on a command's use of the host, in words.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@return string
+function M.caps_text(policy, backend_config)
+  local limits = policy.limits or {}
+  local ram
+  if not limits.tmpfs_mb then
+    ram = "RAM-backed folders not capped (limits.tmpfs_mb = false)"
+  elseif M.features(backend_config or {})["size"] then
+    ram = string.format("private /tmp, /run, home and /dev/shm at most %d MiB each in RAM", limits.tmpfs_mb)
+  else
+    ram = "private /tmp, /run, home and /dev/shm not capped: this bwrap has no --size (0.10+)"
+  end
+  local disk = limits.disk_reserve_mb
+      and string.format("stopped below %d MiB free on a writable root's file system", limits.disk_reserve_mb)
+    or "no disk reserve"
+  return ram .. "; " .. disk
+end
+
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param inner_cmd string[]
@@ -490,8 +510,13 @@ function M.wrap(policy, backend_config, inner_cmd)
       add(proxy, "--ask", policy.ask_socket)
     end
   end
-  -- bwrap shares the host's network only in "host" mode
-  mounts = setmetatable({ network = M.network_mode(policy) == "host" }, { __index = mounts })
+  -- bwrap shares the host's network only in "host" mode; RAM-backed
+  -- folders are capped where bwrap has --size (0.10+)
+  local tmpfs_mb = M.features(backend_config)["size"] and (policy.limits or {}).tmpfs_mb or nil
+  mounts = setmetatable({
+    network = M.network_mode(policy) == "host",
+    tmpfs_size = tmpfs_mb and tmpfs_mb * 1024 * 1024 or nil,
+  }, { __index = mounts })
   local inner = helper_inner(policy, helper, inner_cmd)
   local argv, err = core.bwrap_argv(mounts, backend_config, inner)
   if not argv then
@@ -530,6 +555,12 @@ function M.wrap(policy, backend_config, inner_cmd)
   if policy.time_limit_ms and policy.time_limit_ms > 0 then
     front[#front + 1] = "--time-limit"
     front[#front + 1] = string.format("%d", policy.time_limit_ms)
+  end
+  local reserve = (policy.limits or {}).disk_reserve_mb
+  if reserve then
+    -- the helper watches the writable roots' free space while bwrap runs
+    front[#front + 1] = "--disk-reserve"
+    front[#front + 1] = string.format("%d", reserve)
   end
   -- always: the host's sockets are covered as they are right before the run
   local check, cerr = M.check_options(policy, dash - 1, base)

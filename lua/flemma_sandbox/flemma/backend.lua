@@ -55,6 +55,8 @@ function M.config_schema()
       cpu_seconds = limit(),
       file_size_mb = limit(),
       open_files = limit(),
+      tmpfs_mb = limit(),
+      disk_reserve_mb = limit(),
     })),
   })
 end

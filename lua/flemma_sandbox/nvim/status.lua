@@ -133,6 +133,7 @@ function M.hardening(lines, policy, network)
     limits[#limits + 1] = name .. "=" .. tostring(policy.limits[name] or "none")
   end
   lines[#lines + 1] = "  limits:     " .. table.concat(limits, " ")
+  lines[#lines + 1] = "  caps:       " .. bwrap.caps_text(policy)
   -- the rest is detail: folded in the window (zo opens it)
   lines.details_from = #lines + 1
   lines[#lines + 1] = "  details (zo shows them):"

@@ -149,6 +149,19 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if r.timed_out then
         notes[#notes + 1] = "[sandbox] stopped after " .. ctx.timeout_ms_used .. " ms"
       end
+      -- flemma-sandbox-exec stops a command when a writable root's disk runs short
+      local free, root, reserve = r.stderr:match(
+        "flemma%-sandbox: stopped: (%d+) MiB free on the file system of ([^\n]-) %(limits%.disk_reserve_mb = (%d+)%)"
+      )
+      if free then
+        notes[#notes + 1] = string.format(
+          "[sandbox] stopped: only %s MiB were free on the disk of %s (policy.limits.disk_reserve_mb = %s); "
+            .. "free space, then run it again",
+          free,
+          root,
+          reserve
+        )
+      end
       if ctx.network_denied then
         notes[#notes + 1] = "[sandbox] the network is off here (policy.network = false); the command ran without it"
       end
