@@ -116,4 +116,61 @@ describe("escape: resource limits and stray processes", function()
     local runs = w.home .. "/.local/state/flemma-sandbox/runs"
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))
   end)
+  it("RAM-backed folders hold at most limits.tmpfs_mb each, and /dev is read-only (bwrap 0.10+)", function()
+    local bwrap = require("flemma_sandbox.backends.bwrap")
+    limits({ tmpfs_mb = 8 })
+    if not bwrap.features({})["size"] then
+      -- what the status says instead
+      assert.matches("not capped: this bwrap has no %-%-size", bwrap.caps_text(sandbox.get_policy()))
+      return pending(bwrap.version({}) .. " has no --size (0.10+): the private folders are not capped")
+    end
+    local fill = "for d in /tmp /dev/shm \"$HOME\"; do n=$(basename \"$d\"); "
+      .. "dd if=/dev/zero of=\"$d/fill\" bs=1M count=20 2>/dev/null && echo $n:filled || echo $n:full; "
+      .. "rm -f \"$d/fill\"; done; touch /dev/planted 2>/dev/null && echo dev:written || echo dev:read-only"
+    local r = f.attack(w, fill)
+    assert.matches("tmp:full", r.stdout)
+    assert.matches("shm:full", r.stdout)
+    assert.matches("home:full", r.stdout)
+    assert.matches("dev:read%-only", r.stdout)
+    assert.matches("at most 8 MiB each", bwrap.caps_text(sandbox.get_policy()))
+    -- control: without the cap the same 20 MiB fit in each
+    limits({ tmpfs_mb = false })
+    r = f.attack(w, fill)
+    assert.matches("tmp:filled", r.stdout)
+    assert.matches("shm:filled", r.stdout)
+    assert.matches("home:filled", r.stdout)
+  end)
+
+  it("a command is stopped when a writable root's disk runs short (a 32 MiB file system)", function()
+    -- a file system of its own, made in a mount namespace of the test's:
+    -- never the machine's disk
+    local mnt = w.base .. "/small-fs"
+    h.sh("mkdir -p " .. h.shell_quote(mnt))
+    local function run_on_small_fs(reserve)
+      f.policy({ rw_paths = { "$CWD", mnt }, limits = { disk_reserve_mb = reserve } })
+      local words = {}
+      for i, word in ipairs(assert(sandbox.wrap_command({
+        "bash",
+        "-c",
+        "dd if=/dev/zero of=" .. mnt .. "/fill bs=1M count=31 2>/dev/null; sleep 5; echo survived",
+      }))) do
+        words[i] = h.shell_quote(word)
+      end
+      local script = "mount -t tmpfs -o size=32m none "
+        .. h.shell_quote(mnt)
+        .. " && cd "
+        .. h.shell_quote(w.proj)
+        .. " && "
+        .. table.concat(words, " ")
+      return h.run({ "unshare", "-Urm", "sh", "-c", script })
+    end
+    local r = run_on_small_fs(2048)
+    assert.is_nil(r.stdout:find("survived", 1, true), r.stderr)
+    assert.matches("stopped: %d+ MiB free on the file system of " .. mnt:gsub("%p", "%%%0"), r.stderr)
+    assert.matches("limits%.disk_reserve_mb = 2048", r.stderr)
+    -- control: with no reserve the command fills it and goes on
+    r = run_on_small_fs(false)
+    assert.matches("survived", r.stdout, r.stderr)
+    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(mnt)), "the file system was the test's own")
+  end)
 end)
