@@ -217,8 +217,7 @@ static int build(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err
     if (rc != FS_OK)
         return rc;
     if (push_args(argv, "--dev", "/dev", NULL) != FS_OK ||
-        (p->tmpfs_size > 0 && (push_sized_tmpfs(p, argv, "/dev/shm") != FS_OK ||
-                               push_args(argv, "--remount-ro", "/dev", NULL) != FS_OK)) ||
+        (p->tmpfs_size > 0 && push_sized_tmpfs(p, argv, "/dev/shm") != FS_OK) ||
         push_args(argv, "--proc", "/proc", NULL) != FS_OK)
         return FS_ENOMEM;
     rc = add_masks(p, argv, skipped, err);
@@ -231,7 +230,9 @@ static int build(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err
         push_args(argv, p->network ? "--share-net" : "--unshare-net", NULL, NULL) != FS_OK ||
         push_args(argv, "--die-with-parent", "--new-session", NULL) != FS_OK)
         return FS_ENOMEM;
+    /* /dev read-only last: what extra_args bind into it is made first */
     if (add_env(p, argv) != FS_OK || push_all(argv, p->extra_args.items, p->extra_args.len) != FS_OK ||
+        (p->tmpfs_size > 0 && push_args(argv, "--remount-ro", "/dev", NULL) != FS_OK) ||
         push_args(argv, "--", NULL, NULL) != FS_OK ||
         push_all(argv, p->inner.items, p->inner.len) != FS_OK)
         return FS_ENOMEM;

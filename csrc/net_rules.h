@@ -45,13 +45,7 @@ typedef struct {
  * host, at most one Content-Length value. */
 int fs_proxy_parse(const char *data, size_t len, fs_proxy_request *out, fs_err *err);
 
-/* The server name (SNI) of the TLS ClientHello at the start of data, the
- * bytes a client sends first through a CONNECT tunnel. Returns 0 with name
- * filled (lower case; "" when the hello names none), 1 when more bytes are
- * needed, -1 when data is not a TLS handshake, -2 when it is a malformed
- * or oversized one. The hello may span several records (at most
- * FS_PROXY_HEAD_MAX bytes in all). */
-int fs_tls_server_name(const unsigned char *data, size_t len, char *name, size_t name_size);
+
 
 /* Whether host (as fs_proxy_parse gives it) is an IPv4 or IPv6 literal. */
 int fs_host_is_ip(const char *host);

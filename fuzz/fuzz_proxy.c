@@ -10,6 +10,7 @@
 
 #include "../csrc/buf.h"
 #include "../csrc/net_rules.h"
+#include "../csrc/tls_hello.h"
 #include "../csrc/status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

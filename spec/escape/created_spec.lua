@@ -57,8 +57,12 @@ describe("escape: names created during a run", function()
   end
 
   it("a missing .envrc, .nvim.lua or .vscode gets no placeholder and what is created goes to the quarantine", function()
-    local r = f.attack(w, "ls -a; echo evil > .envrc; echo evil > .nvim.lua; mkdir -p .vscode/x", { keep_host = true })
-    assert.are.equal(0, r.code, r.stderr)
+    -- .envrc last: a name secret_files matches, made while it runs, stops it
+    local r = f.attack(w, "ls -a; echo evil > .nvim.lua; mkdir -p .vscode/x; echo evil > .envrc; sleep 5", {
+      keep_host = true,
+    })
+    assert.are.equal(137, r.code, r.stderr)
+    assert.matches("stopped: [^\n]*/%.envrc, a name secret_files hides, was created while it ran", r.stderr)
     assert.is_nil(r.stdout:match("%.envrc"), "nothing stands in for the missing names while it runs")
     assert.is_nil(h.read(w.proj .. "/.envrc"))
     assert.is_nil(h.read(w.proj .. "/.nvim.lua"))
@@ -68,8 +72,8 @@ describe("escape: names created during a run", function()
     for _, name in ipairs({ ".envrc", ".nvim.lua", ".vscode" }) do
       assert.truthy(moved:find(w.proj .. "/" .. name, 1, true), name)
     end
-    -- control: without the rule the file stays where the command put it
-    f.policy({ deny_write = { "!.envrc" } })
+    -- control: without the rules the file stays where the command put it
+    f.policy({ deny_write = { "!.envrc" }, secret_files = { "!.envrc" } })
     f.attack(w, "echo evil > .envrc", { keep_host = true })
     assert.are.equal("evil\n", h.read(w.proj .. "/.envrc"))
     os.remove(w.proj .. "/.envrc")
@@ -84,12 +88,12 @@ describe("escape: names created during a run", function()
       local argv = assert(sandbox.wrap_command({ "true" }))
       local mode = table.concat(argv, " "):match("%-%-check%-%a+")
       os.remove(assert(bwrap.check_file_of(argv))) -- never run
-      local r = f.attack(w, "echo evil > .envrc", { keep_host = true })
+      local r = f.attack(w, "echo evil > .nvim.lua", { keep_host = true })
       bwrap.CHECK_WORDS_BYTES = saved
       assert.are.equal(limit == 0 and "--check-file" or "--check-words", mode)
       assert.are.equal(0, r.code, r.stderr)
-      assert.is_nil(h.read(w.proj .. "/.envrc"), mode)
-      assert.matches("%.envrc was created at a protected name by the command", r.stderr)
+      assert.is_nil(h.read(w.proj .. "/.nvim.lua"), mode)
+      assert.matches("%.nvim%.lua was created at a protected name by the command", r.stderr)
       assert.are.equal("", h.capture("ls -A " .. q(runs)), "no check file is left behind")
     end
   end)
@@ -188,9 +192,9 @@ describe("escape: names created during a run", function()
 
   --- Runs cmd in the sandbox in the background; once it has touched
   --- work/started, runs on_host on the host; returns the command's output.
-  local function while_running(cmd, on_host)
+  local function while_running(cmd, on_host, argv)
     os.remove(w.work .. "/started")
-    local argv = assert(sandbox.wrap_command({ "sh", "-c", cmd }, nil))
+    argv = argv or assert(sandbox.wrap_command({ "sh", "-c", cmd }, nil))
     local words = {}
     for _, word in ipairs(argv) do
       words[#words + 1] = q(word)
@@ -215,11 +219,49 @@ describe("escape: names created during a run", function()
     local output = while_running(cmd, host_git_config)
     assert.matches("Read%-only file system", output)
     assert.is_nil(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
-    -- control: a bind over the file alone is lost when git replaces the file
+    -- a bind over the file alone is lost when git replaces the file: the
+    -- helper sees the replacement and stops the command (fail closed)
     f.policy({ deny_write = { "!.git/", ".git/config" } })
-    while_running(cmd, host_git_config)
+    output = while_running(cmd, host_git_config)
+    assert.matches("stopped: [^\n]*%.git/config, protected or hidden when it started, was replaced", output)
+    assert.is_nil(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
+    -- control: bwrap with the same bind over the file alone, no helper
+    local bare = {
+      "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", w.proj, w.proj,
+      "--ro-bind", w.proj .. "/.git/config", w.proj .. "/.git/config", "--chdir", w.proj, "sh", "-c", cmd,
+    }
+    while_running(cmd, host_git_config, bare)
     assert.truthy(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
     h.write(w.proj .. "/.git/config", original)
+  end)
+
+  it("a secret file replaced or created by the user during a run stops the command before it can read it", function()
+    h.write(w.proj .. "/.env", "API_KEY=" .. f.SECRET .. "\n")
+    local reader = "touch work/started; sleep 2; cat .env config/.env.local .env.new 2>/dev/null; echo read"
+    -- Neovim's :w by rename: a new file at the masked name
+    local function save_by_rename()
+      h.write(w.proj .. "/4913", "API_KEY=" .. f.SECRET .. "-saved\n") -- Neovim's probe name
+      os.rename(w.proj .. "/4913", w.proj .. "/.env")
+    end
+    local output = while_running(reader, save_by_rename)
+    assert.is_nil(output:find(f.SECRET, 1, true), output)
+    assert.matches("stopped: [^\n]*/%.env, protected or hidden when it started, was replaced", output)
+    -- a new secret file in the project's folder
+    local function create()
+      h.write(w.proj .. "/.env.new", f.SECRET .. "\n")
+    end
+    output = while_running(reader, create)
+    assert.is_nil(output:find(f.SECRET, 1, true), output)
+    assert.matches("stopped: [^\n]*/%.env%.new, a name secret_files hides, was created while it ran", output)
+    os.remove(w.proj .. "/.env.new")
+    -- control: bwrap with the same mask over .env, no helper: the saved file shows
+    local bare = {
+      "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", w.proj, w.proj,
+      "--ro-bind", "/dev/null", w.proj .. "/.env", "--chdir", w.proj, "sh", "-c", reader,
+    }
+    output = while_running(reader, save_by_rename, bare)
+    assert.truthy(output:find(f.SECRET .. "-saved", 1, true), output)
+    h.write(w.proj .. "/.env", "API_KEY=" .. f.SECRET .. "\n")
   end)
 
   it("the project and the home folder are the same before, during and after a run but for its own writes", function()

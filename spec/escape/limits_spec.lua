@@ -96,7 +96,9 @@ describe("escape: resource limits and stray processes", function()
   it("no process survives its sandbox being killed (setsid, nohup, double fork)", function()
     f.policy()
     local marker = "sleep 1987"
-    local cmd = "echo evil > .envrc; setsid "
+    -- (.nvim.lua: a protected name no secret rule matches; a new .envrc
+    -- would stop the command at once, spec/escape/created_spec.lua)
+    local cmd = "echo evil > .nvim.lua; setsid "
       .. marker
       .. " & nohup "
       .. marker
@@ -109,13 +111,14 @@ describe("escape: resource limits and stray processes", function()
     assert.are.equal("", wait_gone(marker))
     -- the helper was killed before its check: what the command created
     -- stays until the next command's helper does the check for it
-    assert.are.equal("evil\n", h.read(w.proj .. "/.envrc"))
+    assert.are.equal("evil\n", h.read(w.proj .. "/.nvim.lua"))
     local r2 = f.attack(w, "true", { keep_host = true })
-    assert.matches("%.envrc was created at a protected name during an earlier run that was killed", r2.stderr)
-    assert.is_nil(h.read(w.proj .. "/.envrc"))
+    assert.matches("%.nvim%.lua was created at a protected name during an earlier run that was killed", r2.stderr)
+    assert.is_nil(h.read(w.proj .. "/.nvim.lua"))
     local runs = w.home .. "/.local/state/flemma-sandbox/runs"
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))
   end)
+
   it("RAM-backed folders hold at most limits.tmpfs_mb each, and /dev is read-only (bwrap 0.10+)", function()
     local bwrap = require("flemma_sandbox.backends.bwrap")
     limits({ tmpfs_mb = 8 })

@@ -60,10 +60,10 @@ describe("sandboxed execution (real bwrap)", function()
       end,
     })
     use_policy({ rw_paths = { "$CWD", dir } })
-    local r = run({ "sh", "-c", "echo evil > " .. h.shell_quote(proj .. "/.envrc") })
+    local r = run({ "sh", "-c", "echo evil > " .. h.shell_quote(proj .. "/.nvim.lua") })
     assert.are.equal(0, r.code, r.stderr)
     assert.are.equal("directory", require("flemma_sandbox.core").file_type(xdg_state .. "/flemma-sandbox/quarantine"))
-    assert.is_nil(h.read(proj .. "/.envrc"))
+    assert.is_nil(h.read(proj .. "/.nvim.lua"))
     assert.matches("moved to " .. xdg_state:gsub("%p", "%%%0") .. "/flemma%-sandbox/quarantine/", r.stderr)
   end)
 

@@ -193,6 +193,32 @@ describe("frontmatter in .chat buffers", function()
     assert.is_nil(require("flemma_sandbox.config").get_buffer(buf))
   end)
 
+  it("reads one frontmatter for trust, config and the chat: 300 lines long, and an unclosed one not at all", function()
+    sandbox.setup({ policy = { network = "ask" } })
+    -- a frontmatter past what any reader used to look at (200 and 2000
+    -- lines): its loosening at the end is what trust sees and what applies
+    local lines = { "```lua" }
+    for i = 1, 300 do
+      lines[#lines + 1] = "-- filler " .. i
+    end
+    vim.list_extend(lines, { "flemma.opt.sandbox = { policy = { network = 'host' } }", "```", "@You:", "hi" })
+    local buf = n.open_chat(dir .. "/long.chat", lines)
+    assert.are.equal("ask", sandbox.resolve_config(buf).policy.network, "untrusted: not applied")
+    assert.matches("policy%.network = host", table.concat(require("flemma_sandbox.nvim.status").lines(buf), "\n"))
+    vim.cmd("FlemmaSandbox trust")
+    assert.are.equal("host", sandbox.resolve_config(buf).policy.network, "trusted: applied")
+    local fence = require("flemma_sandbox.frontmatter_fence")
+    assert.are.equal(#lines - 2, fence.of_buffer(buf).last)
+    local doc = require("flemma_sandbox.chat.format").parse(vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+    assert.are.equal(#lines - 1, doc.messages[1].line, "the chat starts after the same closing fence")
+    vim.cmd("FlemmaSandbox untrust")
+    -- never closed: no frontmatter for any reader (Flemma's rule), and said
+    buf = n.open_chat(dir .. "/open.chat", { "```lua", "flemma.opt.sandbox = false", "@You: hi" })
+    assert.is_nil(fence.of_buffer(buf))
+    assert.is_true(sandbox.is_enabled(buf))
+    assert.matches("never closed", tostring(frontmatter.state(buf).error))
+  end)
+
   it("ignores buffers that are not .chat files and chats without frontmatter", function()
     local buf = n.open_chat(dir .. "/notes.txt", { "```lua", "flemma.opt.sandbox = true", "```" })
     assert.is_false(sandbox.is_enabled(buf))

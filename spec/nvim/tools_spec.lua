@@ -140,12 +140,12 @@ describe("tools", function()
   it("bash names the rule behind a protected write, a hidden read and a moved name", function()
     h.write(dir .. "/proj/.env", "TOKEN=s3cret\n")
     h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj/.git/hooks"))
-    local r = run("bash", { command = "echo x > .envrc; echo x > .git/hooks/post-merge; cat .env" })
+    local r = run("bash", { command = "echo x > .nvim.lua; echo x > .git/hooks/post-merge; cat .env" })
     assert.is_nil(r.stdout:find("s3cret", 1, true))
     assert.are.equal(4, #r.notes, vim.inspect(r.notes)) -- the last: output was cut
     assert.matches(
       "^%[sandbox%] "
-        .. vim.pesc(dir .. "/proj/.envrc")
+        .. vim.pesc(dir .. "/proj/.nvim.lua")
         .. " was created at a protected name and moved to the quarantine",
       r.notes[1]
     )
@@ -153,7 +153,7 @@ describe("tools", function()
       "[sandbox] write to " .. dir .. "/proj/.git/hooks/post-merge blocked: protected (deny_write .git/)",
       "[sandbox] read of " .. dir .. "/proj/.env blocked: hidden (secret_files)",
     }, { r.notes[2], r.notes[3] })
-    assert.is_nil(h.read(dir .. "/proj/.envrc"))
+    assert.is_nil(h.read(dir .. "/proj/.nvim.lua"))
     assert.is_nil(h.read(dir .. "/proj/.git/hooks/post-merge"))
   end)
 

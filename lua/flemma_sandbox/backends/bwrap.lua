@@ -337,6 +337,21 @@ local function policy_words(policy, quarantine, index)
   add("open", policy.project_roots)
   add("open", policy.allow_sockets)
   add("private", policy.private_paths)
+  -- writable roots on the host's disk (not the private /tmp and what is
+  -- part of it, a tmpfs): the helper stops the command when one runs
+  -- short of space
+  local in_tmpfs = {}
+  for _, path in ipairs(policy.private and policy.private.writable or {}) do
+    in_tmpfs[path] = true
+  end
+  for _, path in ipairs(policy.private_paths or {}) do
+    in_tmpfs[path] = true
+  end
+  for _, path in ipairs(policy.rw_paths or {}) do
+    if not in_tmpfs[path] then
+      add("disk", { path })
+    end
+  end
   add("visible", policy.rw_paths)
   add("visible", policy.show_paths)
   local scan = policy.secret_scan

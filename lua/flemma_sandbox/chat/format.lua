@@ -10,6 +10,8 @@
 ---     A status of pending, approved, rejected, denied or aborted marks a
 ---     placeholder; none (or "error") a finished result.
 --- Lines are a 1-based list; every line number here is 1-based.
+local frontmatter_fence = require("flemma_sandbox.frontmatter_fence")
+
 local M = {}
 
 local ROLE = "^@([%w]+):%s*$"
@@ -206,16 +208,8 @@ end
 ---@return flemma_sandbox.ChatDocument
 function M.parse(lines)
   local doc = { messages = {}, uses = {}, results = {}, skipped = {} }
-  local i = 1
-  local lang = lines[1] and lines[1]:match("^```(%w+)%s*$")
-  if lang then
-    for j = 2, #lines do
-      if lines[j]:match("^```%s*$") then
-        i = j + 1
-        break
-      end
-    end
-  end
+  local block = frontmatter_fence.find(lines)
+  local i = block and block.last + 1 or 1
   while i <= #lines do
     local role = lines[i]:match(ROLE)
     if role then

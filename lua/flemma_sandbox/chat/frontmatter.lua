@@ -2,12 +2,11 @@
 --- an environment where only `flemma.opt` can be written. The result
 --- becomes the buffer's layer of the config (flemma.opt.sandbox).
 local config = require("flemma_sandbox.config")
+local fence = require("flemma_sandbox.frontmatter_fence")
 local trust = require("flemma_sandbox.chat.trust")
 
 local M = {}
 
---- Frontmatter longer than this is not looked for (keeps reading cheap).
-M.max_lines = 200
 --- Instructions a frontmatter may run before it is stopped (no freezes).
 M.max_instructions = 1000000
 
@@ -128,19 +127,21 @@ function M.evaluate(code)
   return plain(opt), nil
 end
 
---- The frontmatter text of a list of lines, or nil when there is none.
----@param lines string[]
+--- The Lua frontmatter text of a block (frontmatter_fence.lua, the one
+--- reader trust and the chat parser share too), or nil when there is none;
+--- a ```lua first line without a closing fence is said, since the whole
+--- buffer is chat text then (as Flemma reads it).
+---@param block flemma_sandbox.FrontmatterBlock|nil
+---@param first_line string|nil
 ---@return string|nil code, string|nil err
-function M.extract(lines)
-  if not lines[1] or not lines[1]:match("^```lua%s*$") then
-    return nil, nil
+function M.extract(block, first_line)
+  if block then
+    return block.language == "lua" and block.text or nil, nil
   end
-  for i = 2, #lines do
-    if lines[i]:match("^```%s*$") then
-      return table.concat(lines, "\n", 2, i - 1), nil
-    end
+  if first_line and first_line:match("^```lua%s*$") then
+    return nil, "line 1: the ```lua block is never closed (a line with only ```), so it is read as chat text"
   end
-  return nil, "line 1: the ```lua block is not closed within " .. M.max_lines .. " lines"
+  return nil, nil
 end
 
 ---@param bufnr integer
@@ -160,8 +161,8 @@ end
 ---@return string|nil err, boolean changed
 function M.refresh(bufnr)
   local s = M.state(bufnr)
-  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, M.max_lines, false)
-  local code, extract_err = M.extract(lines)
+  local code, extract_err =
+    M.extract(fence.of_buffer(bufnr), vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1])
   local key = code or extract_err or ""
   if s.key == key then
     return s.error, false

@@ -6,6 +6,7 @@
 --- by content hash where the sandbox cannot write, as in standalone mode).
 --- Until then flemma-sandbox's approval resolver denies the buffer's tool
 --- calls. Tightening is always fine.
+local fence = require("flemma_sandbox.frontmatter_fence")
 local trust = require("flemma_sandbox.chat.trust")
 local util = require("flemma_sandbox.util")
 
@@ -141,21 +142,13 @@ function M.loosening(bufnr)
   return out
 end
 
---- The buffer's frontmatter text, in whatever language its fence names.
+--- The buffer's frontmatter text, in whatever language its fence names
+--- (frontmatter_fence.lua: Flemma's rule, the reader every part shares).
 ---@param bufnr integer
 ---@return string|nil
 function M.frontmatter_text(bufnr)
-  local first = vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1]
-  if not first or not first:match("^```%w+%s*$") then
-    return nil
-  end
-  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, 2000, false)
-  for i = 2, #lines do
-    if lines[i]:match("^```%s*$") then
-      return table.concat(lines, "\n", 2, i - 1)
-    end
-  end
-  return nil
+  local block = fence.of_buffer(bufnr)
+  return block and block.text
 end
 
 --- Why the buffer's tool calls are refused, or nil: its frontmatter

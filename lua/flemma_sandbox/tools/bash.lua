@@ -149,18 +149,20 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if r.timed_out then
         notes[#notes + 1] = "[sandbox] stopped after " .. ctx.timeout_ms_used .. " ms"
       end
-      -- flemma-sandbox-exec stops a command when a writable root's disk runs short
-      local free, root, reserve = r.stderr:match(
-        "flemma%-sandbox: stopped: (%d+) MiB free on the file system of ([^\n]-) %(limits%.disk_reserve_mb = (%d+)%)"
-      )
-      if free then
-        notes[#notes + 1] = string.format(
-          "[sandbox] stopped: only %s MiB were free on the disk of %s (policy.limits.disk_reserve_mb = %s); "
-            .. "free space, then run it again",
-          free,
-          root,
-          reserve
-        )
+      -- flemma-sandbox-exec stops a command when a writable root's disk
+      -- runs short, or when what its protection rests on was replaced
+      for why in r.stderr:gmatch("flemma%-sandbox: stopped: ([^\n]+)") do
+        local free, root, reserve =
+          why:match("^(%d+) MiB free on the file system of (.-) %(limits%.disk_reserve_mb = (%d+)%)$")
+        notes[#notes + 1] = free
+            and string.format(
+              "[sandbox] stopped: only %s MiB were free on the disk of %s (policy.limits.disk_reserve_mb = %s); "
+                .. "free space, then run it again",
+              free,
+              root,
+              reserve
+            )
+          or ("[sandbox] stopped: " .. why .. " (so the sandbox could not see it unprotected); run it again")
       end
       if ctx.network_denied then
         notes[#notes + 1] = "[sandbox] the network is off here (policy.network = false); the command ran without it"
