@@ -241,6 +241,32 @@ function M.script(...)
   return table.concat(words, " ")
 end
 
+--- Host processes whose command line contains `marker` (pgrep), as a
+--- string; "" when there are none.
+---@param marker string
+---@return string
+function M.host_pids(marker)
+  -- "[s]leep" so the shell running pgrep does not match itself
+  local pattern = "[" .. marker:sub(1, 1) .. "]" .. marker:sub(2)
+  return (h.capture("pgrep -f -- " .. h.shell_quote(pattern) .. " || true"):gsub("%s+$", ""))
+end
+
+--- Polls (at most 5 s) until no host process matches `marker`; returns
+--- what is left.
+---@param marker string
+---@return string
+function M.wait_gone(marker)
+  local left = M.host_pids(marker)
+  for _ = 1, 50 do
+    if left == "" then
+      break
+    end
+    os.execute("sleep 0.1")
+    left = M.host_pids(marker)
+  end
+  return left
+end
+
 ---@param w table
 function M.destroy(w)
   host.use(nil)

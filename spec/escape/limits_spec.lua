@@ -5,25 +5,7 @@ local f = require("escape.fixture")
 local h = require("support.helpers")
 local sandbox = require("flemma_sandbox")
 
---- Host processes whose command line contains `marker`.
-local function host_pids(marker)
-  -- "[s]leep" so the shell running pgrep does not match itself
-  local pattern = "[" .. marker:sub(1, 1) .. "]" .. marker:sub(2)
-  return (h.capture("pgrep -f -- " .. h.shell_quote(pattern) .. " || true"):gsub("%s+$", ""))
-end
-
---- Polls until no host process matches; returns what is left.
-local function wait_gone(marker)
-  local left = host_pids(marker)
-  for _ = 1, 50 do
-    if left == "" then
-      break
-    end
-    os.execute("sleep 0.1")
-    left = host_pids(marker)
-  end
-  return left
-end
+local wait_gone = f.wait_gone
 
 describe("escape: resource limits and stray processes", function()
   local w

@@ -33,18 +33,6 @@ local function wait_for(path)
   return false
 end
 
---- Waits (at most 10 s) until no process's command line matches pattern
---- (written so that it cannot match the shell that runs pgrep).
-local function wait_gone(pattern)
-  for _ = 1, 100 do
-    if h.capture("pgrep -f " .. q(pattern) .. " || true") == "" then
-      return
-    end
-    h.sh("sleep 0.1")
-  end
-  error("still running: " .. pattern)
-end
-
 describe("escape: host-side races", function()
   local w
   setup(function()
@@ -111,7 +99,7 @@ describe("escape: host-side races", function()
     -- control: the planted link does lead to the key on the host
     assert.are.equal(f.SECRET .. "\n", h.read(w.proj .. "/p1/.git/id_rsa"))
     h.write(stop, "")
-    wait_gone("stop-plan[t]er")
+    assert.are.equal("", f.wait_gone("stop-planter"))
     assert.are.equal(0, seen, "runs that read the key through the planted link")
     h.sh("rm -rf " .. q(w.proj .. "/p1") .. " " .. q(stop) .. " " .. q(ready))
   end)
@@ -173,7 +161,7 @@ describe("escape: host-side races", function()
       end
     end
     h.write(w.proj .. "/stop-swapper", "")
-    wait_gone("stop-swap[p]er")
+    assert.are.equal("", f.wait_gone("stop-swapper"))
     assert.are.equal("keep\n", h.read(secret_repo .. "/.git/HEAD"), "the folder outside was not moved")
     for _, from in ipairs(f.quarantined(w)) do
       assert.truthy(from:find(w.proj, 1, true) == 1, from)
