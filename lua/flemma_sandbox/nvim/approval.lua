@@ -80,14 +80,19 @@ function M.prompt(question, respond, position)
       end
     end,
   })
-  vim.notify(
-    string.format(
-      "flemma-sandbox: %s%s waits for approval: :FlemmaSandbox approve | deny (or go to its window)",
-      question.tool or "a call",
-      question.id and (" " .. question.id) or ""
-    ),
-    vim.log.levels.INFO
+  -- one line that fits the command line: a longer one would stop the
+  -- screen at a hit-enter prompt, and the window with it
+  local notice = string.format(
+    "flemma-sandbox: %s%s asks: :FlemmaSandbox approve%s | deny",
+    question.tool or "a call",
+    question.id and (" " .. question.id) or "",
+    question.can_remember and " | approve-always" or ""
   )
+  local room = (vim.v.echospace or (vim.o.columns - 12)) - 1
+  if vim.fn.strdisplaywidth(notice) > room then
+    notice = vim.fn.strcharpart(notice, 0, math.max(1, room - 3)) .. "..."
+  end
+  vim.notify(notice, vim.log.levels.INFO)
   return function()
     closing = true
     M.view = nil

@@ -1,0 +1,101 @@
+--- The question window in a real terminal: tmux runs a real Neovim (not
+--- headless, which takes other paths), 80x24, and the screen is read with
+--- capture-pane. What runs must be on the screen: the hidden part of a
+--- command after 20,000 spaces, a right-to-left override, invisible
+--- characters, and the choices.
+local h = require("support.helpers")
+
+local q = h.shell_quote
+
+--- The screen of tmux session `name`, as text.
+local function screen(name)
+  return vim.fn.system({ "tmux", "capture-pane", "-p", "-t", name })
+end
+
+--- Polls (at most 10 s) until the screen holds `text`; returns the screen.
+local function wait_screen(name, text)
+  local shown = ""
+  for _ = 1, 100 do
+    shown = screen(name)
+    if shown:find(text, 1, true) then
+      break
+    end
+    vim.loop.sleep(100)
+  end
+  return shown
+end
+
+describe("the question window in a real terminal (tmux, 80x24)", function()
+  local dir, name
+  before_each(function()
+    if vim.fn.executable("tmux") == 0 then
+      return
+    end
+    dir = h.tmpdir()
+    name = "flemma-q-" .. vim.fn.getpid()
+  end)
+  after_each(function()
+    if dir then
+      vim.fn.system({ "tmux", "kill-session", "-t", name })
+      h.rmdir(dir)
+    end
+  end)
+
+  --- Starts Neovim in tmux with this plugin; `lua` runs once it is up.
+  local function start(lua)
+    local root = vim.fn.getcwd()
+    h.write(
+      dir .. "/init.lua",
+      table.concat({
+        "vim.opt.runtimepath:prepend(" .. string.format("%q", root) .. ")",
+        "package.cpath = " .. string.format("%q", root .. "/lua/?.so;") .. " .. package.cpath",
+        "vim.opt.swapfile = false",
+        "vim.defer_fn(function() " .. lua .. " end, 300)",
+      }, "\n")
+    )
+    vim.fn.system({
+      "tmux",
+      "new-session",
+      "-d",
+      "-s",
+      name,
+      "-x",
+      "80",
+      "-y",
+      "24",
+      "env TERM=xterm-256color nvim -i NONE -u " .. q(dir .. "/init.lua"),
+    })
+  end
+
+  it("shows the end of a command hidden by spaces, marks bidi and invisible characters, keeps the choices", function()
+    if vim.fn.executable("tmux") == 0 then
+      return pending("tmux is not installed")
+    end
+    local command = "$ echo build"
+      .. string.rep(" ", 20000)
+      .. "; touch M \226\128\174hs.live\216\156\243\160\129\129 #"
+    h.write(dir .. "/command.txt", command)
+    start(
+      "require('flemma_sandbox.nvim.approval').ask({ title = 'Allow this bash call?', lines = "
+        .. "{ io.open("
+        .. string.format("%q", dir .. "/command.txt")
+        .. "):read('*a') } }, function() end)"
+    )
+    local shown = wait_screen(name, "deny")
+    assert.truthy(shown:find("echo build<20000 spaces>; touch M", 1, true), shown)
+    assert.truthy(shown:find("<U+202E>hs.live<U+061C><U+E0041> #", 1, true), shown)
+    assert.truthy(shown:find("> approve once", 1, true), shown)
+    assert.truthy(shown:find("> deny", 1, true), shown)
+    -- control: the same text in a plain window of that terminal shows
+    -- "$ echo build" and nothing of what follows the spaces
+    vim.fn.system({ "tmux", "kill-session", "-t", name })
+    start(
+      "vim.api.nvim_buf_set_lines(0, 0, -1, false, { io.open("
+        .. string.format("%q", dir .. "/command.txt")
+        .. "):read('*a') }); vim.wo.wrap = false; vim.cmd('echo \"shown\"')"
+    )
+    shown = wait_screen(name, "shown")
+    assert.truthy(shown:find("$ echo build", 1, true), shown)
+    assert.is_nil(shown:find("touch M", 1, true), shown)
+  end)
+end)
