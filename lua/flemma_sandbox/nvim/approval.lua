@@ -82,11 +82,12 @@ function M.prompt(question, respond, position)
   })
   -- one line that fits the command line: a longer one would stop the
   -- screen at a hit-enter prompt, and the window with it
+  -- the answers first: a narrow screen cuts the call's name, not them
   local notice = string.format(
-    "flemma-sandbox: %s%s asks: :FlemmaSandbox approve%s | deny",
+    ":FlemmaSandbox approve%s | deny (flemma-sandbox asks about %s%s)",
+    question.can_remember and " | approve-always" or "",
     question.tool or "a call",
-    question.id and (" " .. question.id) or "",
-    question.can_remember and " | approve-always" or ""
+    question.id and (" " .. question.id) or ""
   )
   local room = (vim.v.echospace or (vim.o.columns - 12)) - 1
   if vim.fn.strdisplaywidth(notice) > room then
