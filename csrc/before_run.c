@@ -153,12 +153,15 @@ static int plan_watched(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *ope
         struct stat st;
         int fd;
 
+        if (!root)
+            root = fs_outermost_root(path, &p->visible); /* a writable root that is no project */
         if (lstat(path, &st) != 0)
             continue;
         rc = push3(facts, "present", path, NULL);
         /* a symlink would be followed by the mount: kept, not bound */
         if (rc != FS_OK || S_ISLNK(st.st_mode))
             continue;
+        /* outside every writable root nothing the sandbox does moves it */
         fd = root ? fs_open_beneath(root, path, O_PATH) : open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)
             rc = bind_opened(fd, path, masks, opened);

@@ -103,7 +103,7 @@ void fs_run_watch_init(fs_run_watch *w, const fs_vec *pairs, const fs_vec *masks
     for (i = 0; i + 1 < pairs->len; i += 2) {
         const char *key = pairs->items[i], *value = pairs->items[i + 1];
 
-        if (strcmp(key, "ro") == 0)
+        if (strcmp(key, "ro") == 0 || strcmp(key, "hidden") == 0)
             add_path(w, value);
         else if (strcmp(key, "pattern") == 0)
             (void)fs_vec_push_str(&w->patterns, value);

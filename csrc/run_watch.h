@@ -20,7 +20,7 @@ typedef struct {
     int fd;          /* inotify, or -1 (then names are polled) */
     fs_vec paths;    /* every watched name, as a path */
     fs_vec ids;      /* per path: "DEV:INO" at the start, "" when missing */
-    fs_vec dirs;     /* per inotify watch: the folder (its wd is its index + 1 in order of adding) */
+    fs_vec dirs;     /* per inotify watch: the folder (wds holds its descriptor at the same index) */
     fs_vec wds;      /* per folder: the watch descriptor, as text */
     fs_vec patterns; /* secret name patterns: a new file matching one in a watched folder */
     fs_vec roots;    /* writable roots, for the free-space check */
@@ -28,8 +28,8 @@ typedef struct {
     long long next_poll_ms, next_disk_ms;
 } fs_run_watch;
 
-/* Sets up the watch from the check file's pairs (ro, secrets, pattern,
- * disk: a writable root on the host's disk) and the masks the helper planned (secret masks and binds by
+/* Sets up the watch from the check file's pairs (ro, hidden, secrets,
+ * pattern, disk: a writable root on the host's disk) and the masks the helper planned (secret masks and binds by
  * descriptor). Never fails: what cannot be watched by inotify is polled. */
 void fs_run_watch_init(fs_run_watch *w, const fs_vec *pairs, const fs_vec *masks, long reserve_mb);
 

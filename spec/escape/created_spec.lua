@@ -264,6 +264,27 @@ describe("escape: names created during a run", function()
     h.write(w.proj .. "/.env", "API_KEY=" .. f.SECRET .. "\n")
   end)
 
+  it("a deny_read file in the project replaced by the user during a run stops the command", function()
+    h.write(w.proj .. "/notes.txt", f.SECRET .. "\n")
+    f.policy({ deny_read = { "$CWD/notes.txt" } })
+    local reader = "touch work/started; sleep 2; cat notes.txt; echo read"
+    local function save_by_rename()
+      h.write(w.proj .. "/4913", f.SECRET .. "-saved\n")
+      os.rename(w.proj .. "/4913", w.proj .. "/notes.txt")
+    end
+    local output = while_running(reader, save_by_rename)
+    assert.is_nil(output:find(f.SECRET, 1, true), output)
+    assert.matches("stopped: [^\n]*/notes%.txt, protected or hidden when it started, was replaced", output)
+    -- control: bwrap with the same mask over the file, no helper: the saved file shows
+    local bare = {
+      "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", w.proj, w.proj,
+      "--ro-bind", "/dev/null", w.proj .. "/notes.txt", "--chdir", w.proj, "sh", "-c", reader,
+    }
+    output = while_running(reader, save_by_rename, bare)
+    assert.truthy(output:find(f.SECRET .. "-saved", 1, true), output)
+    os.remove(w.proj .. "/notes.txt")
+  end)
+
   it("the project and the home folder are the same before, during and after a run but for its own writes", function()
     local before, during = f.snapshot(w), nil
     local output = while_running("echo mine > work/out.txt; touch work/started; sleep 2", function()
