@@ -54,7 +54,7 @@ M.OPTIONS = {
   log = options(LOG_LIKE, LOG_VALUES, "--color --decorate"),
   show = options(LOG_LIKE, LOG_VALUES, "--color --decorate"),
   diff = options(
-    LOG_LIKE .. " --exit-code --quiet --minimal --patience --histogram",
+    LOG_LIKE .. " --exit-code --quiet --minimal --patience --histogram --no-index",
     LOG_VALUES,
     "--color --word-diff"
   ),
