@@ -98,4 +98,16 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
     assert.truthy(shown:find("$ echo build", 1, true), shown)
     assert.is_nil(shown:find("touch M", 1, true), shown)
   end)
+
+  it(":FlemmaSandbox status opens in a real terminal, sized to what shows, details folded", function()
+    if vim.fn.executable("tmux") == 0 then
+      return pending("tmux is not installed")
+    end
+    start("require('flemma_sandbox').setup({}); vim.cmd('FlemmaSandbox status')")
+    local shown = wait_screen(name, "caps:")
+    assert.is_nil(shown:find("Error", 1, true), shown)
+    assert.truthy(shown:find("flemma-sandbox, buffer", 1, true), shown)
+    assert.truthy(shown:find("caps:", 1, true), shown)
+    assert.truthy(shown:find("details (zo shows them)", 1, true), shown)
+  end)
 end)

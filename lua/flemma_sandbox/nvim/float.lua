@@ -6,6 +6,12 @@ local M = {}
 ---@return integer buf, integer win
 function M.open(lines, row)
   local buf = vim.api.nvim_create_buf(false, true)
+  -- the list part only: a caller's fields (status's details_from) are no lines
+  local text = {}
+  for i, l in ipairs(lines) do
+    text[i] = l
+  end
+  lines = text
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = "wipe"

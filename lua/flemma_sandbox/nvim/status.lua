@@ -249,6 +249,13 @@ function M.show(lines)
     vim.api.nvim_win_call(win, function()
       vim.cmd(string.format("%d,%dfold", from + 1, #lines))
     end)
+    -- as tall as what shows: the rows of the lines before the fold (wrapped)
+    -- and the fold's own
+    local width, rows = vim.api.nvim_win_get_width(win), 1
+    for i = 1, from do
+      rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(lines[i]) / width))
+    end
+    vim.api.nvim_win_set_height(win, math.max(1, math.min(rows, vim.o.lines - 4)))
   end
   return win
 end
