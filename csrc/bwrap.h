@@ -24,8 +24,8 @@ typedef struct {
     fs_strs env_keys;
     fs_strs env_values;
     fs_strs extra_args;  /* the backend's extra_args, before "--" */
-    unsigned long long tmpfs_size; /* bytes: each private tmpfs and /dev/shm at most this (bwrap's --size,
-                                    * 0.10+), /dev read-only; 0: not capped */
+    unsigned long long tmpfs_size; /* bytes: each private tmpfs and /dev/shm at most this (bwrap's
+                                    * --size), /dev read-only; 0: not capped */
     fs_strs inner;       /* the command; never parsed as bwrap options */
 } fs_bwrap_policy;
 

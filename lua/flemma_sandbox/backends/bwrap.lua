@@ -454,7 +454,7 @@ function M.caps_text(policy, backend_config)
   elseif M.features(backend_config or {})["size"] then
     ram = string.format("private /tmp, /run, home and /dev/shm at most %d MiB each in RAM", limits.tmpfs_mb)
   else
-    ram = "private /tmp, /run, home and /dev/shm not capped: this bwrap has no --size (0.10+)"
+    ram = "private /tmp, /run, home and /dev/shm not capped: this bwrap has no --size"
   end
   local disk = limits.disk_reserve_mb
       and string.format("stopped below %d MiB free on a writable root's file system", limits.disk_reserve_mb)
@@ -526,7 +526,7 @@ function M.wrap(policy, backend_config, inner_cmd)
     end
   end
   -- bwrap shares the host's network only in "host" mode; RAM-backed
-  -- folders are capped where bwrap has --size (0.10+)
+  -- folders are capped where bwrap has --size (Debian 12's 0.8 has it)
   local tmpfs_mb = M.features(backend_config)["size"] and (policy.limits or {}).tmpfs_mb or nil
   mounts = setmetatable({
     network = M.network_mode(policy) == "host",

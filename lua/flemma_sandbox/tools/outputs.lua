@@ -79,19 +79,15 @@ end
 --- Moves the output file of a run made with the sandbox off out of the
 --- project's folder, which sandboxes of the project see.
 ---@param file string
----@return string path where it is now
+---@return string|nil path where it is now; nil when it could not be moved (then it is removed)
 function M.set_aside(file)
   local dir = M.unsandboxed_dir()
-  if vim.fn.mkdir(dir, "p") == 0 and vim.fn.isdirectory(dir) == 0 then
-    os.remove(file)
-    return file
-  end
   local dest = dir .. "/" .. vim.fn.fnamemodify(file, ":t")
-  if os.rename(file, dest) then
+  if (vim.fn.mkdir(dir, "p") == 1 or vim.fn.isdirectory(dir) == 1) and os.rename(file, dest) then
     return dest
   end
   os.remove(file) -- never left where a sandbox could read it
-  return file
+  return nil
 end
 
 return M
