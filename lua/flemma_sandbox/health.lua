@@ -159,8 +159,10 @@ function M.check()
   if require("flemma_sandbox.flemma").flemma_present() and vim.fn.has("nvim-0.11") ~= 1 then
     report.error("Flemma is installed but needs Neovim 0.11 or newer")
   end
-  report.info((vim.uv and "event loop: vim.uv" or "event loop: vim.loop (before 0.10)")
-    .. (vim.health and vim.health.start and "; health API: vim.health" or "; health API: health.report_*"))
+  report.info(
+    (vim.uv and "event loop: vim.uv" or "event loop: vim.loop (before 0.10)")
+      .. (vim.health and vim.health.start and "; health API: vim.health" or "; health API: health.report_*")
+  )
   M.check_features(report)
 end
 

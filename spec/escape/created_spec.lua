@@ -227,8 +227,25 @@ describe("escape: names created during a run", function()
     assert.is_nil(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
     -- control: bwrap with the same bind over the file alone, no helper
     local bare = {
-      "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", w.proj, w.proj,
-      "--ro-bind", w.proj .. "/.git/config", w.proj .. "/.git/config", "--chdir", w.proj, "sh", "-c", cmd,
+      "bwrap",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--bind",
+      w.proj,
+      w.proj,
+      "--ro-bind",
+      w.proj .. "/.git/config",
+      w.proj .. "/.git/config",
+      "--chdir",
+      w.proj,
+      "sh",
+      "-c",
+      cmd,
     }
     while_running(cmd, host_git_config, bare)
     assert.truthy(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
@@ -256,8 +273,25 @@ describe("escape: names created during a run", function()
     os.remove(w.proj .. "/.env.new")
     -- control: bwrap with the same mask over .env, no helper: the saved file shows
     local bare = {
-      "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", w.proj, w.proj,
-      "--ro-bind", "/dev/null", w.proj .. "/.env", "--chdir", w.proj, "sh", "-c", reader,
+      "bwrap",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--bind",
+      w.proj,
+      w.proj,
+      "--ro-bind",
+      "/dev/null",
+      w.proj .. "/.env",
+      "--chdir",
+      w.proj,
+      "sh",
+      "-c",
+      reader,
     }
     output = while_running(reader, save_by_rename, bare)
     assert.truthy(output:find(f.SECRET .. "-saved", 1, true), output)
@@ -277,8 +311,25 @@ describe("escape: names created during a run", function()
     assert.matches("stopped: [^\n]*/notes%.txt, protected or hidden when it started, was replaced", output)
     -- control: bwrap with the same mask over the file, no helper: the saved file shows
     local bare = {
-      "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", w.proj, w.proj,
-      "--ro-bind", "/dev/null", w.proj .. "/notes.txt", "--chdir", w.proj, "sh", "-c", reader,
+      "bwrap",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--bind",
+      w.proj,
+      w.proj,
+      "--ro-bind",
+      "/dev/null",
+      w.proj .. "/notes.txt",
+      "--chdir",
+      w.proj,
+      "sh",
+      "-c",
+      reader,
     }
     output = while_running(reader, save_by_rename, bare)
     assert.truthy(output:find(f.SECRET .. "-saved", 1, true), output)

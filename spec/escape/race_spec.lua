@@ -74,22 +74,18 @@ describe("escape: host-side races", function()
     local stop = w.proj .. "/stop-planter"
     local ready = w.proj .. "/planter-ready"
     -- the planter keeps a link to the fake ~/.ssh (and to /) in place while it runs
-    local planter = assert(
-      sandbox.wrap_command({
-        "bash",
-        "-c",
-        "mkdir -p p1 && ln -sfn "
-          .. q(w.home .. "/.ssh")
-          .. " p1/.git && touch planter-ready; "
-          .. "for i in $(seq 600); do [ -e stop-planter ] && break; sleep 0.1; done",
-      })
-    )
+    local planter = assert(sandbox.wrap_command({
+      "bash",
+      "-c",
+      "mkdir -p p1 && ln -sfn "
+        .. q(w.home .. "/.ssh")
+        .. " p1/.git && touch planter-ready; "
+        .. "for i in $(seq 600); do [ -e stop-planter ] && break; sleep 0.1; done",
+    }))
     start_background(planter, w.proj)
     assert.is_true(wait_for(ready), "the planter started")
     local seen = 0
-    local argv = assert(
-      sandbox.wrap_command({ "bash", "-c", "cat " .. q(w.home .. "/.ssh/id_rsa") .. " 2>/dev/null" })
-    )
+    local argv = assert(sandbox.wrap_command({ "bash", "-c", "cat " .. q(w.home .. "/.ssh/id_rsa") .. " 2>/dev/null" }))
     for _ = 1, 200 do
       local r = h.run(argv, f.ENV, w.proj)
       if r.stdout:find(f.SECRET, 1, true) then
@@ -138,19 +134,17 @@ describe("escape: host-side races", function()
     local secret_repo = w.outside .. "/secretrepo"
     h.sh("mkdir -p " .. q(secret_repo .. "/.git") .. " && echo keep > " .. q(secret_repo .. "/.git/HEAD"))
     local ready = w.proj .. "/swapper-ready"
-    local swapper = assert(
-      sandbox.wrap_command({
-        "bash",
-        "-c",
-        -- 40 fresh .git folders (new to every run's check, which moves them
-        -- one by one), then the same names links to the user's repository
-        "touch swapper-ready; for i in $(seq 100000); do [ -e stop-swapper ] && break; "
-          .. "for n in $(seq 40); do rm -rf sw$n.d; mkdir -p sw$n.d/.git; mv sw$n.d sw$n; done; "
-          .. "for n in $(seq 40); do mv sw$n sw$n.d; ln -s "
-          .. q(secret_repo)
-          .. " sw$n; done; for n in $(seq 40); do rm -f sw$n; done; done; rm -rf sw*",
-      })
-    )
+    local swapper = assert(sandbox.wrap_command({
+      "bash",
+      "-c",
+      -- 40 fresh .git folders (new to every run's check, which moves them
+      -- one by one), then the same names links to the user's repository
+      "touch swapper-ready; for i in $(seq 100000); do [ -e stop-swapper ] && break; "
+        .. "for n in $(seq 40); do rm -rf sw$n.d; mkdir -p sw$n.d/.git; mv sw$n.d sw$n; done; "
+        .. "for n in $(seq 40); do mv sw$n sw$n.d; ln -s "
+        .. q(secret_repo)
+        .. " sw$n; done; for n in $(seq 40); do rm -f sw$n; done; done; rm -rf sw*",
+    }))
     start_background(swapper, w.proj)
     assert.is_true(wait_for(ready), "the swapper started")
     local argv = assert(sandbox.wrap_command({ "true" }))

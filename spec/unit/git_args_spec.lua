@@ -109,9 +109,12 @@ describe("git_args.check_url", function()
   it("refuses a local repository outside the project and the playground", function()
     assert.matches("outside the project", git_args.check_url("file:///home/u/secretrepo", resolve, roots))
     assert.matches("outside the project", git_args.check_url("/home/u/secretrepo", resolve, roots))
-    assert.matches("outside the project", git_args.check_url("../other", function()
-      return "/other"
-    end, roots))
+    assert.matches(
+      "outside the project",
+      git_args.check_url("../other", function()
+        return "/other"
+      end, roots)
+    )
   end)
 
   it("takes remote URLs, and local ones inside the roots as local", function()

@@ -207,15 +207,21 @@ describe("flemma-sandbox-proxy", function()
     local p = proxy({ "--allow", "allowed.test" })
     local reply = http.request(
       p.sock,
-      "GET http://allowed.test:" .. port .. "/keepalive/first HTTP/1.1\r\nHost: allowed.test:" .. port
-        .. "\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n" .. second
+      "GET http://allowed.test:"
+        .. port
+        .. "/keepalive/first HTTP/1.1\r\nHost: allowed.test:"
+        .. port
+        .. "\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"
+        .. second
     )
     assert.matches("hello /keepalive/first", reply)
     assert.is_nil(reply:find("other.test", 1, true), reply)
     -- a body of unknown length would hide where the next request starts
     reply = http.request(
       p.sock,
-      "POST http://allowed.test:" .. port .. "/keepalive HTTP/1.1\r\nHost: allowed.test\r\n"
+      "POST http://allowed.test:"
+        .. port
+        .. "/keepalive HTTP/1.1\r\nHost: allowed.test\r\n"
         .. "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
     )
     assert.matches("^HTTP/1.1 411", reply)

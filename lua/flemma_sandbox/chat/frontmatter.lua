@@ -161,8 +161,7 @@ end
 ---@return string|nil err, boolean changed
 function M.refresh(bufnr)
   local s = M.state(bufnr)
-  local code, extract_err =
-    M.extract(fence.of_buffer(bufnr), vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1])
+  local code, extract_err = M.extract(fence.of_buffer(bufnr), vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1])
   local key = code or extract_err or ""
   if s.key == key then
     return s.error, false
