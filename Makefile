@@ -20,7 +20,7 @@ HELPER = lua/flemma_sandbox/flemma-sandbox-exec
 # the filtering HTTP proxy of the allowlist network mode
 PROXY = lua/flemma_sandbox/flemma-sandbox-proxy
 PROXY_SRC = csrc/proxy_main.c csrc/proxy_conn.c csrc/proxy_relay.c csrc/net_rules.c csrc/tls_hello.c csrc/buf.c csrc/fd_io.c
-HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/check_file.c csrc/host_proxy.c csrc/proxy_bridge.c csrc/after_run.c csrc/before_run.c csrc/beneath.c csrc/run_watch.c csrc/secret_masks.c csrc/scan.c csrc/tree_index.c csrc/path.c csrc/buf.c csrc/fd_io.c
+HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/check_file.c csrc/host_proxy.c csrc/proxy_bridge.c csrc/after_run.c csrc/before_run.c csrc/beneath.c csrc/run_watch.c csrc/userns_caps.c csrc/secret_masks.c csrc/scan.c csrc/tree_index.c csrc/path.c csrc/buf.c csrc/fd_io.c
 
 NVIM ?= nvim
 LUAJIT ?= luajit

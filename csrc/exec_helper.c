@@ -146,7 +146,7 @@ static int usage(void)
           "                           -- COMMAND [ARG]...\n"
           "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
           "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
-          "                           [--disk-reserve MB]\n"
+          "                           [--disk-reserve MB] [--inotify-instances N] [--inotify-watches N]\n"
           "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
           "                           -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --index-repos INDEX_DIR ROOT...\n"
@@ -231,6 +231,19 @@ int main(int argc, char **argv)
                 return usage();
             host.disk_reserve_mb = mb;
             host_mode = 1;
+        } else if ((strcmp(argv[i], "--inotify-instances") == 0 || strcmp(argv[i], "--inotify-watches") == 0) &&
+                   has_value) {
+            char *end;
+            long count = strtol(argv[i + 1], &end, 10);
+
+            if (*end != '\0' || count <= 0)
+                return usage();
+            if (strcmp(argv[i], "--inotify-instances") == 0)
+                host.inotify_instances = count;
+            else
+                host.inotify_watches = count;
+            host_mode = 1;
+            i++;
         } else if (strcmp(argv[i], "--clearenv") == 0) {
             host.clear_env = 1;
             host_mode = 1;

@@ -35,6 +35,7 @@
 #include "run_watch.h"
 #include "secret_masks.h"
 #include "status.h"
+#include "userns_caps.h"
 
 #define EXIT_SETUP 126
 /* between SIGTERM and SIGKILL when the time limit is reached */
@@ -49,11 +50,12 @@ static int setup_error(const char *what, const char *path, int errnum)
     return EXIT_SETUP;
 }
 
-/* cmd with "--args FD" after the program when there is an args file, and
- * extra options (the secret masks) in front of cmd[extra_at], which is
- * bwrap's "--": after every mount the policy made, so none covers them. */
+/* cmd with the front words (the user namespace gate's) and "--args FD"
+ * after the program when there is an args file, and extra options (the
+ * secret masks) in front of cmd[extra_at], which is bwrap's "--": after
+ * every mount the policy made, so none covers them. */
 static char **command_argv(const fs_host_opts *o, char **cmd, int n, const fs_vec *extra, size_t extra_at,
-                           char *fdtext, size_t fdlen, int *args_fd)
+                           char **front, int nfront, char *fdtext, size_t fdlen, int *args_fd)
 {
     char **argv;
     int i, fd, at = 0;
@@ -64,12 +66,14 @@ static char **command_argv(const fs_host_opts *o, char **cmd, int n, const fs_ve
         setup_error("the check file's mask_at is not bwrap's \"--\":", NULL, EINVAL);
         return NULL;
     }
-    argv = calloc((size_t)n + 3 + extra->len, sizeof(char *));
+    argv = calloc((size_t)n + 3 + extra->len + (size_t)nfront, sizeof(char *));
     if (!argv) {
         setup_error("out of memory", NULL, ENOMEM);
         return NULL;
     }
     argv[at++] = cmd[0];
+    for (i = 0; i < nfront; i++)
+        argv[at++] = front[i];
     if (o->args_file) {
         fd = open(o->args_file, O_RDONLY | O_NOFOLLOW);
         if (fd < 0 || (fd < 3 && (fd = fcntl(fd, F_DUPFD, 3)) < 0)) {
@@ -297,10 +301,11 @@ static int wait_forwarding(pid_t child, const sigset_t *set, const fs_host_opts 
 int fs_host_run(const fs_host_opts *o, char **cmd, int n)
 {
     sigset_t set, old;
-    char fdtext[16], running[4096], runs_dir[4096];
+    char fdtext[16], running[4096], runs_dir[4096], why[512];
     char **argv;
-    char *slash;
-    int args_fd, lock_fd = -1, rc, stopped;
+    char *slash, *front[4];
+    int args_fd, lock_fd = -1, rc, stopped, nfront = 0, gate_failed = 0;
+    fs_userns_gate gate;
     pid_t child, proxy = -1, self = getpid();
     fs_vec masks, opened, roots;
     fs_run_watch watch;
@@ -310,8 +315,9 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     fs_vec_init(&masks);
     fs_vec_init(&opened);
     fs_vec_init(&roots); /* the check file's pairs, for the watch */
-    if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket && o->disk_reserve_mb <= 0) {
-        argv = command_argv(o, cmd, n, &masks, 0, fdtext, sizeof(fdtext), &args_fd);
+    if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket && o->disk_reserve_mb <= 0 &&
+        o->inotify_instances <= 0 && o->inotify_watches <= 0) {
+        argv = command_argv(o, cmd, n, &masks, 0, NULL, 0, fdtext, sizeof(fdtext), &args_fd);
         if (!argv)
             return EXIT_SETUP;
         exec_command(o, argv);
@@ -353,8 +359,15 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
             return EXIT_SETUP;
         }
     }
-    argv = command_argv(o, cmd, n, &masks, mask_at, fdtext, sizeof(fdtext), &args_fd);
+    if (fs_userns_gate_open(&gate, o->inotify_instances, o->inotify_watches) != 0) {
+        setup_error("cannot make the pipes for limits.inotify_*:", NULL, errno);
+        argv = NULL;
+    } else {
+        nfront = fs_userns_gate_words(&gate, front);
+        argv = command_argv(o, cmd, n, &masks, mask_at, front, nfront, fdtext, sizeof(fdtext), &args_fd);
+    }
     if (!argv) {
+        fs_userns_gate_close(&gate);
         if (lock_fd >= 0) {
             unlink(running);
             close(lock_fd);
@@ -372,6 +385,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         if (proxy < 0) {
             /* without it the command would run with no way out it was promised */
             fprintf(stderr, "flemma-sandbox-exec: %s\n", proxy_err.msg);
+            fs_userns_gate_close(&gate);
             if (lock_fd >= 0) {
                 unlink(running);
                 close(lock_fd);
@@ -396,6 +410,7 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
         if (lock_fd >= 0)
             close(lock_fd);
         keep_for_exec(&opened);
+        fs_userns_gate_child(&gate);
         sigprocmask(SIG_SETMASK, &old, NULL);
         exec_command(o, argv);
         _exit(setup_error("cannot run", argv[0], errno));
@@ -403,7 +418,16 @@ int fs_host_run(const fs_host_opts *o, char **cmd, int n)
     if (args_fd >= 0)
         close(args_fd);
     close_all(&opened); /* bwrap has its own copies now */
+    if (child > 0 && fs_userns_gate_apply(&gate, why, sizeof(why)) < 0) {
+        /* bwrap still waits for the gate: it never runs the command */
+        fprintf(stderr, "flemma-sandbox: stopped before the command ran: %s\n", why);
+        kill_bwrap(child);
+        gate_failed = 1;
+    }
+    fs_userns_gate_close(&gate);
     rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o, &watch, &stopped);
+    if (gate_failed)
+        rc = EXIT_SETUP;
     fs_run_watch_free(&watch);
     if (child >= 0 && stopped == 1)
         fprintf(stderr, "flemma-sandbox: stopped after %ld ms (tools.max_timeout_ms)\n", o->time_limit_ms);

@@ -17,6 +17,8 @@ typedef struct {
     long time_limit_ms;     /* > 0: SIGTERM after this long, SIGKILL 2 s later */
     long disk_reserve_mb;   /* > 0: stopped like that when a writable root (the check file's "visible"
                              * entries) has less free space (or 5 % of its file system, if less) */
+    long inotify_instances; /* > 0: the sandbox's user namespace takes at most this many (userns_caps.h) */
+    long inotify_watches;   /* > 0: likewise */
     const char *proxy_socket; /* the allowlist proxy for this run listens here, or NULL */
     char *proxy_rules[FS_HOST_PROXY_RULES]; /* "--allow", ENTRY, "--deny", ENTRY, ... */
     int proxy_rule_count;

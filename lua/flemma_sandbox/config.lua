@@ -34,6 +34,8 @@ local M = {}
 ---@field open_files integer|false
 ---@field tmpfs_mb integer|false each RAM-backed folder (private /tmp, /run, home, /dev/shm) at most this
 ---@field disk_reserve_mb integer|false a command is stopped when a writable root's file system has less free
+---@field inotify_instances integer|false inotify instances the sandbox may take of the user's (in its user namespace)
+---@field inotify_watches integer|false inotify watches the sandbox may take of the user's
 
 ---@class flemma_sandbox.BwrapConfig
 ---@field path string
@@ -84,6 +86,8 @@ M.defaults = {
       open_files = 8192,
       tmpfs_mb = util.default_tmpfs_mb(),
       disk_reserve_mb = 2048,
+      inotify_instances = util.default_inotify_cap("max_user_instances"),
+      inotify_watches = util.default_inotify_cap("max_user_watches"),
     },
   },
   backends = {

@@ -95,6 +95,32 @@ function M.default_tmpfs_mb(meminfo)
   return math.max(16, math.min(1024, math.floor(kib / 1024 / 10)))
 end
 
+--- The default inotify cap of a sandbox: an eighth of the user's own
+--- limit (/proc/sys/fs/inotify/NAME), so four commands at once leave the
+--- user's watchers half; false where the kernel keeps no such limit per
+--- user namespace (the cap could not be set).
+---@param name "max_user_instances"|"max_user_watches"
+---@param read? fun(path: string): string|nil the file reader (default: io)
+---@return integer|false
+function M.default_inotify_cap(name, read)
+  read = read
+    or function(path)
+      local f = io.open(path, "r")
+      if not f then
+        return nil
+      end
+      local text = f:read("*a")
+      f:close()
+      return text
+    end
+  local per_ns = name == "max_user_instances" and "max_inotify_instances" or "max_inotify_watches"
+  local user = tonumber((read("/proc/sys/fs/inotify/" .. name) or ""):match("%d+"))
+  if not user or not read("/proc/sys/user/" .. per_ns) then
+    return false
+  end
+  return math.max(1, math.floor(user / 8))
+end
+
 --- The folder, under the saved outputs, of the commands run from one
 --- project folder (its real path): the path with "/" written as "%", as
 --- Vim names undo files, so it is readable and one per project.

@@ -182,6 +182,34 @@ if name == "fork-bomb" then
   os.exit(0)
 end
 
+-- takes up to arg[2] inotify instances, or (inotify-watches) one instance
+-- and up to arg[2] watches on files of its own in /tmp; prints how many it
+-- got, then holds them arg[3] seconds
+if name == "inotify-instances" or name == "inotify-watches" then
+  ffi.cdef([[
+int inotify_init1(int flags);
+int inotify_add_watch(int fd, const char *path, unsigned int mask);
+]])
+  local n, want = 0, tonumber(arg[2])
+  if name == "inotify-instances" then
+    while n < want and ffi.C.inotify_init1(0) >= 0 do
+      n = n + 1
+    end
+  else
+    local fd = ffi.C.inotify_init1(0)
+    os.execute("mkdir -p /tmp/watched && cd /tmp/watched && seq " .. want .. " | xargs touch")
+    while fd >= 0 and n < want and ffi.C.inotify_add_watch(fd, "/tmp/watched/" .. (n + 1), 2) >= 0 do
+      n = n + 1
+    end
+  end
+  print(name .. " " .. n)
+  io.stdout:flush()
+  if arg[3] then -- holds them that long, for the host to try to take one
+    os.execute("sleep " .. tonumber(arg[3]))
+  end
+  os.exit(0)
+end
+
 local attack = attacks[name]
 if not attack or not nr then
   io.stderr:write("unknown attack or architecture: ", tostring(name), " ", jit.arch, "\n")

@@ -109,9 +109,9 @@ describe("escape: resource limits and stray processes", function()
       assert.matches("not capped: this bwrap has no %-%-size", bwrap.caps_text(sandbox.get_policy()))
       return pending(bwrap.version({}) .. " has no --size: the private folders are not capped")
     end
-    local fill = "for d in /tmp /dev/shm \"$HOME\"; do n=$(basename \"$d\"); "
-      .. "dd if=/dev/zero of=\"$d/fill\" bs=1M count=20 2>/dev/null && echo $n:filled || echo $n:full; "
-      .. "rm -f \"$d/fill\"; done; touch /dev/planted 2>/dev/null && echo dev:written || echo dev:read-only"
+    local fill = 'for d in /tmp /dev/shm "$HOME"; do n=$(basename "$d"); '
+      .. 'dd if=/dev/zero of="$d/fill" bs=1M count=20 2>/dev/null && echo $n:filled || echo $n:full; '
+      .. 'rm -f "$d/fill"; done; touch /dev/planted 2>/dev/null && echo dev:written || echo dev:read-only'
     local r = f.attack(w, fill)
     assert.matches("tmp:full", r.stdout)
     assert.matches("shm:full", r.stdout)
@@ -126,6 +126,55 @@ describe("escape: resource limits and stray processes", function()
     assert.matches("home:filled", r.stdout)
   end)
 
+  it("a command takes at most limits.inotify_instances and inotify_watches of the user's", function()
+    local bwrap = require("flemma_sandbox.backends.bwrap")
+    if not require("flemma_sandbox.util").default_inotify_cap("max_user_instances") then
+      return pending("this kernel keeps no inotify limits per user namespace")
+    end
+    local out = w.base .. "/inotify.out"
+    -- the command takes up to 1000 instances (more than a user has) and
+    -- holds them; meanwhile the host, as the same user, tries to take one
+    local function squeeze()
+      local words = {}
+      for i, word in ipairs(assert(sandbox.wrap_command({ "bash", "-c", f.script("inotify-instances", 1000, 3) }))) do
+        words[i] = h.shell_quote(word)
+      end
+      local probe = 'luajit -e \'local ffi = require("ffi"); ffi.cdef("int inotify_init1(int);"); '
+        .. 'print(ffi.C.inotify_init1(0) >= 0 and "host:watching" or "host:starved")\''
+      local script = table.concat(words, " ")
+        .. " >"
+        .. h.shell_quote(out)
+        .. " 2>&1 & i=0; until grep -q inotify-instances "
+        .. h.shell_quote(out)
+        .. " || [ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done; "
+        .. probe
+        .. "; wait"
+      local r = h.run({ "sh", "-c", script }, nil, w.proj)
+      local taken = tonumber((h.read(out) or ""):match("inotify%-instances (%d+)"))
+      assert.is_truthy(taken, (h.read(out) or "") .. r.stdout .. r.stderr)
+      return taken, r.stdout
+    end
+    local function watches(want)
+      local r = f.attack(w, f.script("inotify-watches", want))
+      return tonumber(r.stdout:match("inotify%-watches (%d+)")), r
+    end
+    limits({ inotify_instances = 3, inotify_watches = 20 })
+    local taken, host = squeeze()
+    assert.are.equal(3, taken)
+    assert.matches("host:watching", host)
+    local n, r = watches(200)
+    assert.are.equal(20, n, r.stdout .. r.stderr)
+    assert.matches("inotify at most 3 instances and 20 watches", bwrap.caps_text(sandbox.get_policy()))
+    -- control: without the caps the command takes every instance the
+    -- user has left, and the host's watcher gets none
+    limits({ inotify_instances = false, inotify_watches = false })
+    taken, host = squeeze()
+    assert.is_true(taken > 3 and taken < 1000, tostring(taken))
+    assert.matches("host:starved", host)
+    n, r = watches(200)
+    assert.are.equal(200, n, r.stdout .. r.stderr)
+  end)
+
   it("a command is stopped when a writable root's disk runs short (a 32 MiB file system)", function()
     -- a file system of its own, made in a mount namespace of the test's:
     -- never the machine's disk
@@ -134,11 +183,13 @@ describe("escape: resource limits and stray processes", function()
     local function run_on_small_fs(reserve)
       f.policy({ rw_paths = { "$CWD", mnt }, limits = { disk_reserve_mb = reserve } })
       local words = {}
-      for i, word in ipairs(assert(sandbox.wrap_command({
-        "bash",
-        "-c",
-        "dd if=/dev/zero of=" .. mnt .. "/fill bs=1M count=31 2>/dev/null; sleep 5; echo survived",
-      }))) do
+      for i, word in
+        ipairs(assert(sandbox.wrap_command({
+          "bash",
+          "-c",
+          "dd if=/dev/zero of=" .. mnt .. "/fill bs=1M count=31 2>/dev/null; sleep 5; echo survived",
+        })))
+      do
         words[i] = h.shell_quote(word)
       end
       local script = "mount -t tmpfs -o size=32m none "

@@ -134,6 +134,22 @@ describe("frontmatter in .chat buffers", function()
     vim.cmd("FlemmaSandbox untrust")
   end)
 
+  it("a smaller disk reserve loosens (a larger one tightens), unlike every other limit", function()
+    sandbox.setup({ policy = { limits = { disk_reserve_mb = 2048, inotify_instances = 16 } } })
+    local lines = {
+      "```lua",
+      "flemma.opt.sandbox = { policy = { limits = { disk_reserve_mb = 1, inotify_instances = 1000 } } }",
+      "```",
+    }
+    local cfg = sandbox.resolve_config(n.open_chat(dir .. "/reserve-low.chat", lines))
+    assert.are.equal(2048, cfg.policy.limits.disk_reserve_mb)
+    assert.are.equal(16, cfg.policy.limits.inotify_instances)
+    lines[2] = "flemma.opt.sandbox = { policy = { limits = { disk_reserve_mb = 4096, inotify_instances = 2 } } }"
+    cfg = sandbox.resolve_config(n.open_chat(dir .. "/reserve-high.chat", lines))
+    assert.are.equal(4096, cfg.policy.limits.disk_reserve_mb)
+    assert.are.equal(2, cfg.policy.limits.inotify_instances)
+  end)
+
   it("never runs a program path from a buffer, trusted or not", function()
     local lines = {
       "```lua",

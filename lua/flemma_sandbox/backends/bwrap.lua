@@ -459,7 +459,19 @@ function M.caps_text(policy, backend_config)
   local disk = limits.disk_reserve_mb
       and string.format("stopped below %d MiB free on a writable root's file system", limits.disk_reserve_mb)
     or "no disk reserve"
-  return ram .. "; " .. disk
+  local inotify
+  if not (limits.inotify_instances or limits.inotify_watches) then
+    inotify = "inotify not capped (limits.inotify_instances and inotify_watches = false)"
+  elseif policy.allow_privileged then
+    inotify = "inotify not capped: allow_privileged runs without a user namespace of its own"
+  else
+    inotify = string.format(
+      "inotify at most %s instances and %s watches of the user's",
+      tostring(limits.inotify_instances or "all"),
+      tostring(limits.inotify_watches or "all")
+    )
+  end
+  return ram .. "; " .. disk .. "; " .. inotify
 end
 
 ---@param policy flemma_sandbox.ResolvedPolicy
@@ -576,6 +588,17 @@ function M.wrap(policy, backend_config, inner_cmd)
     -- the helper watches the writable roots' free space while bwrap runs
     front[#front + 1] = "--disk-reserve"
     front[#front + 1] = string.format("%d", reserve)
+  end
+  if not policy.allow_privileged then
+    -- set in the sandbox's own user namespace before the command runs
+    -- (csrc/userns_caps.h); allow_privileged has none of its own
+    for _, name in ipairs({ "inotify_instances", "inotify_watches" }) do
+      local value = (policy.limits or {})[name]
+      if value then
+        front[#front + 1] = "--" .. name:gsub("_", "-")
+        front[#front + 1] = string.format("%d", value)
+      end
+    end
   end
   -- always: the host's sockets are covered as they are right before the run
   local check, cerr = M.check_options(policy, dash - 1, base)

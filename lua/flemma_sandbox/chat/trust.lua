@@ -140,7 +140,13 @@ function M.split(layer, base)
       local tl = {}
       for name, v in pairs(value) do
         local bv = (b or {})[name]
-        if type(bv) == "number" and (v == false or v > bv) then
+        -- a reserve protects by being large; every other limit by being small
+        local looser = name == "disk_reserve_mb" and function(x, y)
+          return x < y
+        end or function(x, y)
+          return x > y
+        end
+        if type(bv) == "number" and (v == false or looser(v, bv)) then
           lose("policy.limits." .. name .. " = " .. tostring(v))
         else
           tl[name] = v

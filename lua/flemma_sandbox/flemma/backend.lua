@@ -57,6 +57,8 @@ function M.config_schema()
       open_files = limit(),
       tmpfs_mb = limit(),
       disk_reserve_mb = limit(),
+      inotify_instances = limit(),
+      inotify_watches = limit(),
     })),
   })
 end

@@ -91,8 +91,18 @@ local function loosens(path, base, value)
     return value == true
   end
   if path:sub(1, #BACKEND + 7) == BACKEND .. "limits." then
-    -- a lower limit tightens; none (false) or a higher one loosens
-    return value == false or (type(base) == "number" and type(value) == "number" and value > base)
+    -- a lower limit tightens (a higher reserve); none (false) or the
+    -- other way loosens
+    if value == false then
+      return true
+    end
+    if type(base) ~= "number" or type(value) ~= "number" then
+      return false
+    end
+    if path == BACKEND .. "limits.disk_reserve_mb" then
+      return value < base
+    end
+    return value > base
   end
   if (path == "sandbox.policy.rw_paths" or path == "tools.auto_approve") and type(value) == "table" then
     for _, v in ipairs(value) do
