@@ -5,11 +5,14 @@
  *
  * bwrap gives the sandbox's first process id on --info-fd and waits on
  * --block-fd right before it runs the command; in between, a child of
- * the helper joins that user namespace (the helper's user owns it, so
- * it gets every capability there and nowhere else) and writes
+ * the helper joins that process's user namespace (the helper's user owns
+ * it, so it gets every capability there and nowhere else) and writes
  * /proc/sys/user/max_inotify_{instances,watches}, which inside that
- * namespace are its own. The command, without capabilities, cannot raise
- * them again. What cannot be set stops the command (fail closed). */
+ * namespace are its own. That is bwrap's first namespace or the nested
+ * one it makes inside it (--disable-userns, /dev/pts), depending on how
+ * far it got: either holds everything below it. The command, without
+ * capabilities, cannot raise them again. What cannot be set stops the
+ * command (fail closed). */
 #ifndef FS_USERNS_CAPS_H
 #define FS_USERNS_CAPS_H
 
