@@ -1,6 +1,16 @@
 --- flemma-sandbox: the public API, with the names and meaning Flemma
 --- documents for require("flemma_sandbox"). Tools ask this module, never a
 --- backend.
+
+-- the first start before the C core is built (a plugin manager that runs no
+-- `make`): a stand-in that keeps setup() for when it is (before_core.lua)
+local core_ok, core_err = pcall(require, "flemma_sandbox.core")
+if not core_ok then
+  local waiting = require("flemma_sandbox.before_core")
+  rawset(waiting, "why", tostring(core_err))
+  return waiting
+end
+
 local config = require("flemma_sandbox.config")
 local policy = require("flemma_sandbox.policy")
 local registry = require("flemma_sandbox.backends")

@@ -20,6 +20,9 @@ describe("first start without a built core", function()
       t .. "/init.lua",
       [[
 vim.opt.rtp:prepend(os.getenv("T") .. "/src")
+-- setup() in init.lua, before any plugin file and before the core exists
+local kept = require("flemma_sandbox")
+kept.setup({ policy = { network = false, limits = { processes = 77 } } })
 local notes = {}
 vim.notify = function(msg) notes[#notes + 1] = msg end
 vim.api.nvim_create_autocmd("VimEnter", { callback = function()
@@ -33,6 +36,11 @@ vim.api.nvim_create_autocmd("VimEnter", { callback = function()
   out[#out + 1] = "built=" .. tostring(built)
   local ok, err = pcall(vim.cmd, "FlemmaSandbox status")
   out[#out + 1] = "status=" .. tostring(ok) .. " " .. tostring(err or "")
+  -- the setup() of init.lua holds, through the module it got then and a new require
+  local cfg_ok, cfg = pcall(kept.resolve_config)
+  out[#out + 1] = "kept=" .. tostring(cfg_ok and cfg.policy.network)
+    .. " " .. tostring(cfg_ok and cfg.policy.limits.processes)
+  out[#out + 1] = "required=" .. tostring(require("flemma_sandbox").resolve_config().policy.limits.processes)
   out[#out + 1] = "notes=" .. table.concat(notes, " | ")
   local f = assert(io.open(t .. "/result", "w"))
   f:write(table.concat(out, "\n") .. "\n")
@@ -48,6 +56,9 @@ end })
     assert.matches("core_at_start=false\n", result)
     assert.matches("built=true\n", result)
     assert.matches("status=true", result)
+    assert.matches("kept=false 77\n", result)
+    assert.matches("required=77\n", result)
+    assert.is_nil(result:find("setup(): ", 1, true), result)
     assert.matches("building the C core in the background", result)
     assert.matches("built the C core in " .. t:gsub("%p", "%%%0") .. "/src", result)
     assert.truthy(h.read(t .. "/src/doc/tags"), "no help tags")

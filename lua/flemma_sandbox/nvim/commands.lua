@@ -164,7 +164,11 @@ M.SUBCOMMANDS = {
 ---@return string name
 function M.define()
   vim.api.nvim_create_user_command(M.NAME, function(args)
-    local sub = args.fargs[1] or "status"
+    -- Neovim 0.7 gives { "" } for no argument
+    local sub = args.fargs[1]
+    if sub == nil or sub == "" then
+      sub = "status"
+    end
     local action = M.actions[sub]
     if not action then
       local known = table.concat(M.SUBCOMMANDS, " | ")

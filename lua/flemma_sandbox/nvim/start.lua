@@ -83,8 +83,23 @@ function M.build(root, done)
   end
 end
 
+--- An init.lua that called setup() before the core was built got the
+--- stand-in (before_core.lua): its calls are applied now, and it forwards
+--- to the real module from here on.
+local function replace_stand_in()
+  local waiting = package.loaded["flemma_sandbox"]
+  if type(waiting) ~= "table" or rawget(waiting, "before_core") ~= true then
+    return
+  end
+  package.loaded["flemma_sandbox"] = nil
+  for _, err in ipairs(waiting.forward_to(require("flemma_sandbox"))) do
+    vim.notify("flemma-sandbox: setup(): " .. err, vim.log.levels.ERROR)
+  end
+end
+
 --- Defines the command and hooks, once the core loads.
 function M.finish()
+  replace_stand_in()
   require("flemma_sandbox.nvim.commands").define()
   local bridge = require("flemma_sandbox.flemma")
   if not bridge.attach() then
