@@ -61,6 +61,9 @@ static long long now_ms(void)
 
 
 /* The error reply, and the line on stdout when a rule refused it. */
+/* blocked: the rules refused it ("blocked HOST: why" on the log); else
+ * a 502 says "unreachable HOST: why" there, so the result can tell the
+ * model the host was allowed but did not answer. */
 static void refuse(conn *c, int code, const char *reason, int blocked)
 {
     char text[2048];
@@ -72,9 +75,10 @@ static void refuse(conn *c, int code, const char *reason, int blocked)
                  code, reason, strlen(c->why) + 17, c->why);
     if (n > 0)
         fs_write_all(c->client, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
-    if (blocked) {
+    if (blocked || code == 502) {
         pthread_mutex_lock(&c->s->lock);
-        printf("flemma-sandbox: blocked %s: %s\n", c->req.host[0] ? c->req.host : "?", c->why);
+        printf("flemma-sandbox: %s %s: %s\n", blocked ? "blocked" : "unreachable", c->req.host[0] ? c->req.host : "?",
+               c->why);
         fflush(stdout);
         pthread_mutex_unlock(&c->s->lock);
     }

@@ -157,6 +157,21 @@ describe("tools", function()
     assert.is_nil(h.read(dir .. "/proj/.git/hooks/post-merge"))
   end)
 
+  it("bash names a refusal and the network hint also when the command ends with exit 0", function()
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj/.git/hooks"))
+    local r = run("bash", { command = "echo x > .git/hooks/post-merge; echo done" })
+    assert.are.equal(0, r.exit_code)
+    assert.are.same({
+      "[sandbox] write to " .. dir .. "/proj/.git/hooks/post-merge blocked: protected (deny_write .git/)",
+    }, r.notes)
+    assert.is_nil(h.read(dir .. "/proj/.git/hooks/post-merge"))
+    -- a connection refused in the command's own network namespace (network = false)
+    r = run("bash", { command = "(exec 3<>/dev/tcp/127.0.0.1/9) || echo failed" })
+    assert.are.equal(0, r.exit_code)
+    assert.matches("Connection refused", r.stderr)
+    assert.are.same({ require("flemma_sandbox.tools.shell").NETWORK_HINT }, r.notes)
+  end)
+
   it("the chat file itself is read-only to the sandbox: its frontmatter sets the policy", function()
     local chat = dir .. "/proj/talk.chat"
     h.write(chat, "```lua\nflemma.opt.sandbox = { policy = { network = false } }\n```\n@You: hi\n")
@@ -328,6 +343,27 @@ describe("tools", function()
     r = run("git", { args = { "clone", url } })
     assert.are.equal(0, r.exit_code, r.stderr)
     assert.are.equal("fetched\n", h.read(dir .. "/xdg/flemma-sandbox/playground/r/f"))
+  end)
+
+  it("an allowed host that does not answer gets its own note (the proxy's 502)", function()
+    served_repo()
+    finally(function()
+      vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = nil, nil
+    end)
+    -- a port on 127.0.0.2 that nothing listens on: bind one, then close it
+    local probe = vim.loop.new_tcp()
+    probe:bind("127.0.0.2", 0)
+    local port = probe:getsockname().port
+    probe:close()
+    allow_repos(true)
+    local r = run("git", { args = { "clone", "http://repos.test:" .. port .. "/r.git" } })
+    assert.are_not.equal(0, r.exit_code)
+    local notes = table.concat(r.notes or {}, "\n")
+    assert.matches(
+      "%[sandbox%] repos%.test is allowed, but could not be reached from this machine: cannot connect",
+      notes
+    )
+    assert.is_nil(notes:find("blocked repos.test", 1, true), notes)
   end)
 
   it("git clones over HTTPS through the proxy's CONNECT tunnel, certificate checked (control: not allowed)", function()

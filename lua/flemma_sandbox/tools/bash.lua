@@ -167,7 +167,8 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if ctx.network_denied then
         notes[#notes + 1] = "[sandbox] the network is off here (policy.network = false); the command ran without it"
       end
-      if r.exit_code ~= 0 and r.sandboxed then
+      -- whatever the exit code: "...; echo done" must not hide a refusal
+      if r.sandboxed then
         -- one policy for every note (a cache hit: the command's own), and
         -- a bounded number of them: a command refused on thousands of
         -- paths must not stall the editor or flood the model
@@ -193,10 +194,16 @@ function M.run_argv(argv, ctx, extra, adjust, done)
         notes[#notes + 1] =
           string.format("[sandbox] blocked %s: %s (the user can add it to policy.allow_domains)", blocked_host, why)
       end
-      if r.exit_code ~= 0 and not ctx.network and r.sandboxed then
-        if shell.looks_like_network_failure(r.stdout .. r.stderr) then
-          notes[#notes + 1] = shell.NETWORK_HINT
-        end
+      -- an allowed host the proxy could not reach (it answered 502)
+      for host_name, why in r.stderr:gmatch("flemma%-sandbox: unreachable (%S+): ([^\n]*)") do
+        notes[#notes + 1] = string.format(
+          "[sandbox] %s is allowed, but could not be reached from this machine: %s (502 from the proxy)",
+          host_name,
+          why
+        )
+      end
+      if not ctx.network and r.sandboxed and shell.looks_like_network_failure(r.stdout .. r.stderr) then
+        notes[#notes + 1] = shell.NETWORK_HINT
       end
       local result = {
         stdout = shell.trim(shell.strip_ansi(r.stdout)),
