@@ -101,6 +101,14 @@ describe(":FlemmaSandbox", function()
     assert.are.equal(vim.log.levels.WARN, warnings[1].level)
   end)
 
+  it("shows the status with no subcommand (Neovim 0.7 passes one empty word)", function()
+    vim.cmd("messages clear")
+    vim.cmd("FlemmaSandbox")
+    assert.are.same({}, notes)
+    -- headless, the status goes to the message history
+    assert.matches("backend:    bwrap", vim.fn.execute("messages"))
+  end)
+
   it("rejects an unknown subcommand", function()
     vim.cmd("FlemmaSandbox explode")
     assert.matches("unknown subcommand 'explode'", notes[1].msg, 1, true)
