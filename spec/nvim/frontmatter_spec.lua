@@ -134,6 +134,38 @@ describe("frontmatter in .chat buffers", function()
     vim.cmd("FlemmaSandbox untrust")
   end)
 
+  it("each tool result of a chat whose loosening frontmatter is not trusted says so, until it is", function()
+    sandbox.setup({ backend = "bwrap", policy = { network = false }, approval = { bash = "allow" } })
+    local buf = n.open_chat(dir .. "/untrusted.chat", {
+      "```lua",
+      "flemma.opt.sandbox = { policy = { network = 'host' } }",
+      "```",
+      "@You: hi",
+    })
+    local function bash(command)
+      local result
+      require("flemma_sandbox.tools").run("bash", { command = command }, { bufnr = buf }, function(r)
+        result = r
+      end)
+      assert.truthy(vim.wait(20000, function()
+        return result ~= nil
+      end, 10))
+      return result
+    end
+    local r = bash("echo hi")
+    assert.are.equal("hi", r.stdout)
+    assert.are.same({
+      "[sandbox] this chat's frontmatter is not applied where it loosens the sandbox (policy.network = host): "
+        .. "the user has not trusted it (:FlemmaSandbox trust)",
+    }, r.notes)
+    assert.matches(":FlemmaSandbox trust%)$", (require("flemma_sandbox.chat").render(r)))
+    vim.api.nvim_set_current_buf(buf)
+    vim.cmd("FlemmaSandbox trust")
+    r = bash("echo hi")
+    assert.is_nil(r.notes)
+    vim.cmd("FlemmaSandbox untrust")
+  end)
+
   it("a smaller disk reserve loosens (a larger one tightens), unlike every other limit", function()
     sandbox.setup({ policy = { limits = { disk_reserve_mb = 2048, inotify_instances = 16 } } })
     local lines = {

@@ -62,14 +62,18 @@ end
 ---@param result table
 ---@return string body, boolean is_error
 function M.render(result)
+  local notes = table.concat(result.notes or {}, "\n")
+  local function with_notes(text)
+    return notes == "" and text or (text .. "\n" .. notes)
+  end
   if result.error then
-    return (tostring(result.error):gsub("%s+$", "")), true
+    return with_notes((tostring(result.error):gsub("%s+$", ""))), true
   end
   if result.content then
-    return result.content, false
+    return with_notes(result.content), false
   end
   if result.success then
-    return "ok", false
+    return with_notes("ok"), false
   end
   local parts = {}
   if result.stdout and result.stdout:find("%S") then

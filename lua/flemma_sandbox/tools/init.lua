@@ -158,6 +158,21 @@ function M.run(name, input, opts, done)
     return done({ error = bad, not_run = true })
   end
   frontmatter.sync(opts.bufnr)
+  local fm = opts.bufnr and frontmatter.state(opts.bufnr) or {}
+  if fm.loose and #fm.loose > 0 and not fm.trusted then
+    -- the model would otherwise take the global policy for the chat's own
+    local finish = done
+    done = function(result)
+      result.notes = result.notes or {}
+      table.insert(
+        result.notes,
+        "[sandbox] this chat's frontmatter is not applied where it loosens the sandbox ("
+          .. table.concat(fm.loose, "; ")
+          .. "): the user has not trusted it (:FlemmaSandbox trust)"
+      )
+      finish(result)
+    end
+  end
   local ctx = {
     bufnr = opts.bufnr,
     config_opts = opts.bufnr,
