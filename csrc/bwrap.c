@@ -42,9 +42,10 @@ static int skip(fs_vec *skipped, const char *path, const char *reason)
     return push_args(skipped, path, reason, NULL);
 }
 
-/* 1 when the path can be mounted; otherwise records why not and returns 0.
- * Negative on allocation failure. */
-static int mountable(const char *path, const char *what, fs_vec *skipped, struct stat *st, fs_err *err)
+/* 1 when the path can be mounted (on_host: it exists on the host, and st
+ * says what it is); otherwise records why not and returns 0. Negative on
+ * allocation failure. */
+static int mountable(const char *path, const char *what, int on_host, fs_vec *skipped, struct stat *st, fs_err *err)
 {
     size_t i, len = strlen(path);
 
@@ -58,6 +59,8 @@ static int mountable(const char *path, const char *what, fs_vec *skipped, struct
                        ? 0
                        : FS_ENOMEM;
     }
+    if (!on_host)
+        return 1;
     if (stat(path, st) != 0)
         return skip(skipped, path, errno == ENOENT ? "does not exist" : strerror(errno)) == FS_OK
                    ? 0
@@ -101,6 +104,7 @@ typedef struct {
     const fs_strs *list;
     int kind;
     const char *what; /* the policy field, for errors */
+    int on_host;      /* 1: the path must exist on the host (what is bound, or hidden by a tmpfs) */
 } mount_list;
 
 /* "--tmpfs PATH", after "--size BYTES" when the policy caps them. */
@@ -117,10 +121,11 @@ static int push_sized_tmpfs(const fs_bwrap_policy *p, fs_vec *argv, const char *
 static int add_mounts(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
 {
     const mount_list lists[] = {
-        {&p->private_paths, OP_TMPFS, "private_paths"},
-        {&p->rw_paths, OP_BIND, "rw_paths"},
-        {&p->ro_paths, OP_RO_BIND, "ro_paths"},
-        {&p->show_paths, OP_RO_BIND, "show_paths"},
+        {&p->private_paths, OP_TMPFS, "private_paths", 1},
+        {&p->inner_tmpfs, OP_TMPFS, "inner_tmpfs", 0},
+        {&p->rw_paths, OP_BIND, "rw_paths", 1},
+        {&p->ro_paths, OP_RO_BIND, "ro_paths", 1},
+        {&p->show_paths, OP_RO_BIND, "show_paths", 1},
     };
     size_t i, j, n = 0, total = 0;
     mount_op *ops;
@@ -137,11 +142,11 @@ static int add_mounts(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, f
     for (i = 0; i < sizeof(lists) / sizeof(lists[0]) && rc == FS_OK; i++) {
         for (j = 0; j < lists[i].list->len && rc == FS_OK; j++) {
             const char *path = lists[i].list->items[j];
-            int ok = mountable(path, lists[i].what, skipped, &st, err);
+            int ok = mountable(path, lists[i].what, lists[i].on_host, skipped, &st, err);
 
             if (ok < 0)
                 rc = ok;
-            else if (ok && lists[i].kind == OP_TMPFS && !S_ISDIR(st.st_mode))
+            else if (ok && lists[i].on_host && lists[i].kind == OP_TMPFS && !S_ISDIR(st.st_mode))
                 rc = skip(skipped, path, "not a folder") == FS_OK ? FS_OK : FS_ENOMEM;
             else if (ok) {
                 ops[n].path = path;
@@ -174,7 +179,7 @@ static int add_masks(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs
 
     for (i = 0; i < p->deny_paths.len; i++) {
         const char *path = p->deny_paths.items[i];
-        int ok = mountable(path, "deny_paths", skipped, &st, err);
+        int ok = mountable(path, "deny_paths", 1, skipped, &st, err);
 
         if (ok < 0)
             return ok;
@@ -208,6 +213,7 @@ static int add_env(const fs_bwrap_policy *p, fs_vec *argv)
 
 static int build(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err)
 {
+    size_t i;
     int rc;
 
     if (push_args(argv, p->bwrap, NULL, NULL) != FS_OK ||
@@ -232,8 +238,12 @@ static int build(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err
         return FS_ENOMEM;
     /* /dev read-only last: what extra_args bind into it is made first */
     if (add_env(p, argv) != FS_OK || push_all(argv, p->extra_args.items, p->extra_args.len) != FS_OK ||
-        (p->tmpfs_size > 0 && push_args(argv, "--remount-ro", "/dev", NULL) != FS_OK) ||
-        push_args(argv, "--", NULL, NULL) != FS_OK ||
+        (p->tmpfs_size > 0 && push_args(argv, "--remount-ro", "/dev", NULL) != FS_OK))
+        return FS_ENOMEM;
+    for (i = 0; i < p->readonly_paths.len; i++)
+        if (push_args(argv, "--remount-ro", p->readonly_paths.items[i], NULL) != FS_OK)
+            return FS_ENOMEM;
+    if (push_args(argv, "--", NULL, NULL) != FS_OK ||
         push_all(argv, p->inner.items, p->inner.len) != FS_OK)
         return FS_ENOMEM;
     return FS_OK;

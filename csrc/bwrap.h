@@ -18,6 +18,9 @@ typedef struct {
     fs_strs deny_paths;  /* absolute; hidden behind a tmpfs or /dev/null */
     fs_strs private_paths; /* absolute folders; a fresh, empty tmpfs for each sandbox */
     fs_strs show_paths;  /* absolute; bound read-only, typically into a private folder */
+    fs_strs inner_tmpfs; /* absolute folders inside a private one: a fresh tmpfs each, made there
+                          * whether or not the host has such a folder */
+    fs_strs readonly_paths; /* private folders remounted read-only once all is mounted in them */
     int network;         /* 0: own network namespace with loopback only */
     int allow_privileged;
     int set_env;         /* 1: --clearenv, then env_keys/env_values */
@@ -38,7 +41,9 @@ typedef struct {
  * remounted read-only, so nothing held in RAM grows past the cap. A path
  * that cannot be mounted (missing, or under
  * /dev or /proc, which the sandbox replaces) is left out and recorded in
- * skipped as two entries: the path, then the reason. */
+ * skipped as two entries: the path, then the reason. The readonly_paths
+ * are remounted read-only last (bwrap's --remount-ro is not recursive:
+ * what is mounted inside them keeps its own mode). */
 int fs_bwrap_argv(const fs_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_err *err);
 
 #endif

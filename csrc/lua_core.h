@@ -13,7 +13,7 @@
 /* C allocations of one call, freed by __gc even when a Lua error unwinds. */
 typedef struct {
     fs_buf buf[3];
-    fs_vec vec[11];
+    fs_vec vec[13];
 } scratch;
 
 /* Pushes a fresh scratch on the stack. */

@@ -1,5 +1,5 @@
 --- make demo (inside headless Neovim): a .chat buffer whose assistant asks for
---- nine tool calls, run through the sandbox with :FlemmaSandbox tool:execute-all;
+--- ten tool calls, run through the sandbox with :FlemmaSandbox tool:execute-all;
 --- then each outcome is checked on the host. Everything it touches lives in
 --- a fresh folder under /var/tmp (HOME points there too), never in your home.
 local root = vim.fn.getcwd()
@@ -73,9 +73,11 @@ for _, call in ipairs(chat.parse(vim.api.nvim_buf_get_lines(buf, 0, -1, false)))
   answered[call.id] = call.has_result
 end
 
+local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
 local checks = {
   h.read(project .. "/notes.txt") == "hello\n",
-  h.read(home .. "/.bashrc") == "# your shell setup\n",
+  -- and the model is told: the private home is read-only, not a throwaway copy that says "done"
+  h.read(home .. "/.bashrc") == "# your shell setup\n" and text:find("private home, read-only", 1, true) ~= nil,
   h.read(home .. "/.bashrc") ~= nil,
   not table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"):find("PRIVATE KEY", 1, true),
   not listener.accepted(),

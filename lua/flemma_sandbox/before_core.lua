@@ -10,6 +10,15 @@ local M = { before_core = true }
 local real = nil
 ---@type table[] setup() options given before that
 local queued = {}
+---@type string why the core did not load
+local why = "not found"
+
+--- Says why the core did not load (the require's error), for the errors
+--- the other functions raise meanwhile.
+---@param err string
+function M.explain(err)
+  why = err
+end
 
 --- Keeps the options until the core is built (or applies them at once
 --- when it is).
@@ -44,7 +53,7 @@ setmetatable(M, {
       return real[key]
     end
     return function()
-      error("flemma-sandbox: the C core is not built yet (" .. tostring(rawget(M, "why")) .. ")", 2)
+      error("flemma-sandbox: the C core is not built yet (" .. why .. ")", 2)
     end
   end,
 })

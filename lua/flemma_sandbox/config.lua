@@ -11,6 +11,8 @@ local M = {}
 ---@field rw_paths string[] writable paths, may hold variables
 ---@field deny_read string[] paths hidden inside the sandbox ("!entry" removes one)
 ---@field home_allow string[] what the private home folder shows, read-only ("!entry" removes one; "~": the whole home)
+---@field home_writable string[] folders of the private home a command may write (each its own empty tmpfs, thrown
+--- away after the command); the rest of it is read-only ("~": all of it writable)
 ---@field deny_write string[] paths kept read-only inside writable folders ("!entry" removes one)
 ---@field secret_files string[] name patterns hidden when found anywhere in a project
 ---@field secret_scan_depth integer how many levels the secret scan looks down (0: off; default 64, the whole tree)
@@ -67,6 +69,7 @@ M.defaults = {
     rw_paths = { "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp", "$FLEMMA_PLAYGROUND" },
     deny_read = util.deepcopy(protect.DEFAULT_DENY_READ),
     home_allow = util.deepcopy(private.DEFAULT_HOME_ALLOW),
+    home_writable = util.deepcopy(private.DEFAULT_HOME_WRITABLE),
     deny_write = util.deepcopy(protect.DEFAULT_DENY_WRITE),
     secret_files = util.deepcopy(protect.DEFAULT_SECRET_FILES),
     secret_scan_depth = 64,
@@ -168,6 +171,7 @@ local function check_policy(key, policy)
     "rw_paths",
     "deny_read",
     "home_allow",
+    "home_writable",
     "deny_write",
     "secret_files",
     "env_allow",
@@ -318,6 +322,7 @@ end
 M.BACKEND_POLICY_KEYS = {
   "deny_read",
   "home_allow",
+  "home_writable",
   "deny_write",
   "secret_files",
   "secret_scan_depth",

@@ -7,7 +7,7 @@
 local core_ok, core_err = pcall(require, "flemma_sandbox.core")
 if not core_ok then
   local waiting = require("flemma_sandbox.before_core")
-  rawset(waiting, "why", tostring(core_err))
+  waiting.explain(tostring(core_err))
   return waiting
 end
 

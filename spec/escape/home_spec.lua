@@ -52,9 +52,18 @@ describe("escape: Neovim started in the home folder", function()
       "%$CWD: " .. w.home:gsub("%p", "%%%0") .. " is the home folder: not writable unless policy.allow_home_rw = true",
       table.concat(reasons, "\n")
     )
-    -- the plants land in the private home and end with the command;
-    -- attack() asserts that nothing changed on the host
+    -- the private home is read-only: every plant fails where the command
+    -- sees it fail; attack() asserts that nothing changed on the host
     local r = f.attack(w, plant_all() .. "; cat " .. q(w.home .. "/" .. plants[1]))
+    assert.are.equal("", r.stdout)
+    assert.matches("Read%-only file system", r.stderr)
+    for _, rel in ipairs(plants) do
+      assert.is_nil(h.read(w.home .. "/" .. rel), rel)
+    end
+    -- with home_writable = { "~" } they land in the private home, and
+    -- still end with the command
+    f.policy({ home_writable = { "~" } })
+    r = f.attack(w, plant_all() .. "; cat " .. q(w.home .. "/" .. plants[1]))
     assert.are.equal("evil\n", r.stdout)
     for _, rel in ipairs(plants) do
       assert.is_nil(h.read(w.home .. "/" .. rel), rel)

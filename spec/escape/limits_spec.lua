@@ -109,13 +109,13 @@ describe("escape: resource limits and stray processes", function()
       assert.matches("not capped: this bwrap has no %-%-size", bwrap.caps_text(sandbox.get_policy()))
       return pending(bwrap.version({}) .. " has no --size: the private folders are not capped")
     end
-    local fill = 'for d in /tmp /dev/shm "$HOME"; do n=$(basename "$d"); '
+    local fill = 'for d in /tmp /dev/shm "$HOME/.cache"; do n=$(basename "$d"); '
       .. 'dd if=/dev/zero of="$d/fill" bs=1M count=20 2>/dev/null && echo $n:filled || echo $n:full; '
       .. 'rm -f "$d/fill"; done; touch /dev/planted 2>/dev/null && echo dev:written || echo dev:read-only'
     local r = f.attack(w, fill)
     assert.matches("tmp:full", r.stdout)
     assert.matches("shm:full", r.stdout)
-    assert.matches("home:full", r.stdout)
+    assert.matches("cache:full", r.stdout)
     assert.matches("dev:read%-only", r.stdout)
     assert.matches("at most 8 MiB each", bwrap.caps_text(sandbox.get_policy()))
     -- control: without the cap the same 20 MiB fit in each
@@ -123,7 +123,7 @@ describe("escape: resource limits and stray processes", function()
     r = f.attack(w, fill)
     assert.matches("tmp:filled", r.stdout)
     assert.matches("shm:filled", r.stdout)
-    assert.matches("home:filled", r.stdout)
+    assert.matches("cache:filled", r.stdout)
   end)
 
   it("a command takes at most limits.inotify_instances and inotify_watches of the user's", function()

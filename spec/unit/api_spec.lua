@@ -190,7 +190,12 @@ describe("flemma_sandbox API", function()
     assert.matches("is protected %(deny_write ", why)
     local ok, reason = sandbox.is_path_writable(dir .. "/proj/bashrc-link", 7)
     assert.is_false(ok)
-    assert.are.equal(dir .. "/home/u/.bashrc is not in rw_paths (private home (not in policy.home_allow))", reason)
+    assert.are.equal(
+      dir
+        .. "/home/u/.bashrc is not in rw_paths (private home, read-only: nothing written there would reach the real "
+        .. "home (policy.home_writable lists the folders commands may write, thrown away after each))",
+      reason
+    )
   end)
 
   it("is_path_writable is true for everything when the sandbox is off", function()

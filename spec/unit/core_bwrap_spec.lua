@@ -77,6 +77,40 @@ describe("core.bwrap_argv", function()
     }, skipped)
   end)
 
+  it("makes inner tmpfs folders whether or not the host has them, and remounts read-only last", function()
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/home/.cache/nvim"))
+    local argv = assert(core.bwrap_argv(
+      policy({
+        rw_paths = {},
+        private_paths = { dir .. "/home" },
+        inner_tmpfs = { dir .. "/home/.npm", dir .. "/home/.cache" },
+        show_paths = { dir .. "/home/.cache/nvim" },
+        readonly_paths = { dir .. "/home" },
+      }),
+      nil,
+      { "true" }
+    ))
+    local ops = {}
+    for i = 1, #argv do
+      if argv[i] == "--ro-bind" or argv[i] == "--tmpfs" or argv[i] == "--remount-ro" then
+        ops[#ops + 1] = argv[i] .. " " .. argv[i + 1]
+      end
+    end
+    assert.are.same({
+      "--ro-bind /",
+      "--tmpfs " .. dir .. "/home",
+      "--tmpfs " .. dir .. "/home/.npm", -- not on the host: made inside
+      "--tmpfs " .. dir .. "/home/.cache",
+      "--ro-bind " .. dir .. "/home/.cache/nvim",
+      "--remount-ro " .. dir .. "/home",
+    }, ops)
+    local dash
+    for i, word in ipairs(argv) do
+      dash = dash or (word == "--" and i)
+    end
+    assert.are.equal("--remount-ro", argv[dash - 2])
+  end)
+
   it("builds the exact argv for a default policy", function()
     local argv, skipped = core.bwrap_argv(policy(), { path = "/usr/bin/bwrap" }, { "bash", "-c", "echo hi" })
     assert.are.same({

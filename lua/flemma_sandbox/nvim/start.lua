@@ -88,7 +88,7 @@ end
 --- to the real module from here on.
 local function replace_stand_in()
   local waiting = package.loaded["flemma_sandbox"]
-  if type(waiting) ~= "table" or rawget(waiting, "before_core") ~= true then
+  if type(waiting) ~= "table" or waiting.before_core ~= true then
     return
   end
   package.loaded["flemma_sandbox"] = nil

@@ -15,6 +15,8 @@ local M = {}
 ---@field rw_paths string[] bound read-write from the host
 ---@field private_paths string[] fresh tmpfs folders: the home folder, /tmp, /run
 ---@field show_paths string[] bound read-only into them: policy.home_allow, what /run needs, allow_sockets
+---@field inner_tmpfs string[] policy.home_writable folders: a fresh tmpfs each inside the private home
+---@field readonly_paths string[] private folders remounted read-only last (the home, unless home_writable has "~")
 ---@field private flemma_sandbox.Private why each private folder is private, and what shows in it
 ---@field deny_paths string[] hidden: deny_read (secret files and host sockets: the helper, right before the run)
 ---@field ro_paths string[] protected inside writable folders (deny_write, git folders)
@@ -244,7 +246,8 @@ local function resolve_fresh(policy, bufnr, looked)
     local real = expand(entry)
     allow_sockets[#allow_sockets + 1] = real
   end
-  local private = private_mod.folders(protect.effective(policy.home_allow), expand, listed, allow_sockets)
+  local private =
+    private_mod.folders(protect.effective(policy.home_allow), expand, listed, allow_sockets, policy.home_writable)
   -- /tmp and $TMPDIR as writable roots are the private ones, not the
   -- host's; what lies inside them (a project under /tmp) is bound in
   local bound = {}
@@ -316,14 +319,20 @@ local function resolve_fresh(policy, bufnr, looked)
   local network_mode = configured == false and "off"
     or (configured == "host" or configured == "ask") and configured
     or "allowlist"
+  -- the home_writable folders are made inside the private home, not
+  -- over a host folder (which the host need not have)
   local private_paths = {}
   for _, f in ipairs(private.folders) do
-    private_paths[#private_paths + 1] = f.path
+    if not util.contains(private.inner, f.path) then
+      private_paths[#private_paths + 1] = f.path
+    end
   end
   return {
     rw_paths = rw,
     private_paths = private_paths,
     show_paths = private.shown,
+    inner_tmpfs = private.inner,
+    readonly_paths = private.readonly,
     private = private,
     deny_paths = core.dedupe(deny),
     ro_paths = ro,
@@ -481,7 +490,7 @@ function M.is_writable(path, resolved)
   local root = M.root_of(real, resolved)
   local private = not root and private_mod.hiding(real, resolved.private, resolved.rw_paths)
   if private then
-    return false, real .. " is not in rw_paths (" .. private.rule .. ")"
+    return false, real .. " is not in rw_paths (" .. (private.write_rule or private.rule) .. ")"
   elseif not root then
     return false, real .. " is not in rw_paths"
   end

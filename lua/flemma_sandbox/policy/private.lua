@@ -40,6 +40,14 @@ M.DEFAULT_HOME_ALLOW = {
   "~/.nix-profile",
 }
 
+--- Writable in the private home by default: the caches package managers
+--- and build tools fill (pip, go, npm, yarn under ~/.cache or ~/.npm) and
+--- what programs keep as state. Each is an empty tmpfs of its own in every
+--- command; the rest of the private home is read-only, so a write meant to
+--- last (~/.bashrc, ~/.config, ~/.ssh) fails where the command can see it
+--- fail, instead of landing in a folder that is thrown away.
+M.DEFAULT_HOME_WRITABLE = { "~/.cache", "~/.npm", "~/.local/state" }
+
 --- What /run must keep for the system to work: NixOS's system profile and
 --- setuid wrappers (no_new_privs keeps them unprivileged).
 M.RUN_SHOW = { "/run/current-system", "/run/wrappers" }
@@ -49,7 +57,10 @@ M.RUN_SHOW = { "/run/current-system", "/run/wrappers" }
 M.ETC_LINKS = { "/etc/resolv.conf" }
 
 ---@class flemma_sandbox.Private
----@field folders flemma_sandbox.Rule[] each a fresh tmpfs, with why
+---@field folders flemma_sandbox.Rule[] each a fresh tmpfs, with why (write_rule: why a write there is refused
+--- where that differs)
+---@field inner string[] home_writable folders: a fresh tmpfs each inside the private home (the host need not have them)
+---@field readonly string[] private folders remounted read-only once everything is mounted in them
 ---@field shown string[] bound read-only into them
 ---@field writable string[] rw roots that become part of the private /tmp (not bound from the host)
 
@@ -65,9 +76,10 @@ end
 ---@param expand fun(entry: string): string|nil
 ---@param rw string[] resolved writable roots, deduplicated
 ---@param allow_sockets string[] resolved allow_sockets entries
+---@param home_writable? string[] policy.home_writable entries (expanded by `expand`)
 ---@return flemma_sandbox.Private
-function M.folders(home_allow, expand, rw, allow_sockets)
-  local folders, shown, writable = {}, {}, {}
+function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
+  local folders, shown, writable, inner, readonly = {}, {}, {}, {}, {}
   local tmp = "/tmp"
   folders[#folders + 1] = { path = tmp, rule = "private /tmp (each command has its own)" }
   -- $TMPDIR (Flemma lists it as writable) is a folder of the private /tmp
@@ -95,7 +107,28 @@ function M.folders(home_allow, expand, rw, allow_sockets)
     end
   end
   if not whole_home then
-    folders[#folders + 1] = { path = home, rule = "private home (not in policy.home_allow)" }
+    local home_rule = { path = home, rule = "private home (not in policy.home_allow)" }
+    folders[#folders + 1] = home_rule
+    local all_writable = false
+    for _, entry in ipairs(home_writable or {}) do
+      local real = expand(entry)
+      if real == home then
+        all_writable = true
+      elseif real and core.is_within(real, home) then
+        inner[#inner + 1] = real
+        folders[#folders + 1] = {
+          path = real,
+          rule = "private home ("
+            .. real
+            .. " in policy.home_writable: each command has its own, thrown away after it)",
+        }
+      end
+    end
+    if not all_writable then
+      readonly[#readonly + 1] = home
+      home_rule.write_rule = "private home, read-only: nothing written there would reach the real home "
+        .. "(policy.home_writable lists the folders commands may write, thrown away after each)"
+    end
   end
   -- the helper runs inside the sandbox (limits, seccomp): from a plugin
   -- folder in the home folder too (lazy.nvim installs under ~/.local/share)
@@ -140,7 +173,7 @@ function M.folders(home_allow, expand, rw, allow_sockets)
       end
     end
   end
-  return { folders = folders, shown = inside, writable = writable }
+  return { folders = folders, shown = inside, writable = writable, inner = core.dedupe(inner), readonly = readonly }
 end
 
 --- bwrap's --dev gives every command its own /dev (the usual device nodes,
