@@ -143,11 +143,13 @@ describe("flemma-sandbox inside Flemma", function()
     assert.truthy(text:find(host_net, 1, true), text)
   end)
 
-  it("asks about an unlisted name through vim.ui.select where our config says 'ask' (control: no)", function()
+  it("asks about an unlisted name in the question window where our config says 'ask' (control: no)", function()
     local server = assert(io.popen("exec luajit " .. repo .. "/spec/support/http.lua serve 127.0.0.2 2>&1", "r"))
     local port, pid = server:read("*l"):match("^port (%d+) pid (%d+)")
-    local select, prompts, choice = vim.ui.select, {}, 1
+    local approval = require("flemma_sandbox.nvim.approval")
+    local prompt, select, prompts, choice = approval.prompt, vim.ui.select, {}, "once"
     finally(function()
+      approval.prompt = prompt
       vim.ui.select = select
       vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = nil, nil
       h.sh("kill " .. pid)
@@ -156,11 +158,16 @@ describe("flemma-sandbox inside Flemma", function()
     -- the proxy's test-only name map: asked.test is the server above
     h.write(project .. "/hosts", "asked.test 127.0.0.2\n")
     vim.env.FLEMMA_SANDBOX_PROXY_TEST, vim.env.FLEMMA_SANDBOX_PROXY_TEST_HOSTS = "1", project .. "/hosts"
-    vim.ui.select = function(items, opts, on_choice)
-      prompts[#prompts + 1] = opts.prompt
+    -- never the modal vim.ui.select, which takes the next Enter typed anywhere
+    vim.ui.select = function()
+      error("vim.ui.select was used")
+    end
+    approval.prompt = function(question, respond)
+      prompts[#prompts + 1] = question.title .. "\n" .. table.concat(question.lines, "\n")
       vim.schedule(function()
-        on_choice(items[choice], items[choice] and choice or nil)
+        respond(choice)
       end)
+      return function() end
     end
     setup_flemma({ sandbox = { backends = { flemma_sandbox = { network = "ask", allow_domains = {} } } } })
     local request = "GET http://asked.test:" .. port .. "/hello HTTP/1.1\r\nHost: asked.test\r\n\r\n"
@@ -170,9 +177,10 @@ describe("flemma-sandbox inside Flemma", function()
     local text = execute(project .. "/ask.chat", "bash", { label = "t", command = cmd, timeout = 20 })
     assert.matches("hello /hello host=asked%.test", text)
     assert.are.equal(1, #prompts)
-    assert.matches("wants asked%.test %(port " .. port .. "%), not in allow_domains", prompts[1])
-    -- the control: dismissed, it is refused and the server is not reached
-    choice = nil
+    local asked = "connect to asked%.test%?\nasked%.test %(port " .. port .. "%) is not in policy%.allow_domains"
+    assert.matches(asked, prompts[1])
+    -- the control: refused, the server is not reached
+    choice = "deny"
     text = execute(project .. "/ask2.chat", "bash", { label = "t", command = cmd, timeout = 20 })
     assert.are.equal(2, #prompts)
     assert.matches("asked%.test is not in allow_domains, and the user refused it when asked", text)
@@ -381,6 +389,20 @@ describe("flemma-sandbox inside Flemma", function()
 
     it("commits on the host with no hook of the tree run; bash's git commit fails in the sandbox", function()
       setup_flemma({ tools = { modules = { "flemma_sandbox.flemma.tools" } } })
+      -- :Flemma tool:execute runs past Flemma's resolvers: the tool itself
+      -- asks before each write on the host, in the question window
+      local questions = require("flemma_sandbox.nvim.approval")
+      local prompt, asked, answer = questions.prompt, {}, "deny"
+      finally(function()
+        questions.prompt = prompt
+      end)
+      questions.prompt = function(question, respond)
+        asked[#asked + 1] = question.lines[1]
+        vim.schedule(function()
+          respond(answer)
+        end)
+        return function() end
+      end
       host_git({ "init", "-q", "-b", "main" }, project)
       local marker = project .. "/hook-ran"
       h.write(project .. "/.git/hooks/pre-commit", "#!/bin/sh\ntouch " .. marker .. "\n")
@@ -390,7 +412,14 @@ describe("flemma-sandbox inside Flemma", function()
       local text = execute(project .. "/r.chat", "bash", { label = "c", command = commit, timeout = 20 })
       assert.matches("Read%-only file system", text)
       assert.are.equal(0, vim.fn.filereadable(marker))
+      -- declined: nothing is staged
+      text = execute(project .. "/s0.chat", "git", { label = "a", args = { "add", "f.txt" } })
+      assert.matches("not run: the user declined git add on the host", text)
+      assert.are.same({ "$ git add f.txt" }, asked)
+      assert.are.equal("", h.run({ "git", "diff", "--cached", "--name-only" }, nil, project).stdout)
+      answer = "once"
       execute(project .. "/s.chat", "git", { label = "a", args = { "add", "f.txt" } })
+      assert.are.equal("f.txt\n", h.run({ "git", "diff", "--cached", "--name-only" }, nil, project).stdout)
       text = execute(project .. "/t.chat", "git", { label = "c", args = { "-c", "x=y", "commit" } })
       assert.matches("unsupported git subcommand", text)
       vim.env.GIT_AUTHOR_NAME, vim.env.GIT_AUTHOR_EMAIL = "t", "t@t"
@@ -400,6 +429,7 @@ describe("flemma-sandbox inside Flemma", function()
       assert.are.equal(0, vim.fn.filereadable(marker), "no hook ran on the host")
       local log = h.run({ "git", "log", "--oneline" }, nil, project)
       assert.matches("by the tool", log.stdout)
+      assert.are.same({ "$ git add f.txt", "$ git add f.txt", "$ git commit -qm by the tool" }, asked)
       -- control: a plain git commit on the host runs the hook
       h.run({ "git", "commit", "-q", "--allow-empty", "-m", "by hand" }, nil, project)
       vim.env.GIT_AUTHOR_NAME, vim.env.GIT_AUTHOR_EMAIL = nil, nil

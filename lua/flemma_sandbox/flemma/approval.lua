@@ -95,6 +95,22 @@ function M.git_on_host(input, bufnr)
   return plan ~= nil and plan.on_host == true
 end
 
+---@type table<string, boolean> "bufnr:tool_id" of git calls this resolver made Flemma ask about
+local flemma_asked = {}
+
+--- Whether Flemma's own approval was required for this git call (the
+--- resolver said so when the chain ran): then the user approved it there,
+--- and the tool does not ask again. Forgets it (one answer, one run).
+---@param bufnr integer
+---@param tool_id string|nil
+---@return boolean
+function M.take_flemma_approval(bufnr, tool_id)
+  local key = tostring(bufnr) .. ":" .. tostring(tool_id)
+  local asked = flemma_asked[key] == true
+  flemma_asked[key] = nil
+  return asked
+end
+
 local notified = {}
 
 --- One notification per buffer and reason, not one per tool call.
@@ -127,6 +143,9 @@ function M.resolve(tool_name, input, context)
     return "deny"
   end
   if tool_name == "git" and M.git_on_host(input, bufnr) then
+    if context.tool_id then
+      flemma_asked[tostring(bufnr) .. ":" .. tostring(context.tool_id)] = true
+    end
     return "require_approval"
   end
   local reason = M.refusal(tool_name, input, bufnr)

@@ -6,13 +6,17 @@
 --- backend Flemma picks; Flemma's approvals decide whether it runs), where
 --- every git folder is read-only. Repository writes, fetch, pull and a
 --- clone outside the playground run on the host with the user's git config
---- and hooks, and always ask (see flemma_sandbox.flemma.approval). clone,
+--- and hooks off, and always ask: through Flemma's approval (see
+--- flemma_sandbox.flemma.approval), or in the question window when the
+--- call runs past Flemma's resolvers (:Flemma tool:execute). clone,
 --- fetch and pull need the network, so they are refused with the reason
 --- when Flemma's policy has it off; a clone without a destination lands in
 --- the playground, which that call may write.
+local approval = require("flemma_sandbox.flemma.approval")
 local git = require("flemma_sandbox.tools.git")
 local host = require("flemma_sandbox.host")
 local job = require("flemma_sandbox.run.job")
+local questions = require("flemma_sandbox.nvim.approval")
 
 local M = {}
 
@@ -66,7 +70,7 @@ end
 local function describe()
   local playground = host.playground_path() or "the playground"
   return "Run git in the project. Reads run inside the sandbox: status, log, diff, show. "
-    .. "Repository writes run outside it with the user's git config and hooks, and the user is always asked: "
+    .. "Repository writes run outside it with the user's git config (no hooks), and the user is always asked: "
     .. "add, commit, branch, tag, checkout, switch, restore, stash, merge, rebase. "
     .. "Network subcommands (only when the sandbox allows network): clone, fetch, pull. "
     .. "clone goes to "
@@ -113,28 +117,67 @@ M.definitions = {
           "git " .. plan.sub .. " needs the network, and Flemma's sandbox.policy.network is off for this buffer"
         )
       end
-      local bridge = require("flemma_sandbox.flemma")
-      local timeout = ctx.timeout or 30
-      local handle, start_err = job.run(plan.argv, {
-        cwd = ctx.cwd,
-        timeout_ms = timeout * 1000,
-        env = plan.env,
-        wrap = plan.on_host and git.unwrapped or function(argv)
-          return bridge.wrap_for_call(ctx, "git", argv, {
-            rw_paths = plan.clone and plan.clone.in_playground and { plan.clone.playground } or nil,
-            env = plan.env,
-          })
-        end,
-        on_exit = function(r)
-          callback(to_result(r, plan, timeout, ctx))
-        end,
-      })
-      if not handle then
-        return fail("Sandbox error: " .. tostring(start_err))
+      if not plan.on_host or approval.take_flemma_approval(ctx.bufnr, ctx.tool_id) then
+        return M.run(plan, ctx, callback)
       end
-      return handle.cancel
+      -- run past Flemma's resolvers (:Flemma tool:execute, Alt-Enter): a
+      -- write on the host is still asked, in the question window
+      local cancelled, cancel_run = false, nil
+      questions.ask({
+        title = "Allow this git call on the host?",
+        lines = git.question_lines(input.args, plan, ctx.cwd),
+        id = ctx.tool_id,
+        tool = "git",
+      }, function(answer)
+        if cancelled then
+          return
+        end
+        if answer == "once" or answer == "always" then
+          cancel_run = M.run(plan, ctx, callback)
+        else
+          callback({ success = false, error = "not run: the user declined git " .. plan.sub .. " on the host" })
+        end
+      end)
+      return function()
+        cancelled = true
+        if cancel_run then
+          cancel_run()
+        end
+      end
     end,
   },
 }
+
+--- Runs a planned git call (sandboxed, or on the host) and hands Flemma
+--- its result.
+---@param plan flemma_sandbox.GitPlan
+---@param ctx table Flemma's ExecutionContext
+---@param callback fun(result: table)
+---@return fun()|nil cancel
+function M.run(plan, ctx, callback)
+  local bridge = require("flemma_sandbox.flemma")
+  local timeout = ctx.timeout or 30
+  local handle, start_err = job.run(plan.argv, {
+    cwd = ctx.cwd,
+    timeout_ms = timeout * 1000,
+    env = plan.env,
+    wrap = plan.on_host and git.unwrapped or function(argv)
+      return bridge.wrap_for_call(ctx, "git", argv, {
+        rw_paths = plan.clone and plan.clone.in_playground and { plan.clone.playground } or nil,
+        env = plan.env,
+      })
+    end,
+    on_exit = function(r)
+      callback(to_result(r, plan, timeout, ctx))
+    end,
+  })
+  if not handle then
+    vim.schedule(function()
+      callback({ success = false, error = "Sandbox error: " .. tostring(start_err) })
+    end)
+    return nil
+  end
+  return handle.cancel
+end
 
 return M

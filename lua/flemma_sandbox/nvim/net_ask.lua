@@ -6,9 +6,9 @@
 ---
 --- One question per host at a time (parallel connections share it);
 --- "always" is kept for the Neovim session, "once" and "deny" for the one
---- command (the proxy keeps them for its run). Standalone, the question
---- goes through the approval window (nvim/approval.lua); with Flemma's
---- bridge attached, through vim.ui.select.
+--- command (the proxy keeps them for its run). The question goes through
+--- the approval window (nvim/approval.lua), standalone and under Flemma:
+--- it never takes focus, so keys typed elsewhere cannot answer it.
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
 local util = require("flemma_sandbox.util")
@@ -40,9 +40,6 @@ function M.recent()
   return answered.newest_first()
 end
 
-local SELECT_CHOICES = { "Allow for this command", "Allow for this session", "Refuse" }
-local SELECT_ANSWERS = { "once", "always", "deny" }
-
 --- Asks the user about one host; cb gets "once", "always" or "deny".
 --- Specs replace this with a scripted user.
 ---@param name string
@@ -51,22 +48,7 @@ local SELECT_ANSWERS = { "once", "always", "deny" }
 function M.prompt(name, port, cb)
   local warning
   name, warning = visible_text.host(name)
-  local flemma = package.loaded["flemma_sandbox.flemma"]
-  if flemma and flemma.is_attached() then
-    -- Flemma approves tool calls before they run and has no documented
-    -- way to ask during one: vim.ui.select (which a UI plugin may restyle)
-    vim.ui.select(SELECT_CHOICES, {
-      prompt = string.format(
-        "flemma-sandbox: a sandboxed command wants %s (port %s), not in allow_domains%s",
-        name,
-        port,
-        warning and (" (" .. warning .. ")") or ""
-      ),
-    }, function(_, index)
-      cb(SELECT_ANSWERS[index] or "deny")
-    end)
-    return
-  end
+  -- not vim.ui.select: a modal prompt takes the next Enter typed anywhere
   require("flemma_sandbox.nvim.approval").ask({
     title = "Let the sandboxed command connect to " .. name .. "?",
     lines = {
@@ -75,6 +57,7 @@ function M.prompt(name, port, cb)
       warning and ("Careful: " .. warning .. ".") or "",
     },
     can_remember = true,
+    tool = "a connection to " .. name,
   }, function(answer)
     cb(answer)
   end)

@@ -213,6 +213,16 @@ function M.flemma_lines(bufnr)
     local network = M.network_text(view.resolved) .. " (Flemma's policy.network)"
     M.hardening(lines, view.resolved, network)
   end
+  -- what the resolver cannot cover (:help flemma-sandbox-flemma-gap)
+  table.insert(
+    lines,
+    lines.details_from or #lines + 1,
+    "  gap:        :Flemma tool:execute skips the resolvers; Flemma's read/write/edit then see hidden "
+      .. "and protected files (:help flemma-sandbox-flemma-gap)"
+  )
+  if lines.details_from then
+    lines.details_from = lines.details_from + 1
+  end
   return lines
 end
 

@@ -152,29 +152,39 @@ function M.plan(args, cwd)
   return plan
 end
 
+--- What the question about a git call shows: the command, where, whether
+--- it needs the network, and that it runs on the host when it does.
+---@param args string[]
+---@param plan flemma_sandbox.GitPlan
+---@param cwd string
+---@return string[]
+function M.question_lines(args, plan, cwd)
+  local lines = {
+    "$ git " .. table.concat(args, " "),
+    "folder: " .. cwd,
+    "network: " .. (plan.wants_network and "yes" or "no"),
+  }
+  if plan.clone then
+    lines[#lines + 1] = "into " .. plan.clone.dest
+  end
+  if plan.on_host then
+    lines[#lines + 1] = "runs OUTSIDE the sandbox, with your git config (hooks and fsmonitor off)"
+  end
+  return lines
+end
+
 function M.prepare(input, ctx)
   local plan, err = M.plan(input.args, ctx.cwd)
   if not plan then
     return nil, err
   end
   ctx.git = plan
-  local request = {
-    lines = {
-      "$ git " .. table.concat(input.args, " "),
-      "folder: " .. ctx.cwd,
-      "network: " .. (plan.wants_network and "yes" or "no"),
-    },
+  -- on the host: the user's explicit yes, whatever approval.git says
+  return {
+    lines = M.question_lines(input.args, plan, ctx.cwd),
     wants_network = plan.wants_network,
+    must_ask = plan.on_host or nil,
   }
-  if plan.clone then
-    request.lines[#request.lines + 1] = "into " .. plan.clone.dest
-  end
-  if plan.on_host then
-    request.lines[#request.lines + 1] = "runs OUTSIDE the sandbox, with your git config (hooks and fsmonitor off)"
-    -- the user's explicit yes, whatever approval.git says
-    request.must_ask = true
-  end
-  return request
 end
 
 --- The environment git gets: never a prompt nobody sees, never an editor
