@@ -27,7 +27,13 @@ LUAJIT ?= luajit
 
 .PHONY: all test lint sanitize valgrind fuzz bench demo clean install format
 
-all: $(CORE) $(HELPER) $(PROXY)
+all: $(CORE) $(HELPER) $(PROXY) doc/tags
+
+# :help flemma-sandbox wherever the doc folder goes (a rock's folder, a
+# package installed as root): made here, where it is writable; skipped
+# without Neovim
+doc/tags: doc/flemma-sandbox.txt
+	-$(NVIM) --headless -u NONE -i NONE -c "helptags doc" -c "qa!" >/dev/null 2>&1 </dev/null
 
 $(CORE): $(SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(INCDIR) $(LIBFLAG) -o $@ $(SRC)
@@ -38,13 +44,26 @@ $(HELPER): $(HELPER_SRC) $(HDR)
 $(PROXY): $(PROXY_SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) -pthread -o $@ $(PROXY_SRC)
 
-# luarocks make (build.type = "make") installs the module and the Lua files.
-install: $(CORE) $(HELPER) $(PROXY)
+# luarocks make (build.type = "make") sets INST_LIBDIR and INST_LUADIR: the
+# module and the Lua files go to the rock tree. Without them, `make install`
+# installs a Neovim package under PREFIX (default: your own site folder;
+# PREFIX=/usr/local/share/nvim/site for every user), help tags included.
+PREFIX ?= $(HOME)/.local/share/nvim/site
+PACKAGE_DIR = $(PREFIX)/pack/flemma-sandbox/start/flemma-sandbox
+install: all
+ifdef INST_LIBDIR
 	mkdir -p $(INST_LIBDIR)/flemma_sandbox $(INST_LUADIR)
 	cp $(CORE) $(HELPER) $(PROXY) $(INST_LIBDIR)/flemma_sandbox/
 	cp -R lua/flemma_sandbox $(INST_LUADIR)/
 	rm -f $(INST_LUADIR)/flemma_sandbox/core.so $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-exec \
 	  $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-proxy
+else
+	rm -rf $(PACKAGE_DIR)
+	mkdir -p $(PACKAGE_DIR)
+	cp -R lua plugin doc autoload $(PACKAGE_DIR)/
+	$(NVIM) --headless -u NONE -i NONE -c "helptags $(PACKAGE_DIR)/doc" -c "qa!" </dev/null
+	@echo "installed in $(PACKAGE_DIR)"
+endif
 
 test: $(CORE) $(HELPER) $(PROXY)
 	bash spec/run.sh

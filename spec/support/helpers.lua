@@ -54,6 +54,10 @@ function M.read(path)
   return s
 end
 
+--- The script an install spec runs inside the installed Neovim (absolute:
+--- the specs run Neovim in other folders).
+M.INSTALL_CHECK = (os.getenv("PWD") or ".") .. "/spec/support/install_check.lua"
+
 --- Copies this tree (the working directory) to dest as a user's clone
 --- would hold it: built files left out, owned by whoever runs the spec (as
 --- root, tar would keep the test user's ownership and git would refuse it).
@@ -61,7 +65,8 @@ end
 function M.copy_tree(dest)
   M.sh("mkdir -p " .. M.shell_quote(dest))
   M.sh(
-    "tar -c --exclude=.git --exclude='*.so' --exclude='*.o' --exclude=flemma-sandbox-exec --exclude=doc/tags "
+    "tar -c --exclude=.git --exclude='*.so' --exclude='*.o' --exclude=flemma-sandbox-exec "
+      .. "--exclude=flemma-sandbox-proxy --exclude=doc/tags "
       .. "--exclude=fuzz/bin . | tar -x --no-same-owner -C "
       .. M.shell_quote(dest)
   )
