@@ -5,22 +5,6 @@
 -- checked as a user would check it: command, help, health, a wrapped command.
 local h = require("support.helpers")
 
-local function check(t, init)
-  h.write(t .. "/init.lua", init)
-  local argv = { "timeout", "120", "nvim", "--headless", "-i", "NONE", "-u", t .. "/init.lua" }
-  for _, word in ipairs({ "-c", "luafile " .. h.INSTALL_CHECK, "-c", "cquit 1" }) do
-    argv[#argv + 1] = word
-  end
-  local r = h.run(argv, { HOME = t .. "/home", T = t }, t .. "/project")
-  local result = h.read(t .. "/result") or ("no result:\n" .. r.stderr .. r.stdout)
-  assert.matches("command=2\n", result)
-  assert.matches("help=flemma%-sandbox%.txt\n", result)
-  assert.matches("health=true", result)
-  assert.matches("health_found=true\n", result)
-  assert.matches("output=ran\n", result)
-  assert.is_nil(h.read(t .. "/outside-wrapped"))
-end
-
 describe("install paths", function()
   local t
   before_each(function()
@@ -46,13 +30,13 @@ describe("install paths", function()
     local rock_dir = h.capture("ls -d " .. t .. "/rocks/lib/luarocks/rocks-5.1/flemma-sandbox/*/"):gsub("%s+$", "")
     assert.truthy(h.read(rock_dir .. "doc/tags"), "the rock has no help tags")
     -- no package.path or cpath line: the plugin file adds the tree
-    check(t, "vim.opt.runtimepath:append(" .. string.format("%q", rock_dir) .. ")\n")
+    h.check_install(t, "vim.opt.runtimepath:append(" .. string.format("%q", rock_dir) .. ")\n")
   end)
 
   it("make install PREFIX=... installs a package with help tags", function()
     local r = h.run({ "make", "-s", "install", "PREFIX=" .. t .. "/site" }, { HOME = t .. "/home" }, t .. "/src")
     assert(r.code == 0, r.stdout .. r.stderr)
     assert.truthy(h.read(t .. "/site/pack/flemma-sandbox/start/flemma-sandbox/doc/tags"), "no help tags")
-    check(t, "vim.opt.packpath:prepend(" .. string.format("%q", t .. "/site") .. ")\n")
+    h.check_install(t, "vim.opt.packpath:prepend(" .. string.format("%q", t .. "/site") .. ")\n")
   end)
 end)

@@ -52,8 +52,8 @@ describe("the rock", function()
     for _, file in ipairs(copied) do
       assert.truthy(h.read(rock_dir .. file), "the rock has no " .. file)
     end
-    h.write(
-      t .. "/init.lua",
+    h.check_install(
+      t,
       [[
 local t = os.getenv("T")
 package.path = t .. "/rocks/share/lua/5.1/?.lua;" .. t .. "/rocks/share/lua/5.1/?/init.lua;" .. package.path
@@ -63,16 +63,6 @@ for _, dir in ipairs(vim.fn.glob(t .. "/rocks/lib/luarocks/rocks-5.1/*/*", true,
 end
 ]]
     )
-    local argv = { "timeout", "120", "nvim", "--headless", "-i", "NONE", "-u", t .. "/init.lua" }
-    extend(argv, { "-c", "luafile " .. h.INSTALL_CHECK, "-c", "cquit 1" })
-    local r = h.run(argv, { HOME = t .. "/home", T = t }, t .. "/project")
-    local result = h.read(t .. "/result") or ("no result:\n" .. r.stderr .. r.stdout)
-    assert.matches("command=2\n", result)
-    assert.matches("help=flemma%-sandbox%.txt\n", result)
-    assert.matches("health=true", result)
-    assert.matches("health_found=true\n", result)
-    assert.matches("output=ran\n", result)
-    assert.is_nil(h.read(t .. "/outside-wrapped"))
   end)
 
   it("packs from the tagged source the rockspec names, and the packed rock builds", function()

@@ -58,6 +58,29 @@ end
 --- the specs run Neovim in other folders).
 M.INSTALL_CHECK = (os.getenv("PWD") or ".") .. "/spec/support/install_check.lua"
 
+--- Starts Neovim with init (an init.lua's text, written to T/init.lua) in a
+--- fresh HOME under t, runs INSTALL_CHECK there and asserts what a user
+--- checks first: the command, the help, the health check, a command run
+--- in the sandbox.
+---@param t string the spec's folder (holds home/ and project/)
+---@param init string
+function M.check_install(t, init)
+  local assert = require("luassert")
+  M.write(t .. "/init.lua", init)
+  local argv = { "timeout", "120", "nvim", "--headless", "-i", "NONE", "-u", t .. "/init.lua" }
+  for _, word in ipairs({ "-c", "luafile " .. M.INSTALL_CHECK, "-c", "cquit 1" }) do
+    argv[#argv + 1] = word
+  end
+  local r = M.run(argv, { HOME = t .. "/home", T = t }, t .. "/project")
+  local result = M.read(t .. "/result") or ("no result:\n" .. r.stderr .. r.stdout)
+  assert.matches("command=2\n", result)
+  assert.matches("help=flemma%-sandbox%.txt\n", result)
+  assert.matches("health=true", result)
+  assert.matches("health_found=true\n", result)
+  assert.matches("output=ran\n", result)
+  assert.is_nil(M.read(t .. "/outside-wrapped"))
+end
+
 --- Copies this tree (the working directory) to dest as a user's clone
 --- would hold it: built files left out, owned by whoever runs the spec (as
 --- root, tar would keep the test user's ownership and git would refuse it).
