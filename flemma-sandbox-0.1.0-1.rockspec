@@ -10,7 +10,7 @@ description = {
   detailed = [[
 Runs every tool command inside bubblewrap: the filesystem read-only, a short
 allowlist of writable paths, no network unless allowed. Implements the Lua API
-Flemma documents for require("flemma_sandbox").
+Flemma documents for require("flemma.sandbox").
 ]],
   homepage = "https://github.com/flemma-sandbox/flemma-sandbox",
   license = "MIT",
