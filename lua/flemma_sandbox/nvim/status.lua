@@ -137,7 +137,21 @@ function M.hardening(lines, policy, network)
   -- the rest is detail: folded in the window (zo opens it)
   lines.details_from = #lines + 1
   lines[#lines + 1] = "  details (zo shows them):"
-  M.rules(lines, "private (empty in each command; the host's files there are out of reach)", policy.private.folders)
+  -- the home_writable folders are made in each command, host or not: one
+  -- line of their own, not the list of host paths
+  local hiding, made = {}, {}
+  for _, folder in ipairs(policy.private.folders) do
+    if vim.tbl_contains(policy.private.inner or {}, folder.path) then
+      made[#made + 1] = vim.fn.fnamemodify(folder.path, ":~")
+    else
+      hiding[#hiding + 1] = folder
+    end
+  end
+  M.rules(lines, "private (empty in each command; the host's files there are out of reach)", hiding)
+  if #made > 0 then
+    lines[#lines + 1] = "  writable in the private home, thrown away after each command (policy.home_writable): "
+      .. table.concat(made, ", ")
+  end
   if #policy.show_paths > 0 then
     lines[#lines + 1] = "  shown read-only in them (policy.home_allow, what /run needs, allow_sockets):"
     for _, path in ipairs(policy.show_paths) do
