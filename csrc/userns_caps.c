@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,7 +44,10 @@ int fs_userns_gate_open(fs_userns_gate *g, long instances, long watches)
         return 0;
     if (pipe2(info, O_CLOEXEC) != 0)
         return -1;
-    if (pipe2(block, O_CLOEXEC) != 0) {
+    /* a socket, not a pipe: bwrap may die in its set-up before it reads
+     * (a bind source gone), and a write to a pipe nobody reads would kill
+     * this helper with SIGPIPE; send() with MSG_NOSIGNAL says EPIPE */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, block) != 0) {
         int saved = errno;
 
         close(info[0]);
@@ -217,7 +221,11 @@ int fs_userns_gate_apply(fs_userns_gate *g, char *why, size_t n)
         return -1;
     }
     /* the caps hold: bwrap may run the command */
-    if (write(g->block_write, "1", 1) != 1) {
+    if (send(g->block_write, "1", 1, MSG_NOSIGNAL) != 1) {
+        if (errno == EPIPE) {
+            close_fd(&g->block_write);
+            return 1; /* bwrap ended in its set-up: nothing runs */
+        }
         snprintf(why, n, "cannot let bwrap go on: %s", strerror(errno));
         return -1;
     }

@@ -22,7 +22,7 @@ typedef struct {
     long inotify_instances; /* > 0: at most this many in the sandbox */
     long inotify_watches;   /* > 0: likewise */
     int info_read, info_write;   /* bwrap's --info-fd: it writes the child's pid */
-    int block_read, block_write; /* bwrap's --block-fd: it waits for a byte */
+    int block_read, block_write; /* bwrap's --block-fd (a socket pair): it waits for a byte */
     char info_text[16], block_text[16];
 } fs_userns_gate;
 
@@ -43,8 +43,8 @@ void fs_userns_gate_child(const fs_userns_gate *g);
 
 /* In the helper after the fork: sets the caps in the namespace of the
  * process bwrap names, then lets bwrap run the command. 0 when done (or
- * nothing asked), 1 when bwrap ended before it named a process (nothing to
- * cap: the caller collects bwrap's exit), -1 with why filled when a cap
+ * nothing asked), 1 when bwrap ended before the command could run (nothing
+ * to cap: the caller collects bwrap's exit), -1 with why filled when a cap
  * could not be set: the caller must stop bwrap, which is still waiting. */
 int fs_userns_gate_apply(fs_userns_gate *g, char *why, size_t n);
 

@@ -98,7 +98,7 @@ describe("escape: resource limits and stray processes", function()
     assert.matches("%.nvim%.lua was created at a protected name during an earlier run that was killed", r2.stderr)
     assert.is_nil(h.read(w.proj .. "/.nvim.lua"))
     local runs = w.home .. "/.local/state/flemma-sandbox/runs"
-    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))
+    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)), r2.stderr .. " code " .. r2.code)
   end)
 
   it("RAM-backed folders hold at most limits.tmpfs_mb each, and /dev is read-only", function()
