@@ -172,6 +172,25 @@ describe("flemma_sandbox API", function()
     assert.are.same({ nil, "inner_cmd[2]: expected string, got number" }, { sandbox.wrap_command({ "a", 1 }, 7) })
   end)
 
+  it("makes the home_writable folders at their names under $HOME, a host symlink there or not", function()
+    h.sh(
+      "mkdir -p "
+        .. h.shell_quote(dir .. "/outside/cache")
+        .. " && ln -s ../../outside/cache "
+        .. h.shell_quote(dir .. "/home/u/.cache")
+    )
+    local policy = sandbox.get_policy(nil)
+    assert.are.same(
+      { dir .. "/home/u/.cache", dir .. "/home/u/.npm", dir .. "/home/u/.local/state" },
+      policy.inner_tmpfs
+    )
+    assert.are.same({ dir .. "/home/u" }, policy.readonly_paths)
+    sandbox.setup({ policy = { home_writable = { "~" } } })
+    policy = sandbox.get_policy(nil)
+    assert.are.same({}, policy.inner_tmpfs)
+    assert.are.same({}, policy.readonly_paths)
+  end)
+
   it("is_path_writable follows symlinks before checking rw_paths", function()
     assert.is_true((sandbox.is_path_writable(dir .. "/proj/new-file.txt", 7)))
     assert.is_true((sandbox.is_path_writable("sub/relative.txt", 7)))

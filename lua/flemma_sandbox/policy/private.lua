@@ -110,8 +110,15 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
     local home_rule = { path = home, rule = "private home (not in policy.home_allow)" }
     folders[#folders + 1] = home_rule
     local all_writable = false
+    -- the folder as named under $HOME, not where a host symlink points:
+    -- the private home is a fresh tmpfs, with no such link in it
+    local named_home = core.normalize(host.getenv("HOME") or "")
     for _, entry in ipairs(home_writable or {}) do
-      local real = expand(entry)
+      local real, _, raw = expand(entry)
+      raw = raw and core.normalize(raw)
+      if raw and raw ~= named_home and core.is_within(raw, named_home) then
+        real = home .. raw:sub(#named_home + 1)
+      end
       if real == home then
         all_writable = true
       elseif real and core.is_within(real, home) then
