@@ -185,6 +185,10 @@ describe("flemma_sandbox API", function()
       policy.inner_tmpfs
     )
     assert.are.same({ dir .. "/home/u" }, policy.readonly_paths)
+    -- never inside a folder bound from the host: it would be made there
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/home/u/.local"))
+    sandbox.setup({ policy = { home_allow = { "~/.local" } } })
+    assert.are.same({ dir .. "/home/u/.cache", dir .. "/home/u/.npm" }, sandbox.get_policy(nil).inner_tmpfs)
     sandbox.setup({ policy = { home_writable = { "~" } } })
     policy = sandbox.get_policy(nil)
     assert.are.same({}, policy.inner_tmpfs)

@@ -119,9 +119,17 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
       if raw and raw ~= named_home and core.is_within(raw, named_home) then
         real = home .. raw:sub(#named_home + 1)
       end
+      -- inside a writable root or a shown folder it would be made in the
+      -- host's folder (a mount point bwrap creates there, or cannot)
+      local on_host = false
+      for _, list in ipairs({ rw, shown }) do
+        for _, path in ipairs(list) do
+          on_host = on_host or (real ~= nil and core.is_within(real, path))
+        end
+      end
       if real == home then
         all_writable = true
-      elseif real and core.is_within(real, home) then
+      elseif real and not on_host and core.is_within(real, home) then
         inner[#inner + 1] = real
         folders[#folders + 1] = {
           path = real,
