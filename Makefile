@@ -100,6 +100,7 @@ bench: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/socket_bench.lua" -c "qa!"
 	$(LUAJIT) bench/proxy_bench.lua
+	$(LUAJIT) bench/startup_bench.lua
 
 demo: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"

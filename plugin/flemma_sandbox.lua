@@ -11,8 +11,9 @@ vim.g.loaded_flemma_sandbox = true
 -- the tree: <tree>/lib/luarocks/rocks-5.1/flemma-sandbox/<version>/plugin/.
 -- Put the tree on package.path and package.cpath unless something else
 -- (rocks.nvim) already did.
+local here = debug.getinfo(1, "S").source:match("^@(.*)/plugin/flemma_sandbox%.lua$")
+
 local function find_rock_tree()
-  local here = debug.getinfo(1, "S").source:match("^@(.*)/plugin/flemma_sandbox%.lua$")
   local tree = here and here:match("^(.*)/lib/luarocks/rocks%-5%.1/flemma%-sandbox/[^/]+$")
   if not tree or package.searchpath("flemma_sandbox.nvim.start", package.path) then
     return
@@ -23,7 +24,7 @@ end
 
 local ok, err = pcall(function()
   find_rock_tree()
-  require("flemma_sandbox.nvim.start").run()
+  require("flemma_sandbox.nvim.start").run(here)
 end)
 if not ok then
   vim.schedule(function()

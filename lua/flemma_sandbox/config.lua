@@ -1,8 +1,6 @@
 --- Sandbox configuration: defaults, validation with errors that name the
 --- key, and the three layers (runtime override > buffer > setup()).
-local cache = require("flemma_sandbox.policy.cache")
-local private = require("flemma_sandbox.policy.private")
-local protect = require("flemma_sandbox.policy.protect")
+local defaults = require("flemma_sandbox.policy.defaults")
 local util = require("flemma_sandbox.util")
 
 local M = {}
@@ -67,11 +65,11 @@ M.defaults = {
   backend = "auto",
   policy = {
     rw_paths = { "$CWD", "$FLEMMA_BUFFER_PATH", "/tmp", "$FLEMMA_PLAYGROUND" },
-    deny_read = util.deepcopy(protect.DEFAULT_DENY_READ),
-    home_allow = util.deepcopy(private.DEFAULT_HOME_ALLOW),
-    home_writable = util.deepcopy(private.DEFAULT_HOME_WRITABLE),
-    deny_write = util.deepcopy(protect.DEFAULT_DENY_WRITE),
-    secret_files = util.deepcopy(protect.DEFAULT_SECRET_FILES),
+    deny_read = util.deepcopy(defaults.DENY_READ),
+    home_allow = util.deepcopy(defaults.HOME_ALLOW),
+    home_writable = util.deepcopy(defaults.HOME_WRITABLE),
+    deny_write = util.deepcopy(defaults.DENY_WRITE),
+    secret_files = util.deepcopy(defaults.SECRET_FILES),
     secret_scan_depth = 64,
     network = "allowlist",
     allow_domains = { "api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com" },
@@ -497,6 +495,7 @@ function M.resolve_shared(opts)
   local _, layer = M.parse_opts(opts)
   if not (shared and shared.setup == setup_layer and shared.layer == layer and shared.runtime == runtime_enabled) then
     local cfg, source = M.resolve(opts)
+    local cache = require("flemma_sandbox.policy.cache")
     cache.remember(cfg.policy, cache.policy_text(cfg.policy))
     shared = { setup = setup_layer, layer = layer, runtime = runtime_enabled, cfg = cfg, source = source }
   end

@@ -12,7 +12,7 @@ if not core_ok then
 end
 
 local config = require("flemma_sandbox.config")
-local policy = require("flemma_sandbox.policy")
+local policy = require("flemma_sandbox.util").lazy_require("flemma_sandbox.policy")
 local registry = require("flemma_sandbox.backends")
 
 local M = {}
@@ -31,10 +31,15 @@ local builtins_registered = false
 local function register_builtins()
   builtins_registered = true
   if not registry.has("bwrap") then
-    local bwrap = require("flemma_sandbox.backends.bwrap")
+    -- backends/bwrap.lua loads when a backend is first asked for, not in setup()
+    local bwrap = require("flemma_sandbox.util").lazy_require("flemma_sandbox.backends.bwrap")
     registry.register("bwrap", {
-      available = bwrap.available,
-      wrap = bwrap.wrap,
+      available = function(...)
+        return bwrap.available(...)
+      end,
+      wrap = function(...)
+        return bwrap.wrap(...)
+      end,
       priority = 100,
       description = "Bubblewrap (Linux)",
     })
@@ -53,7 +58,11 @@ end
 ---@param opts? table
 function M.setup(opts)
   config.set_setup(opts)
-  require("flemma_sandbox.policy.cache").clear()
+  -- cached policies of the old config (none before the first tool call)
+  local cache = package.loaded["flemma_sandbox.policy.cache"]
+  if cache then
+    cache.clear()
+  end
   register_builtins()
 end
 

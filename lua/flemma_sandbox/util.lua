@@ -2,6 +2,20 @@
 --- `vim` here).
 local M = {}
 
+--- A stand-in for require(name) that loads the module on first use of one
+--- of its fields: what Neovim's start runs (the plugin file, a setup() in
+--- init.lua) then loads only the modules it uses (a require is not free:
+--- Neovim's loader searches the runtimepath).
+---@param name string
+---@return table
+function M.lazy_require(name)
+  return setmetatable({}, {
+    __index = function(_, key)
+      return require(name)[key]
+    end,
+  })
+end
+
 --- The first line of a small file, or nil when it cannot be read.
 ---@param path string
 ---@return string|nil

@@ -16,12 +16,15 @@ local function quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
 end
 
+--- The words of the test sandbox: the options every sandbox uses.
+local TEST_WORDS = { "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent" }
+
 --- Runs `bwrap ... -- true` with the options every sandbox uses; returns
 --- nil when it worked, else what bwrap said.
 ---@param found string the bwrap program
 ---@return string|nil err
 local function try_start(found)
-  local words = { quote(found), "--ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent -- true" }
+  local words = { quote(found), table.concat(TEST_WORDS, " "), "-- true" }
   -- LuaJIT's popen close() does not report the exit status: print it
   local f = io.popen(table.concat(words, " ") .. " 2>&1 </dev/null; echo __rc=$?")
   if not f then
@@ -37,10 +40,14 @@ local function try_start(found)
 end
 
 --- Linux, bwrap on PATH, and a real test sandbox that starts (once per
---- bwrap path; a failure is not remembered, so it is tried again).
+--- bwrap path; a failure is not remembered, so it is tried again). With
+--- opts.start = false the test sandbox is left for later (Flemma asks every
+--- backend in its setup(), at Neovim's start-up): check_in_background()
+--- or the next call without it starts it.
 ---@param backend_config flemma_sandbox.BwrapConfig|table
+---@param opts? { start: boolean|nil }
 ---@return boolean ok, string|nil err
-function M.available(backend_config)
+function M.available(backend_config, opts)
   if not host.is_linux() then
     return false, "bubblewrap needs Linux (user namespaces)"
   end
@@ -49,7 +56,7 @@ function M.available(backend_config)
   if not found then
     return false, "bubblewrap not found (" .. err .. "); install the bubblewrap package"
   end
-  if not started[found] then
+  if not started[found] and not (opts and opts.start == false) then
     local failure = try_start(found)
     if failure then
       return false, "bubblewrap cannot start a sandbox here: " .. failure
@@ -57,6 +64,57 @@ function M.available(backend_config)
     started[found] = true
   end
   return true, nil
+end
+
+---@type table<string, boolean> bwrap paths whose test sandbox is running
+local checking = {}
+
+--- Starts the test sandbox in the background (off the editor's thread),
+--- unless this bwrap already passed; done(ok, err) runs in the main loop
+--- when it ends. For the first chat buffer, so the first tool call finds
+--- the backend checked.
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@param done fun(ok: boolean, err: string|nil)
+function M.check_in_background(backend_config, done)
+  local ok, err = M.available(backend_config, { start = false })
+  local found = ok and core.which(backend_config.path or "bwrap", host.getenv("PATH"))
+  if not found or started[found] then
+    return done(ok, err)
+  end
+  if checking[found] then
+    return
+  end
+  local uv = vim.uv or vim.loop
+  -- bwrap says why on stderr (one pipe may not be both stdout and stderr)
+  local out = uv.new_pipe(false)
+  local chunks = {}
+  checking[found] = true
+  local args = vim.list_extend(vim.deepcopy(TEST_WORDS), { "--", "true" })
+  local handle
+  handle = uv.spawn(found, { args = args, stdio = { nil, nil, out } }, function(code)
+    handle:close()
+    vim.schedule(function()
+      checking[found] = nil
+      if code == 0 then
+        started[found] = true
+        return done(true, nil)
+      end
+      local text = table.concat(chunks):gsub("%s+$", "")
+      done(false, "bubblewrap cannot start a sandbox here: " .. (text ~= "" and text or ("exit status " .. code)))
+    end)
+  end)
+  if not handle then
+    checking[found] = nil
+    out:close()
+    return done(false, "bubblewrap cannot start a sandbox here: cannot run " .. found)
+  end
+  out:read_start(function(_, data)
+    if data then
+      chunks[#chunks + 1] = data
+    else
+      out:close()
+    end
+  end)
 end
 
 ---@type table<string, string>

@@ -4,10 +4,11 @@
 --- which policy a command is sandboxed; this adds the hardening (hidden and
 --- protected paths, clean environment, limits, seccomp) to Flemma's
 --- rw_paths, network and allow_privileged.
-local bwrap = require("flemma_sandbox.backends.bwrap")
-local config = require("flemma_sandbox.config")
-local policy = require("flemma_sandbox.policy")
 local util = require("flemma_sandbox.util")
+-- registered with Flemma at start-up; what wraps commands loads at first use
+local bwrap = util.lazy_require("flemma_sandbox.backends.bwrap")
+local config = util.lazy_require("flemma_sandbox.config")
+local policy = util.lazy_require("flemma_sandbox.policy")
 
 local M = {}
 
@@ -124,6 +125,11 @@ function M.resolve(flemma_policy, backend_config, context)
   return resolved, nil, cfg
 end
 
+--- Flemma's setup() asks every backend whether it works, at Neovim's
+--- start-up when Flemma loads there: the answer then comes from cheap
+--- checks (Linux, bwrap on PATH, the helper built), and the test sandbox
+--- starts at first use (the bridge's check_in_background() for the first
+--- chat, or wrap()). Later, the full check.
 ---@param backend_config table
 ---@return boolean ok, string|nil err
 function M.available(backend_config)
@@ -131,7 +137,7 @@ function M.available(backend_config)
   if not cfg then
     return false, err
   end
-  local ok, why = bwrap.available(cfg.backends.bwrap)
+  local ok, why = bwrap.available(cfg.backends.bwrap, { start = vim.v.vim_did_enter == 1 })
   if not ok then
     return false, why
   end
@@ -156,6 +162,11 @@ function M.wrap(flemma_policy, backend_config, inner_cmd)
   local resolved, err, cfg = M.resolve(flemma_policy, backend_config, M.current_call())
   if not resolved then
     return nil, err
+  end
+  -- the test sandbox, when no check started it yet: fail closed
+  local ok, why = bwrap.available(cfg.backends.bwrap)
+  if not ok then
+    return nil, why
   end
   -- whatever timeout the model asked Flemma's tool for
   resolved.time_limit_ms = cfg.tools.max_timeout_ms

@@ -145,6 +145,28 @@ function M.attach()
   return true
 end
 
+--- Starts the backend's test sandbox in the background (for the first
+--- chat in a session): Flemma's setup() at start-up was answered from
+--- cheap checks; when the test fails, a new registration makes Flemma's
+--- detection ask again (its cache is kept per registry generation), so
+--- "auto" moves on as Flemma documents.
+---@param bufnr integer
+function M.check_in_background(bufnr)
+  local cfg = flemma_config(bufnr)
+  local sandbox_cfg = cfg and cfg.sandbox or {}
+  local effective = backend.effective_config((sandbox_cfg.backends or {})[backend.name])
+  if not effective then
+    return
+  end
+  require("flemma_sandbox.backends.bwrap").check_in_background(effective.backends.bwrap, function(ok)
+    if not ok and M.flemma_present() then
+      local fs = require("flemma.sandbox")
+      fs.unregister(backend.name)
+      register_backend()
+    end
+  end)
+end
+
 ---@return boolean
 function M.is_attached()
   return attached

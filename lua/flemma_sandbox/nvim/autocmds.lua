@@ -3,8 +3,10 @@
 --- "required" finds nothing. Both modes: stops
 --- running jobs on exit, and builds the current folder's scan index in the
 --- background.
-local frontmatter = require("flemma_sandbox.chat.frontmatter")
-local sandbox = require("flemma_sandbox")
+local util = require("flemma_sandbox.util")
+-- set up at start-up; the modules the callbacks use load on the first .chat
+local frontmatter = util.lazy_require("flemma_sandbox.chat.frontmatter")
+local sandbox = util.lazy_require("flemma_sandbox")
 
 local M = {}
 
@@ -34,7 +36,9 @@ function M.refresh(bufnr, quiet)
 end
 
 --- With backend = "required", the first .chat buffer entered without a
---- working backend gets a visible warning, once per session.
+--- working backend gets a visible warning, once per session. The test
+--- sandbox of bwrap starts in the background (never on the editor's
+--- thread); the warning comes when it failed.
 ---@param bufnr integer
 function M.check_required(bufnr)
   if warned_required then
@@ -44,15 +48,23 @@ function M.check_required(bufnr)
   if not cfg.enabled or cfg.backend ~= "required" then
     return
   end
-  local backend = sandbox.backend_status(bufnr)
-  if not backend.available then
-    warned_required = true
-    vim.notify(
-      'flemma-sandbox: backend = "required" but no sandbox backend works; tool commands are refused: '
-        .. tostring(backend.error),
-      vim.log.levels.WARN
-    )
+  local function warn_unless_available()
+    local backend = sandbox.backend_status(bufnr)
+    if not backend.available and not warned_required then
+      warned_required = true
+      vim.notify(
+        'flemma-sandbox: backend = "required" but no sandbox backend works; tool commands are refused: '
+          .. tostring(backend.error),
+        vim.log.levels.WARN
+      )
+    end
   end
+  require("flemma_sandbox.backends.bwrap").check_in_background(cfg.backends.bwrap, function()
+    -- bwrap's test has run (or bwrap is missing): this is quick now
+    if vim.api.nvim_buf_is_valid(bufnr) then
+      warn_unless_available()
+    end
+  end)
 end
 
 --- For specs: forget that the warning was given.
@@ -125,22 +137,61 @@ function M.warm_index()
   return handle ~= nil
 end
 
---- In both modes: no job of ours outlives Neovim.
-function M.setup_common()
-  local group = vim.api.nvim_create_augroup("flemma_sandbox_jobs", { clear = true })
-  vim.api.nvim_create_autocmd({ "VimEnter", "DirChanged" }, {
-    group = group,
-    callback = function()
-      pcall(M.warm_index)
-    end,
-  })
-  if vim.v.vim_did_enter == 1 then
+---@type table<string, boolean> folders whose index was started
+local warmed = {}
+
+local backend_checked = false
+
+--- At the first chat buffer (standalone or Flemma's), not at start-up:
+--- starts the scan index of the current folder (once per folder) and the
+--- backend's test sandbox, both in the background, so the first tool call
+--- finds them done.
+---@param args table the autocmd's
+local function warm_once(args)
+  local cwd = vim.fn.getcwd()
+  if not warmed[cwd] then
+    warmed[cwd] = true
     pcall(M.warm_index)
   end
+  if backend_checked then
+    return
+  end
+  backend_checked = true
+  local bridge = package.loaded["flemma_sandbox.flemma"]
+  if bridge and bridge.is_attached() then
+    pcall(bridge.check_in_background, args.buf)
+  else
+    pcall(function()
+      local cfg = sandbox.resolve_config(args.buf)
+      require("flemma_sandbox.backends.bwrap").check_in_background(cfg.backends.bwrap, function() end)
+    end)
+  end
+end
+
+--- In both modes: no job of ours outlives Neovim, and the first chat in a
+--- folder starts its scan index in the background.
+function M.setup_common()
+  local group = vim.api.nvim_create_augroup("flemma_sandbox_jobs", { clear = true })
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = "chat",
+    callback = warm_once,
+  })
+  vim.api.nvim_create_autocmd("DirChanged", {
+    group = group,
+    callback = function()
+      if vim.bo.filetype == "chat" then
+        warm_once({ buf = vim.api.nvim_get_current_buf() })
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = group,
     callback = function()
-      require("flemma_sandbox.run.job").kill_all()
+      local job = package.loaded["flemma_sandbox.run.job"]
+      if job then
+        job.kill_all() -- no job ran when it was never loaded
+      end
       local ask = package.loaded["flemma_sandbox.nvim.net_ask"]
       if ask then
         ask.stop() -- its socket goes with it

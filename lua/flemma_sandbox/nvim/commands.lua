@@ -4,8 +4,10 @@
 --- that command is Flemma's. With Flemma installed, enable and disable are
 --- Flemma's session switch and the tool subcommands are Flemma's
 --- (:Flemma tool:execute).
-local sandbox = require("flemma_sandbox")
-local status = require("flemma_sandbox.nvim.status")
+local util = require("flemma_sandbox.util")
+-- defined at start-up; what the subcommands need loads when one runs
+local sandbox = util.lazy_require("flemma_sandbox")
+local status = util.lazy_require("flemma_sandbox.nvim.status")
 
 local M = {}
 

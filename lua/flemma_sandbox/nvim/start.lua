@@ -12,21 +12,22 @@ end
 
 --- Writes doc/tags where it is missing and the folder is writable, so
 --- :help flemma-sandbox works on first start with any plugin manager: in
---- the plugin's folder, and in a rock's folder on 'runtimepath' (rocks.nvim
---- puts the rock's copied doc/ there; its Lua stays on package.path).
----@param root string|nil
-function M.ensure_helptags(root)
-  local docs = {}
-  for _, file in ipairs(vim.api.nvim_get_runtime_file("doc/flemma-sandbox.txt", true)) do
-    docs[vim.fn.fnamemodify(file, ":p:h")] = true
-  end
-  if root then
-    docs[root .. "/doc"] = true
-  end
-  for doc in pairs(docs) do
-    if vim.fn.filereadable(doc .. "/flemma-sandbox.txt") == 1 then
-      if vim.fn.filereadable(doc .. "/tags") == 0 and vim.fn.filewritable(doc) == 2 then
-        pcall(vim.cmd, "silent! helptags " .. vim.fn.fnameescape(doc))
+--- the folder of the plugin file that runs (a rock's folder on
+--- 'runtimepath' holds plugin/ and doc/ while its Lua stays on
+--- package.path) and in the plugin's own folder. Two file checks when the
+--- tags are there: no search of the runtimepath at start-up.
+---@param folders (string|nil)[]
+function M.ensure_helptags(folders)
+  local seen = {}
+  -- pairs, not ipairs: either folder may be nil
+  for _, folder in pairs(folders) do
+    local doc = folder and (folder .. "/doc")
+    if doc and not seen[doc] then
+      seen[doc] = true
+      if vim.fn.filereadable(doc .. "/tags") == 0 and vim.fn.filereadable(doc .. "/flemma-sandbox.txt") == 1 then
+        if vim.fn.filewritable(doc) == 2 then
+          pcall(vim.cmd, "silent! helptags " .. vim.fn.fnameescape(doc))
+        end
       end
     end
   end
@@ -37,6 +38,21 @@ end
 function M.core_loads()
   local ok, err = pcall(require, "flemma_sandbox.core")
   return ok, (not ok) and tostring(err) or nil
+end
+
+--- Whether the C core is there, without loading it (it loads at first
+--- use): built in the plugin's folder, or on package.cpath (a rock);
+--- else whether it loads from wherever Neovim's loader finds it.
+---@param root string|nil
+---@return boolean
+function M.core_present(root)
+  if root and vim.fn.filereadable(root .. "/lua/flemma_sandbox/core.so") == 1 then
+    return true
+  end
+  if package.loaded["flemma_sandbox.core"] or package.searchpath("flemma_sandbox.core", package.cpath) then
+    return true
+  end
+  return (M.core_loads())
 end
 
 local building = false
@@ -116,10 +132,13 @@ local function define_placeholder_command(message)
   end, { nargs = "?", desc = "flemma-sandbox (C core not built yet)" })
 end
 
-function M.run()
+--- Start-up: cheap (file checks, a command, autocmds); nothing loads the
+--- policy, probes bwrap or walks a tree until first use.
+---@param plugin_dir string|nil the folder of the plugin file that runs
+function M.run(plugin_dir)
   local root = M.root()
-  M.ensure_helptags(root)
-  if M.core_loads() then
+  M.ensure_helptags({ plugin_dir, root })
+  if M.core_present(root) then
     return M.finish()
   end
   if not root or vim.fn.filereadable(root .. "/Makefile") == 0 then

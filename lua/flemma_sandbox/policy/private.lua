@@ -7,46 +7,15 @@
 --- allow_sockets entries. A deny list is not needed for these folders, so it
 --- does not grow with the machine.
 local core = require("flemma_sandbox.core")
+local defaults = require("flemma_sandbox.policy.defaults")
 local host = require("flemma_sandbox.host")
 local util = require("flemma_sandbox.util")
 
 local M = {}
 
---- Read-only in the private home by default: git's own configuration (the
---- credential stores are other files) and the usual toolchain folders, so
---- compilers, version managers and ~/.local/bin keep working.
-M.DEFAULT_HOME_ALLOW = {
-  "~/.gitconfig",
-  "~/.config/git/config",
-  "~/.config/git/ignore",
-  "~/.config/git/attributes",
-  "~/.local/bin",
-  "~/.local/lib",
-  "~/.cargo/bin",
-  "~/.cargo/registry",
-  "~/.cargo/git",
-  "~/.rustup",
-  "~/go",
-  "~/.nvm",
-  "~/.pyenv",
-  "~/.rbenv",
-  "~/.volta",
-  "~/.deno",
-  "~/.bun/bin",
-  "~/.asdf",
-  "~/.sdkman/candidates",
-  "~/.ghcup/bin",
-  "~/.cabal/bin",
-  "~/.nix-profile",
-}
-
---- Writable in the private home by default: the caches package managers
---- and build tools fill (pip, go, npm, yarn under ~/.cache or ~/.npm) and
---- what programs keep as state. Each is an empty tmpfs of its own in every
---- command; the rest of the private home is read-only, so a write meant to
---- last (~/.bashrc, ~/.config, ~/.ssh) fails where the command can see it
---- fail, instead of landing in a folder that is thrown away.
-M.DEFAULT_HOME_WRITABLE = { "~/.cache", "~/.npm", "~/.local/state" }
+--- The default lists (policy/defaults.lua says what each holds and why).
+M.DEFAULT_HOME_ALLOW = defaults.HOME_ALLOW
+M.DEFAULT_HOME_WRITABLE = defaults.HOME_WRITABLE
 
 --- What /run must keep for the system to work: NixOS's system profile and
 --- setuid wrappers (no_new_privs keeps them unprivileged).
