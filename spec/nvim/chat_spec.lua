@@ -64,6 +64,39 @@ describe(".chat tool calls (end to end)", function()
     h.rmdir(dir)
   end)
 
+  it("execute-all counts as not run only what the user answered, not a finished (error) result", function()
+    local lines = chat_lines({
+      { "bash", "toolu_e", { command = "false" } },
+      { "bash", "toolu_r", { command = "touch rejected-ran" } },
+    })
+    vim.list_extend(lines, {
+      "@You:",
+      "",
+      "**Tool Result:** `toolu_e` (error)",
+      "",
+      "```",
+      "[exit code 1]",
+      "```",
+      "",
+      "**Tool Result:** `toolu_r` (rejected)",
+      "",
+      "```",
+      "```",
+    })
+    n.open_chat(dir .. "/counted.chat", lines)
+    local notes, restore = n.capture_notify()
+    vim.cmd("FlemmaSandbox tool:execute-all")
+    restore()
+    local said = table.concat(
+      vim.tbl_map(function(note)
+        return note.msg
+      end, notes),
+      "\n"
+    )
+    assert.matches("no tool use to run in this buffer %(1 not run:", said)
+    assert.are.equal(0, vim.fn.filereadable(dir .. "/proj/rejected-ran"))
+  end)
+
   it("runs bash and writes its output under the right id", function()
     local buf =
       n.open_chat(dir .. "/a.chat", chat_lines({ { "bash", "toolu_1", { command = "echo SANDBOX_E2E_OK" } } }))

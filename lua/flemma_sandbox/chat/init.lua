@@ -323,8 +323,13 @@ function M.execute_all(bufnr, max_parallel)
     if use.action and not busy then
       use.state = track(bufnr, use)
       queue[#queue + 1] = use
-    elseif not use.action and doc.results[use.id] and doc.results[use.id].status then
-      skipped = skipped + 1
+    else
+      -- a placeholder the user answered or filled in; a finished result
+      -- (an "(error)" one included, which this plugin writes) is not counted
+      local status = not use.action and doc.results[use.id] and doc.results[use.id].status
+      if status and status ~= "error" then
+        skipped = skipped + 1
+      end
     end
   end
   draw(bufnr)
