@@ -124,6 +124,27 @@ describe("shell output helpers", function()
   end)
 end)
 
+describe("the write question", function()
+  it("names the target and size and shows the start of the content, marked", function()
+    local content = {}
+    for i = 1, 20 do
+      content[i] = "line " .. i
+    end
+    local text = table.concat(content, "\n") .. "\n"
+    local lines = files.write_question("/p/a.txt", text)
+    assert.are.equal("write " .. #text .. " bytes (20 lines) to /p/a.txt", lines[1])
+    assert.are.equal("| line 1", lines[3])
+    assert.are.equal("| line " .. files.QUESTION_CONTENT_LINES, lines[2 + files.QUESTION_CONTENT_LINES])
+    assert.are.equal("(8 more lines)", lines[#lines])
+  end)
+
+  it("shows a short content whole, a last line without newline, and an empty file", function()
+    assert.are.same({ "write 6 bytes (2 lines) to /p/b", "", "| a", "| b c" }, files.write_question("/p/b", "a\nb c\n"))
+    assert.are.same({ "write 3 bytes (2 lines) to /p/b", "", "| a", "| b" }, files.write_question("/p/b", "a\nb"))
+    assert.are.same({ "write 0 bytes (0 lines) to /p/b", "" }, files.write_question("/p/b", ""))
+  end)
+end)
+
 describe("edit's uniqueness rule", function()
   it("replaces a unique string", function()
     assert.are.equal("a X c", files.apply_edit("a b c", { oldText = "b", newText = "X" }))

@@ -168,6 +168,35 @@ M.read = {
   end,
 }
 
+--- Lines of content the write question shows before it says how many more.
+M.QUESTION_CONTENT_LINES = 12
+
+--- What the write question shows: the target, the size, and the start of
+--- the content (each line marked "| ", so no line of it passes for a
+--- choice or for the question's own text).
+---@param real string
+---@param content string
+---@return string[]
+function M.write_question(real, content)
+  local all = {}
+  -- the newline that ends the last line starts no line of its own
+  local ended = (content == "" or content:sub(-1) == "\n") and content or content .. "\n"
+  for line in ended:gmatch("([^\n]*)\n") do
+    all[#all + 1] = line
+  end
+  local out = {
+    string.format("write %d bytes (%d lines) to %s", #content, #all, real),
+    "",
+  }
+  for i = 1, math.min(#all, M.QUESTION_CONTENT_LINES) do
+    out[#out + 1] = "| " .. all[i]
+  end
+  if #all > M.QUESTION_CONTENT_LINES then
+    out[#out + 1] = string.format("(%d more lines)", #all - M.QUESTION_CONTENT_LINES)
+  end
+  return out
+end
+
 M.write = {
   name = "write",
   input_schema = {
@@ -187,7 +216,7 @@ M.write = {
   end,
   prepare = function(input, ctx)
     local real, err = write_target(input.path, ctx)
-    return real and { lines = { "write " .. #input.content .. " bytes to " .. real } }, err
+    return real and { lines = M.write_question(real, input.content) }, err
   end,
   run = function(input, ctx, done)
     local real, err = write_target(input.path, ctx)
