@@ -148,23 +148,39 @@ describe("the approval question", function()
     assert.are.equal("", vim.v.errmsg)
   end)
 
-  it("is answered inside its window only with <CR> on a choice, and no key there raises an error", function()
-    ask({ "$ ls | sh" }) -- a pipe to a shell: no "always"
-    assert.is_true(approval.focus())
-    local float = floats()[1]
-    assert.are.equal(float, vim.api.nvim_get_current_win())
-    for _, keys in ipairs({ "a", "i", "A", "o", "dd", "x", "p", "u", "y", "n", "gg<CR>" }) do
-      type_keys(keys)
-      assert.are.same({}, answers, keys)
+  it(
+    "is answered inside its window with a, d or <CR> on a choice; A only where offered; no key raises an error",
+    function()
+      local win = vim.api.nvim_get_current_win()
+      ask({ "$ ls | sh" }) -- a pipe to a shell: no "always"
+      assert.is_true(approval.focus())
+      local float = floats()[1]
+      assert.are.equal(float, vim.api.nvim_get_current_win())
+      for _, keys in ipairs({ "i", "A", "o", "dd", "x", "p", "u", "y", "n", "gg<CR>" }) do
+        type_keys(keys)
+        assert.are.same({}, answers, keys)
+      end
+      assert.are.equal("", vim.v.errmsg, "no E21")
+      assert.truthy(table.concat(float_text(float), "\n"):find("a approve once, d deny, <CR> on a choice", 1, true))
+      vim.cmd("FlemmaSandbox approve-always")
+      assert.are.same({}, answers, "always is not offered here")
+      vim.api.nvim_win_set_cursor(float, { #float_text(float), 0 }) -- "deny"
+      type_keys("<CR>")
+      assert.are.same({ "deny" }, answers)
+      assert.are.equal(0, #floats())
+      assert.are.equal(win, vim.api.nvim_get_current_win(), "back in the window the user came from")
+      -- the window's own keys
+      for _, case in ipairs({ { "a", "once" }, { "d", "deny" }, { "A", "always" } }) do
+        ask({ "$ ls" }, { remember_key = "ls-" .. case[1] })
+        assert.is_true(approval.focus())
+        assert.truthy(table.concat(float_text(floats()[1]), "\n"):find("a approve once, A always, d deny", 1, true))
+        type_keys(case[1])
+        assert.are.equal(case[2], answers[#answers], case[1])
+        assert.are.equal(0, #floats())
+        assert.are.equal(win, vim.api.nvim_get_current_win())
+      end
     end
-    assert.are.equal("", vim.v.errmsg, "no E21")
-    vim.cmd("FlemmaSandbox approve-always")
-    assert.are.same({}, answers, "always is not offered here")
-    vim.api.nvim_win_set_cursor(float, { #float_text(float), 0 }) -- "deny"
-    type_keys("<CR>")
-    assert.are.same({ "deny" }, answers)
-    assert.are.equal(0, #floats())
-  end)
+  )
 
   describe("in a chat", function()
     before_each(function()

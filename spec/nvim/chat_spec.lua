@@ -86,6 +86,7 @@ describe(".chat tool calls (end to end)", function()
     n.open_chat(dir .. "/counted.chat", lines)
     local notes, restore = n.capture_notify()
     vim.cmd("FlemmaSandbox tool:execute-all")
+    n.flush_notices()
     restore()
     local said = table.concat(
       vim.tbl_map(function(note)

@@ -42,7 +42,7 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
   end)
 
   --- Starts Neovim in tmux with this plugin; `lua` runs once it is up.
-  local function start(lua)
+  local function start(lua, width, height)
     local root = vim.fn.getcwd()
     h.write(
       dir .. "/init.lua",
@@ -60,9 +60,9 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
       "-s",
       name,
       "-x",
-      "80",
+      tostring(width or 80),
       "-y",
-      "24",
+      tostring(height or 24),
       "env TERM=xterm-256color nvim -i NONE -u " .. q(dir .. "/init.lua"),
     })
   end
@@ -110,4 +110,89 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
     assert.truthy(shown:find("caps:", 1, true), shown)
     assert.truthy(shown:find("details (zo shows them)", 1, true), shown)
   end)
+
+  --- Sends keys to the tmux session (tmux key names, e.g. "Enter", "C-w").
+  local function keys(...)
+    vim.fn.system(vim.list_extend({ "tmux", "send-keys", "-t", name }, { ... }))
+    vim.loop.sleep(150)
+  end
+
+  for _, size in ipairs({ { 80, 24 }, { 120, 40 } }) do
+    it(
+      string.format(
+        "%dx%d: one notice line (no hit-enter prompt); typing in the chat answers nothing; a in the window does",
+        size[1],
+        size[2]
+      ),
+      function()
+        if vim.fn.executable("tmux") == 0 then
+          return pending("tmux is not installed")
+        end
+        h.sh("mkdir -p " .. q(dir .. "/proj"))
+        h.write(
+          dir .. "/proj/talk.chat",
+          table.concat({
+            "@You:",
+            "please",
+            "",
+            "@Assistant:",
+            "On it.",
+            "",
+            "**Tool Use:** `bash` (`toolu_t1`)",
+            "```json",
+            '{"command":"echo from-the-sandbox > ran.txt"}',
+            "```",
+            "",
+            "**Tool Use:** `bash` (`toolu_t2`)",
+            "```json",
+            '{"command":"touch rejected-ran"}',
+            "```",
+            "",
+            "@You:",
+            "",
+            "**Tool Result:** `toolu_t2` (rejected)",
+            "",
+            "```",
+            "```",
+            "",
+          }, "\n")
+        )
+        start(
+          "require('flemma_sandbox').setup({ backend = 'bwrap', policy = { network = false } }); "
+            .. "vim.cmd('cd "
+            .. dir
+            .. "/proj'); vim.cmd('edit talk.chat'); vim.cmd('echo \"ready\"')",
+          size[1],
+          size[2]
+        )
+        wait_screen(name, "ready")
+        keys(":FlemmaSandbox tool:execute-all", "Enter")
+        local shown = wait_screen(name, "> deny")
+        assert.truthy(shown:find("echo from-the-sandbox > ran.txt", 1, true), shown)
+        assert.is_nil(shown:find("Press ENTER", 1, true), shown)
+        -- one line: the question's answers, then what execute-all says
+        assert.truthy(shown:find("flemma-sandbox: :FlemmaSandbox approve", 1, true), shown)
+        -- typing in the chat (the window with focus) answers nothing
+        keys("G", "o", "a d A y", "Escape", "d", "d", "Enter")
+        vim.loop.sleep(500)
+        assert.are.equal(0, vim.fn.filereadable(dir .. "/proj/ran.txt"), "typing in the chat answered the question")
+        shown = screen(name)
+        assert.truthy(shown:find("> deny", 1, true), "the question is still open:\n" .. shown)
+        -- into the window, then its own key
+        keys(":FlemmaSandbox approval", "Enter")
+        keys("a")
+        for _ = 1, 100 do
+          if h.read(dir .. "/proj/ran.txt") then
+            break
+          end
+          vim.loop.sleep(100)
+        end
+        assert.are.equal("from-the-sandbox\n", h.read(dir .. "/proj/ran.txt"))
+        assert.are.equal(0, vim.fn.filereadable(dir .. "/proj/rejected-ran"))
+        shown = wait_screen(name, "**Tool Result:** `toolu_t1`")
+        assert.is_nil(shown:find("> deny", 1, true), "the window closed:\n" .. shown)
+        assert.is_nil(shown:find("Press ENTER", 1, true), shown)
+      end
+    )
+  end
 end)

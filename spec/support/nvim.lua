@@ -15,6 +15,12 @@ function M.capture_notify()
   end
 end
 
+--- Lets the notices of the last action go out (nvim/notice.lua sends one
+--- line per turn of the event loop, once the turn ends).
+function M.flush_notices()
+  vim.wait(20)
+end
+
 --- Writes a .chat file and opens it (autocmds fire as for a user).
 ---@param path string
 ---@param lines string[]

@@ -127,6 +127,7 @@ M.definitions = {
         title = "Allow this git call on the host?",
         lines = git.question_lines(input.args, plan, ctx.cwd),
         id = ctx.tool_id,
+        bufnr = ctx.bufnr,
         tool = "git",
       }, function(answer)
         if cancelled then

@@ -18,6 +18,7 @@ local remembered = {}
 ---@field can_remember boolean|nil offer "always"
 ---@field remember_key string|nil an "always" answer is kept under this key
 ---@field id string|nil the tool call's id
+---@field bufnr integer|nil the chat buffer that holds the call (the window keeps clear of it)
 ---@field owner string|nil cancel(owner) withdraws the question
 ---@field tool string|nil
 
@@ -80,20 +81,15 @@ function M.prompt(question, respond, position)
       end
     end,
   })
-  -- one line that fits the command line: a longer one would stop the
-  -- screen at a hit-enter prompt, and the window with it
   -- the answers first: a narrow screen cuts the call's name, not them
-  local notice = string.format(
-    ":FlemmaSandbox approve%s | deny (flemma-sandbox asks about %s%s)",
-    question.can_remember and " | approve-always" or "",
-    question.tool or "a call",
-    question.id and (" " .. question.id) or ""
+  require("flemma_sandbox.nvim.notice").say(
+    string.format(
+      ":FlemmaSandbox approve%s | deny (%s%s)",
+      question.can_remember and " | approve-always" or "",
+      question.tool or "a call",
+      question.id and (" " .. question.id) or ""
+    )
   )
-  local room = (vim.v.echospace or (vim.o.columns - 12)) - 1
-  if vim.fn.strdisplaywidth(notice) > room then
-    notice = vim.fn.strcharpart(notice, 0, math.max(1, room - 3)) .. "..."
-  end
-  vim.notify(notice, vim.log.levels.INFO)
   return function()
     closing = true
     M.view = nil

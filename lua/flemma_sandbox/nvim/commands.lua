@@ -13,8 +13,9 @@ local M = {}
 
 M.NAME = "FlemmaSandbox"
 
+--- One line per action, joined with a question it opened (nvim/notice.lua).
 local function notify(message, level)
-  vim.notify("flemma-sandbox: " .. message, level)
+  require("flemma_sandbox.nvim.notice").say(message, level)
 end
 
 --- Flemma's sandbox module when Flemma is installed.
@@ -97,9 +98,7 @@ M.actions = {
   ["tool:execute-all"] = standalone_only(function(bufnr)
     local cfg = sandbox.resolve_config(bufnr)
     local started, skipped = require("flemma_sandbox.chat").execute_all(bufnr, cfg.tools.max_parallel)
-    local rest = skipped > 0
-        and string.format(" (%d not run: rejected, denied, aborted or filled in by the user)", skipped)
-      or ""
+    local rest = skipped > 0 and string.format(" (%d not run: answered or filled in by the user)", skipped) or ""
     if started == 0 then
       notify("no tool use to run in this buffer" .. rest, vim.log.levels.INFO)
     elseif rest ~= "" then

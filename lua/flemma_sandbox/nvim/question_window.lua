@@ -2,10 +2,13 @@
 --- opens beside whatever the user is doing, and keys typed elsewhere never
 --- reach it. The user answers with :FlemmaSandbox approve | approve-always
 --- | deny (or their <Plug> mappings), or goes to the window
---- (:FlemmaSandbox approval, or CTRL-W w) and presses <CR> on a choice.
+--- (:FlemmaSandbox approval, or CTRL-W w) and presses a (approve once),
+--- A (always, where offered), d (deny), or <CR> on a choice. Those keys
+--- are the window's own: typed anywhere else they are text.
 --- What it shows is exactly what runs (visible_text.lua): invisible and
 --- reordering characters as <U+XXXX>, long runs of spaces counted, and a
 --- command too long for the screen cut in the middle, never at its end.
+local place = require("flemma_sandbox.nvim.question_place")
 local visible_text = require("flemma_sandbox.visible_text")
 
 local M = {}
@@ -113,7 +116,9 @@ function M.lines(question, position, max_rows, width)
   out[#out + 1] = "Answer with :FlemmaSandbox approve"
     .. (question.can_remember and " | approve-always" or "")
     .. " | deny,"
-  out[#out + 1] = "or go here (:FlemmaSandbox approval) and press <CR> on a choice:"
+  out[#out + 1] = "or here (:FlemmaSandbox approval): a approve once"
+    .. (question.can_remember and ", A always" or "")
+    .. ", d deny, <CR> on a choice:"
   local by_line = {}
   for _, choice in ipairs(choices(question.can_remember)) do
     out[#out + 1] = choice[1]
@@ -124,10 +129,12 @@ end
 
 --- The window's size for lines on this screen: as wide as the longest line
 --- allows (at most the screen less the border), as tall as the wrapped
---- lines (at most the screen less the border and the command line).
+--- lines (at most max_height, or the screen less the border and the
+--- command line).
 ---@param lines string[]
+---@param max_height? integer
 ---@return integer width, integer height
-function M.size(lines)
+function M.size(lines, max_height)
   local width = 40
   for _, l in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(l))
@@ -137,7 +144,8 @@ function M.size(lines)
   for _, l in ipairs(lines) do
     height = height + rows_of(l, width)
   end
-  return width, math.max(1, math.min(height, vim.o.lines - vim.o.cmdheight - 3))
+  max_height = math.min(max_height or math.huge, vim.o.lines - vim.o.cmdheight - 3)
+  return width, math.max(1, math.min(height, max_height))
 end
 
 --- Opens the question without entering it.
@@ -146,22 +154,25 @@ end
 ---@param on_choice fun(answer: string) called for <CR> on a choice
 ---@return flemma_sandbox.QuestionView
 function M.open(question, position, on_choice)
-  local fit_width = M.size((M.lines(question, position)))
+  local whole = M.lines(question, position)
+  local fit_width, fit_height = M.size(whole)
+  -- beside the call it asks about, never over it (question_place.lua)
+  local row, rows = place.place(fit_height + 2, place.call_rows(question.bufnr, question.id))
   local _, _, around = M.lines(question, position, 1, fit_width)
-  -- the rows the window has, less the lines around the question's own
-  local room = vim.o.lines - vim.o.cmdheight - 3 - around
+  -- the rows the window has, less the border and the lines around the question's own
+  local room = rows - 2 - around
   local lines, by_line = M.lines(question, position, math.max(3, room), fit_width)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "flemma_sandbox_question"
-  local width, height = M.size(lines)
+  local width, height = M.size(lines, rows - 2)
   local win = vim.api.nvim_open_win(buf, false, {
     relative = "editor",
     width = width,
     height = height,
-    row = 0,
+    row = row,
     col = math.max(0, vim.o.columns - width - 2),
     style = "minimal",
     border = "rounded",
@@ -185,6 +196,16 @@ function M.open(question, position, on_choice)
   for _, key in ipairs({ "q", "<Esc>" }) do
     vim.keymap.set("n", key, "<Cmd>wincmd p<CR>", opts)
   end
+  -- the window's own answer keys (after INERT, which maps a, A and d to nothing)
+  local keys = { a = "once", d = "deny" }
+  if question.can_remember then
+    keys.A = "always"
+  end
+  for key, answer in pairs(keys) do
+    vim.keymap.set("n", key, function()
+      on_choice(answer)
+    end, opts)
+  end
   return { buf = buf, win = win, choices = by_line }
 end
 
@@ -204,6 +225,9 @@ end
 
 ---@param view flemma_sandbox.QuestionView
 function M.close(view)
+  if vim.api.nvim_get_current_win() == view.win then
+    pcall(vim.cmd, "wincmd p") -- answered from inside: back where the user was
+  end
   if vim.api.nvim_win_is_valid(view.win) then
     vim.api.nvim_win_close(view.win, true)
   end

@@ -203,6 +203,7 @@ function M.run(name, input, opts, done)
     title = "Allow this " .. name .. " call?",
     lines = request.lines,
     id = opts.call_id,
+    bufnr = opts.bufnr,
     owner = opts.owner,
     tool = name,
   }
