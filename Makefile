@@ -60,7 +60,7 @@ ifdef INST_LIBDIR
 else
 	rm -rf $(PACKAGE_DIR)
 	mkdir -p $(PACKAGE_DIR)
-	cp -R lua plugin doc autoload $(PACKAGE_DIR)/
+	cp -R lua plugin doc autoload syntax $(PACKAGE_DIR)/
 	$(NVIM) --headless -u NONE -i NONE -c "helptags $(PACKAGE_DIR)/doc" -c "qa!" </dev/null
 	@echo "installed in $(PACKAGE_DIR)"
 endif

@@ -32,5 +32,5 @@ build = {
   },
   -- what a rock-aware plugin manager (rocks.nvim) puts on 'runtimepath':
   -- the command, the help and the health check's entry point
-  copy_directories = { "doc", "plugin", "autoload" },
+  copy_directories = { "doc", "plugin", "autoload", "syntax" },
 }

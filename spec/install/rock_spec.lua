@@ -48,7 +48,12 @@ describe("the rock", function()
     h.sh("mkdir -p " .. t .. "/home " .. t .. "/project")
     luarocks({ "make", rockspec }, t .. "/src")
     local rock_dir = h.capture("ls -d " .. t .. "/rocks/lib/luarocks/rocks-5.1/flemma-sandbox/*/"):gsub("%s+$", "")
-    local copied = { "plugin/flemma_sandbox.lua", "doc/flemma-sandbox.txt", "autoload/health/flemma_sandbox.vim" }
+    local copied = {
+      "plugin/flemma_sandbox.lua",
+      "doc/flemma-sandbox.txt",
+      "autoload/health/flemma_sandbox.vim",
+      "syntax/chat.vim",
+    }
     for _, file in ipairs(copied) do
       assert.truthy(h.read(rock_dir .. file), "the rock has no " .. file)
     end
