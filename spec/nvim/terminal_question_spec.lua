@@ -4,41 +4,19 @@
 --- command after 20,000 spaces, a right-to-left override, invisible
 --- characters, and the choices.
 local h = require("support.helpers")
+local tmux = require("support.tmux")
 
 local q = h.shell_quote
 
---- The screen of tmux session `name`, as text.
-local function screen(name)
-  return vim.fn.system({ "tmux", "capture-pane", "-p", "-t", name })
-end
-
---- Polls (at most 10 s) until the screen holds `text`; returns the screen.
-local function wait_screen(name, text)
-  local shown = ""
-  for _ = 1, 100 do
-    shown = screen(name)
-    if shown:find(text, 1, true) then
-      break
-    end
-    vim.loop.sleep(100)
-  end
-  return shown
-end
-
 describe("the question window in a real terminal (tmux, 80x24)", function()
-  local dir, name
+  local dir, term
   before_each(function()
-    if vim.fn.executable("tmux") == 0 then
-      return
-    end
     dir = h.tmpdir()
-    name = "flemma-q-" .. vim.fn.getpid()
+    term = tmux.new("flemma-q")
   end)
   after_each(function()
-    if dir then
-      vim.fn.system({ "tmux", "kill-session", "-t", name })
-      h.rmdir(dir)
-    end
+    term:kill()
+    h.rmdir(dir)
   end)
 
   --- Starts Neovim in tmux with this plugin; `lua` runs once it is up.
@@ -53,22 +31,11 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
         "vim.defer_fn(function() " .. lua .. " end, 300)",
       }, "\n")
     )
-    vim.fn.system({
-      "tmux",
-      "new-session",
-      "-d",
-      "-s",
-      name,
-      "-x",
-      tostring(width or 80),
-      "-y",
-      tostring(height or 24),
-      "env TERM=xterm-256color nvim -i NONE -u " .. q(dir .. "/init.lua"),
-    })
+    term:start("env TERM=xterm-256color nvim -i NONE -u " .. q(dir .. "/init.lua"), width, height)
   end
 
   it("shows the end of a command hidden by spaces, marks bidi and invisible characters, keeps the choices", function()
-    if vim.fn.executable("tmux") == 0 then
+    if not tmux.available() then
       return pending("tmux is not installed")
     end
     local command = "$ echo build"
@@ -81,41 +48,35 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
         .. string.format("%q", dir .. "/command.txt")
         .. "):read('*a') } }, function() end)"
     )
-    local shown = wait_screen(name, "deny")
+    local shown = term:wait_for("deny")
     assert.truthy(shown:find("echo build<20000 spaces>; touch M", 1, true), shown)
     assert.truthy(shown:find("<U+202E>hs.live<U+061C><U+E0041> #", 1, true), shown)
     assert.truthy(shown:find("> approve once", 1, true), shown)
     assert.truthy(shown:find("> deny", 1, true), shown)
     -- control: the same text in a plain window of that terminal shows
     -- "$ echo build" and nothing of what follows the spaces
-    vim.fn.system({ "tmux", "kill-session", "-t", name })
+    term:kill()
     start(
       "vim.api.nvim_buf_set_lines(0, 0, -1, false, { io.open("
         .. string.format("%q", dir .. "/command.txt")
         .. "):read('*a') }); vim.wo.wrap = false; vim.cmd('echo \"shown\"')"
     )
-    shown = wait_screen(name, "shown")
+    shown = term:wait_for("shown")
     assert.truthy(shown:find("$ echo build", 1, true), shown)
     assert.is_nil(shown:find("touch M", 1, true), shown)
   end)
 
   it(":FlemmaSandbox status opens in a real terminal, sized to what shows, details folded", function()
-    if vim.fn.executable("tmux") == 0 then
+    if not tmux.available() then
       return pending("tmux is not installed")
     end
     start("require('flemma_sandbox').setup({}); vim.cmd('FlemmaSandbox status')")
-    local shown = wait_screen(name, "caps:")
+    local shown = term:wait_for("caps:")
     assert.is_nil(shown:find("Error", 1, true), shown)
     assert.truthy(shown:find("flemma-sandbox, buffer", 1, true), shown)
     assert.truthy(shown:find("caps:", 1, true), shown)
     assert.truthy(shown:find("details (zo shows them)", 1, true), shown)
   end)
-
-  --- Sends keys to the tmux session (tmux key names, e.g. "Enter", "C-w").
-  local function keys(...)
-    vim.fn.system(vim.list_extend({ "tmux", "send-keys", "-t", name }, { ... }))
-    vim.loop.sleep(150)
-  end
 
   for _, size in ipairs({ { 80, 24 }, { 120, 40 } }) do
     it(
@@ -125,7 +86,7 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
         size[2]
       ),
       function()
-        if vim.fn.executable("tmux") == 0 then
+        if not tmux.available() then
           return pending("tmux is not installed")
         end
         h.sh("mkdir -p " .. q(dir .. "/proj"))
@@ -165,31 +126,25 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
           size[1],
           size[2]
         )
-        wait_screen(name, "ready")
-        keys(":FlemmaSandbox tool:execute-all", "Enter")
-        local shown = wait_screen(name, "> deny")
+        term:wait_for("ready")
+        term:keys(":FlemmaSandbox tool:execute-all", "Enter")
+        local shown = term:wait_for("> deny")
         assert.truthy(shown:find("echo from-the-sandbox > ran.txt", 1, true), shown)
         assert.is_nil(shown:find("Press ENTER", 1, true), shown)
         -- one line: the question's answers, then what execute-all says
         assert.truthy(shown:find("flemma-sandbox: :FlemmaSandbox approve", 1, true), shown)
         -- typing in the chat (the window with focus) answers nothing
-        keys("G", "o", "a d A y", "Escape", "d", "d", "Enter")
+        term:keys("G", "o", "a d A y", "Escape", "d", "d", "Enter")
         vim.loop.sleep(500)
         assert.are.equal(0, vim.fn.filereadable(dir .. "/proj/ran.txt"), "typing in the chat answered the question")
-        shown = screen(name)
+        shown = term:screen()
         assert.truthy(shown:find("> deny", 1, true), "the question is still open:\n" .. shown)
         -- into the window, then its own key
-        keys(":FlemmaSandbox approval", "Enter")
-        keys("a")
-        for _ = 1, 100 do
-          if h.read(dir .. "/proj/ran.txt") then
-            break
-          end
-          vim.loop.sleep(100)
-        end
-        assert.are.equal("from-the-sandbox\n", h.read(dir .. "/proj/ran.txt"))
+        term:keys(":FlemmaSandbox approval", "Enter")
+        term:keys("a")
+        assert.are.equal("from-the-sandbox\n", tmux.wait_file(dir .. "/proj/ran.txt"))
         assert.are.equal(0, vim.fn.filereadable(dir .. "/proj/rejected-ran"))
-        shown = wait_screen(name, "**Tool Result:** `toolu_t1`")
+        shown = term:wait_for("**Tool Result:** `toolu_t1`")
         assert.is_nil(shown:find("> deny", 1, true), "the window closed:\n" .. shown)
         assert.is_nil(shown:find("Press ENTER", 1, true), shown)
       end

@@ -3,6 +3,14 @@
 --- :FlemmaSandbox, and then the Flemma bridge or the standalone runner.
 local M = {}
 
+--- Says something in one line after this turn (nvim/notice.lua), loaded
+--- only when there is something to say.
+local notice = {
+  say = function(message, level)
+    require("flemma_sandbox.nvim.notice").say(message, level)
+  end,
+}
+
 --- The plugin's folder (the one holding lua/, plugin/, doc/, Makefile).
 ---@return string|nil
 function M.root()
@@ -109,7 +117,7 @@ local function replace_stand_in()
   end
   package.loaded["flemma_sandbox"] = nil
   for _, err in ipairs(waiting.forward_to(require("flemma_sandbox"))) do
-    vim.notify("flemma-sandbox: setup(): " .. err, vim.log.levels.ERROR)
+    notice.say("setup(): " .. err, vim.log.levels.ERROR)
   end
 end
 
@@ -128,7 +136,7 @@ end
 ---@param message string
 local function define_placeholder_command(message)
   vim.api.nvim_create_user_command("FlemmaSandbox", function()
-    vim.notify("flemma-sandbox: " .. message, vim.log.levels.WARN)
+    notice.say(message, vim.log.levels.WARN)
   end, { nargs = "?", desc = "flemma-sandbox (C core not built yet)" })
 end
 
@@ -147,15 +155,15 @@ function M.run(plugin_dir)
     return
   end
   define_placeholder_command("the C core is being built in " .. root)
-  vim.notify("flemma-sandbox: building the C core in the background (make)", vim.log.levels.INFO)
+  notice.say("building the C core in the background (make)", vim.log.levels.INFO)
   M.build(root, function(ok, message)
     vim.schedule(function()
       if ok and M.core_loads() then
-        vim.notify("flemma-sandbox: " .. message, vim.log.levels.INFO)
+        notice.say(message, vim.log.levels.INFO)
         M.finish()
       else
         define_placeholder_command(message)
-        vim.notify("flemma-sandbox: " .. message, vim.log.levels.ERROR)
+        notice.say(message, vim.log.levels.ERROR)
       end
     end)
   end)
