@@ -25,7 +25,9 @@ HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c 
 NVIM ?= nvim
 LUAJIT ?= luajit
 
-.PHONY: all test lint sanitize valgrind fuzz bench demo clean install format
+.PHONY: all test lint sanitize valgrind fuzz bench demo clean install format help qa
+
+LUA_TREES = lua spec bench demo plugin scripts
 
 all: $(CORE) $(HELPER) $(PROXY) doc/tags
 
@@ -68,9 +70,16 @@ endif
 test: $(CORE) $(HELPER) $(PROXY)
 	bash spec/run.sh
 
-# luacheck (Debian: lua-check) reads .luacheckrc; zero warnings
+# the static gates, each with zero findings: luacheck (Debian: lua-check,
+# reads .luacheckrc), the layer checker (ARCHITECTURE.md, allowlist in
+# scripts/layers.allow), stylua's format check (npm: @johnnymorganz/stylua-bin,
+# reads stylua.toml) and cppcheck on the C
 lint:
-	luacheck --formatter plain --codes lua plugin spec bench demo
+	luacheck --formatter plain --codes $(LUA_TREES)
+	$(LUAJIT) scripts/check_layers.lua
+	stylua --check $(LUA_TREES)
+	cppcheck --quiet --enable=warning,performance,portability --std=c99 --error-exitcode=1 --inline-suppr --suppress=toomanyconfigs \
+	  -I csrc csrc/*.c
 
 sanitize:
 	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
@@ -107,7 +116,23 @@ demo: $(CORE) $(HELPER) $(PROXY)
 
 # stylua reads stylua.toml
 format:
-	stylua lua spec bench demo
+	stylua $(LUA_TREES)
+
+# every gate CI runs, in one command
+qa: lint test sanitize valgrind
+
+help:
+	@echo "make            the C core, the helper, the proxy and the help tags"
+	@echo "make demo       a real sandboxed tool call, showing what was blocked"
+	@echo "make test       every spec (spec/run.sh; SUITES: spec/run.sh unit nvim ...)"
+	@echo "make lint       luacheck, the layer checker, stylua --check, cppcheck"
+	@echo "make sanitize   the unit specs with the C built under ASan and UBSan"
+	@echo "make valgrind   the C core's specs under valgrind"
+	@echo "make fuzz       the libFuzzer targets of the parsers (clang)"
+	@echo "make bench      start-up, per-call, scan, job and proxy costs, with anchors"
+	@echo "make qa         lint, test, sanitize and valgrind"
+	@echo "make install    a Neovim package under PREFIX (or the rock, from luarocks)"
+	@echo "make format     stylua on the Lua trees"
 
 clean:
 	rm -f $(CORE) $(HELPER) $(PROXY)

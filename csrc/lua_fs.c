@@ -176,7 +176,7 @@ int core_stamp(lua_State *L)
         lua_rawgeti(L, 1, (int)i);
         path = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
         if (!path)
-            luaL_argerror(L, 1, lua_pushfstring(L, "paths[%d]: string expected", (int)i));
+            return luaL_argerror(L, 1, lua_pushfstring(L, "paths[%d]: string expected", (int)i));
         memset(fields, 0, sizeof(fields));
         if (!memchr(path, '\0', len) && stat(path, &st) == 0) {
             fields[0] = (long long)st.st_dev;

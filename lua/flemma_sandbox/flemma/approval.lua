@@ -55,7 +55,7 @@ function M.refusal(tool_name, input, bufnr)
   if path ~= nil and type(path) ~= "string" then
     return nil -- Flemma reports a bad input itself
   end
-  local view = require("flemma_sandbox.flemma").view(bufnr)
+  local view = require("flemma_sandbox.flemma.view").view(bufnr)
   if not (view.enabled and view.ours and view.resolved) then
     return nil -- Flemma's own rules apply
   end

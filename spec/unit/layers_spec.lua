@@ -1,0 +1,84 @@
+--- The layer checker (scripts/check_layers.lua, run by make lint): the real
+--- tree passes; a planted upward require, a planted cycle, a tool reaching
+--- past the public API and a stale allowlist entry each fail.
+local h = require("support.helpers")
+
+local checker = io.popen("pwd"):read("*l") .. "/scripts/check_layers.lua"
+
+--- Runs the checker on a tree; returns its exit code and what it said.
+local function check(root, allow)
+  local r = h.run({ "luajit", checker, root, allow or (root .. "/none.allow") })
+  return r.code, r.stdout .. r.stderr
+end
+
+describe("the layer checker", function()
+  local t
+  before_each(function()
+    t = h.tmpdir()
+    h.sh("mkdir -p " .. t .. "/lua/flemma_sandbox/policy " .. t .. "/lua/flemma_sandbox/tools")
+    h.write(t .. "/lua/flemma_sandbox/util.lua", "local M = {}\nreturn M\n")
+    h.write(t .. "/lua/flemma_sandbox/init.lua", 'local util = require("flemma_sandbox.util")\nreturn util\n')
+    h.write(t .. "/lua/flemma_sandbox/policy/a.lua", 'local u = require("flemma_sandbox.util")\nreturn u\n')
+    h.write(t .. "/lua/flemma_sandbox/policy/b.lua", 'local a = require("flemma_sandbox.policy.a")\nreturn a\n')
+    h.write(t .. "/lua/flemma_sandbox/tools/x.lua", 'local api = require("flemma_sandbox")\nreturn api\n')
+  end)
+  after_each(function()
+    h.rmdir(t)
+  end)
+
+  it("passes the real tree with its allowlist, and a clean planted tree", function()
+    local code, out = check(".", "./scripts/layers.allow")
+    assert.are.equal(0, code, out)
+    code, out = check(t)
+    assert.are.equal(0, code, out)
+    assert.matches("layers: ok %(5 modules, 0 allowed", out)
+  end)
+
+  it("fails on an upward require, inline ones included, with the line", function()
+    h.write(
+      t .. "/lua/flemma_sandbox/util.lua",
+      'local M = {}\nfunction M.f()\n  return require("flemma_sandbox.policy.a")\nend\nreturn M\n'
+    )
+    local code, out = check(t)
+    assert.are.equal(1, code)
+    assert.matches("flemma_sandbox.util %-> flemma_sandbox.policy.a %(line 3%): upward", out)
+  end)
+
+  it("fails on a cycle inside a layer", function()
+    h.write(
+      t .. "/lua/flemma_sandbox/policy/a.lua",
+      'local M = {}\nfunction M.f() return require("flemma_sandbox.policy.b") end\nreturn M\n'
+    )
+    local code, out = check(t)
+    assert.are.equal(1, code)
+    assert.matches(
+      "require cycle: flemma_sandbox.policy.a %-> flemma_sandbox.policy.b %-> flemma_sandbox.policy.a",
+      out
+    )
+  end)
+
+  it("fails on a tool reaching past the public API, unless allowed; a stale allowance fails", function()
+    h.write(t .. "/lua/flemma_sandbox/tools/x.lua", 'local p = require("flemma_sandbox.policy.a")\nreturn p\n')
+    local code, out = check(t)
+    assert.are.equal(1, code)
+    assert.matches("tools past the public API into policy", out)
+    h.write(t .. "/ok.allow", "flemma_sandbox.tools.x -> flemma_sandbox.policy.a  # for now\n")
+    code, out = check(t, t .. "/ok.allow")
+    assert.are.equal(0, code, out)
+    assert.matches("1 allowed violations left", out)
+    -- fixed: the allowance must go
+    h.write(t .. "/lua/flemma_sandbox/tools/x.lua", 'local api = require("flemma_sandbox")\nreturn api\n')
+    code, out = check(t, t .. "/ok.allow")
+    assert.are.equal(1, code)
+    assert.matches("no longer a violation: remove it", out)
+  end)
+
+  it("a comment naming a module is not a require; package.loaded reads are", function()
+    h.write(t .. "/lua/flemma_sandbox/util.lua", '-- see require("flemma_sandbox.policy.a")\nlocal M = {}\nreturn M\n')
+    assert.are.equal(0, (check(t)))
+    h.write(t .. "/lua/flemma_sandbox/util.lua", 'local M = package.loaded["flemma_sandbox.tools.x"]\nreturn M\n')
+    local code, out = check(t)
+    assert.are.equal(1, code)
+    assert.matches("upward", out)
+  end)
+end)
