@@ -17,12 +17,13 @@ local allow_file = arg[2] or (root .. "/scripts/layers.allow")
 --- Groups by module name prefix, the longest prefix first; rank is the
 --- layer (a higher one may require a lower one).
 local GROUPS = {
-  { prefix = "flemma_sandbox.nvim.start", group = "entry", rank = 9 },
-  { prefix = "flemma_sandbox.health", group = "entry", rank = 9 },
-  { prefix = "flemma_sandbox.nvim", group = "ui", rank = 8 },
-  { prefix = "flemma_sandbox.flemma", group = "bridge", rank = 8 },
-  { prefix = "flemma_sandbox.chat", group = "chat", rank = 7 },
-  { prefix = "flemma_sandbox.tools", group = "tools", rank = 6 },
+  { prefix = "flemma_sandbox.nvim.start", group = "entry", rank = 10 },
+  { prefix = "flemma_sandbox.health", group = "entry", rank = 10 },
+  { prefix = "flemma_sandbox.nvim", group = "ui", rank = 9 },
+  { prefix = "flemma_sandbox.flemma", group = "bridge", rank = 9 },
+  { prefix = "flemma_sandbox.chat", group = "chat", rank = 8 },
+  { prefix = "flemma_sandbox.tools", group = "tools", rank = 7 },
+  { prefix = "flemma_sandbox.questions", group = "questions", rank = 6 },
   { prefix = "flemma_sandbox.before_core", group = "api", rank = 5 },
   { prefix = "flemma_sandbox.run", group = "run", rank = 4 },
   { prefix = "flemma_sandbox.backends", group = "backends", rank = 3 },
@@ -30,11 +31,17 @@ local GROUPS = {
   { prefix = "flemma_sandbox.config", group = "policy", rank = 2 },
   { prefix = "flemma_sandbox.util", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.host", group = "base", rank = 1 },
+  { prefix = "flemma_sandbox.notice", group = "base", rank = 1 },
+  { prefix = "flemma_sandbox.hooks", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.visible_text", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.frontmatter_fence", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.core", group = "core", rank = 0 },
   { prefix = "flemma_sandbox", group = "api", rank = 5 },
 }
+
+--- The public API's layer: tools, the chat runner and the bridge reach
+--- nothing below it but the base helpers.
+local API_RANK = 5
 
 --- Groups that reach what lies below the public API only through it
 --- (and the base helpers).
@@ -115,7 +122,7 @@ local function violation(from, to)
   if b.rank == a.rank and b.group ~= a.group then
     return string.format("sideways: %s and %s are apart", a.group, b.group)
   end
-  if THROUGH_API[a.group] and b.rank < 5 and b.group ~= "base" then
+  if THROUGH_API[a.group] and b.rank < API_RANK and b.group ~= "base" then
     return string.format("%s past the public API into %s", a.group, b.group)
   end
   return nil

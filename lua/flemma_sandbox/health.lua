@@ -170,13 +170,13 @@ end
 function M.check_features(report)
   local win = vim.api.nvim_get_current_win()
   local ok, err = pcall(function()
-    local view = require("flemma_sandbox.nvim.question_window").open(
+    local view = require("flemma_sandbox.questions.window").open(
       { title = "health check", lines = { "a\nb" } },
       nil,
       function() end
     )
     local stayed = vim.api.nvim_get_current_win() == win
-    require("flemma_sandbox.nvim.question_window").close(view)
+    require("flemma_sandbox.questions.window").close(view)
     if not stayed then
       error("the question window took focus", 0)
     end

@@ -183,7 +183,7 @@ end
 ---@param resolved flemma_sandbox.ResolvedPolicy
 local function attach_asker(resolved)
   if resolved.network_mode == "ask" and vim and (vim.uv or vim.loop) then
-    require("flemma_sandbox.nvim.net_ask").attach(resolved)
+    require("flemma_sandbox.questions.network").attach(resolved)
   end
 end
 
@@ -191,7 +191,7 @@ end
 --- when the sandbox is off, or when "auto" finds no backend; "required"
 --- then refuses (nil, err), failing closed.
 --- With policy.network = "ask" in Neovim, the run's proxy asks the user
---- about host names allow_domains does not list (nvim/net_ask.lua).
+--- about host names allow_domains does not list (questions/network.lua).
 --- `opts.env` adds variables to the (otherwise allowlisted) environment.
 ---@param inner_cmd string[]
 ---@param bufnr? integer

@@ -146,7 +146,7 @@ describe("flemma-sandbox inside Flemma", function()
   it("asks about an unlisted name in the question window where our config says 'ask' (control: no)", function()
     local server = assert(io.popen("exec luajit " .. repo .. "/spec/support/http.lua serve 127.0.0.2 2>&1", "r"))
     local port, pid = server:read("*l"):match("^port (%d+) pid (%d+)")
-    local approval = require("flemma_sandbox.nvim.approval")
+    local approval = require("flemma_sandbox.questions")
     local prompt, select, prompts, choice = approval.prompt, vim.ui.select, {}, "once"
     finally(function()
       approval.prompt = prompt
@@ -391,7 +391,7 @@ describe("flemma-sandbox inside Flemma", function()
       setup_flemma({ tools = { modules = { "flemma_sandbox.flemma.tools" } } })
       -- :Flemma tool:execute runs past Flemma's resolvers: the tool itself
       -- asks before each write on the host, in the question window
-      local questions = require("flemma_sandbox.nvim.approval")
+      local questions = require("flemma_sandbox.questions")
       local prompt, asked, answer = questions.prompt, {}, "deny"
       finally(function()
         questions.prompt = prompt

@@ -3,7 +3,7 @@
 -- screen, cancel withdraws questions and "always" answers identical ones.
 local h = require("support.helpers")
 local n = require("support.nvim")
-local approval = require("flemma_sandbox.nvim.approval")
+local approval = require("flemma_sandbox.questions")
 local chat = require("flemma_sandbox.chat")
 local sandbox = require("flemma_sandbox")
 

@@ -1,7 +1,7 @@
 local h = require("support.helpers")
 local n = require("support.nvim")
 local net = require("support.net")
-local approval = require("flemma_sandbox.nvim.approval")
+local approval = require("flemma_sandbox.questions")
 local chat = require("flemma_sandbox.chat")
 local sandbox = require("flemma_sandbox")
 

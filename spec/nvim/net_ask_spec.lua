@@ -1,12 +1,12 @@
---- policy.network = "ask": the run's proxy asks Neovim (nvim/net_ask.lua)
+--- policy.network = "ask": the run's proxy asks Neovim (questions/network.lua)
 --- about a host name that allow_domains does not list, and goes on only on
 --- a yes. A test server on 127.0.0.2 plays the outside world, reached by
 --- name through the proxy's test-only map (FLEMMA_SANDBOX_PROXY_TEST=1).
 local h = require("support.helpers")
 local n = require("support.nvim")
 local sandbox = require("flemma_sandbox")
-local approval = require("flemma_sandbox.nvim.approval")
-local net_ask = require("flemma_sandbox.nvim.net_ask")
+local approval = require("flemma_sandbox.questions")
+local net_ask = require("flemma_sandbox.questions.network")
 
 --- A shell line that sends one GET for name to HTTP_PROXY and prints the reply.
 local function get(name, port)

@@ -1,7 +1,7 @@
 --- The question window keeps clear of the tool call it asks about: above
 --- or below the call's rows on screen, whichever has room.
-local place = require("flemma_sandbox.nvim.question_place")
-local window = require("flemma_sandbox.nvim.question_window")
+local place = require("flemma_sandbox.questions.place")
+local window = require("flemma_sandbox.questions.window")
 
 describe("the question window's place", function()
   local buf, view

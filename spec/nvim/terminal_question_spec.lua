@@ -43,7 +43,7 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
       .. "; touch M \226\128\174hs.live\216\156\243\160\129\129 #"
     h.write(dir .. "/command.txt", command)
     start(
-      "require('flemma_sandbox.nvim.approval').ask({ title = 'Allow this bash call?', lines = "
+      "require('flemma_sandbox.questions').ask({ title = 'Allow this bash call?', lines = "
         .. "{ io.open("
         .. string.format("%q", dir .. "/command.txt")
         .. "):read('*a') } }, function() end)"

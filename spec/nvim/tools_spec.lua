@@ -1,5 +1,5 @@
 local h = require("support.helpers")
-local approval = require("flemma_sandbox.nvim.approval")
+local approval = require("flemma_sandbox.questions")
 local sandbox = require("flemma_sandbox")
 local tools = require("flemma_sandbox.tools")
 

@@ -15,7 +15,7 @@ function M.capture_notify()
   end
 end
 
---- Lets the notices of the last action go out (nvim/notice.lua sends one
+--- Lets the notices of the last action go out (notice.lua sends one
 --- line per turn of the event loop, once the turn ends).
 function M.flush_notices()
   vim.wait(20)

@@ -355,7 +355,7 @@ end
 ---@param bufnr integer
 ---@return integer count
 function M.cancel(bufnr)
-  local approval = require("flemma_sandbox.nvim.approval")
+  local approval = require("flemma_sandbox.questions")
   local n = 0
   local queue = queues[bufnr] or {}
   for _, use in ipairs(queue) do

@@ -170,7 +170,7 @@ function M.wrap(flemma_policy, backend_config, inner_cmd)
   end
   -- whatever timeout the model asked Flemma's tool for
   resolved.time_limit_ms = cfg.tools.max_timeout_ms
-  require("flemma_sandbox.nvim.net_ask").attach(resolved)
+  require("flemma_sandbox.questions.network").attach(resolved)
   return bwrap.wrap(resolved, cfg.backends.bwrap, inner_cmd)
 end
 

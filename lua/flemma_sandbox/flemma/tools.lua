@@ -16,7 +16,7 @@ local approval = require("flemma_sandbox.flemma.approval")
 local git = require("flemma_sandbox.tools.git")
 local host = require("flemma_sandbox.host")
 local job = require("flemma_sandbox.run.job")
-local questions = require("flemma_sandbox.nvim.approval")
+local questions = require("flemma_sandbox.questions")
 
 local M = {}
 

@@ -192,7 +192,7 @@ function M.setup_common()
       if job then
         job.kill_all() -- no job ran when it was never loaded
       end
-      local ask = package.loaded["flemma_sandbox.nvim.net_ask"]
+      local ask = package.loaded["flemma_sandbox.questions.network"]
       if ask then
         ask.stop() -- its socket goes with it
       end

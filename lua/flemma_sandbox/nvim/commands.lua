@@ -13,9 +13,9 @@ local M = {}
 
 M.NAME = "FlemmaSandbox"
 
---- One line per action, joined with a question it opened (nvim/notice.lua).
+--- One line per action, joined with a question it opened (notice.lua).
 local function notify(message, level)
-  require("flemma_sandbox.nvim.notice").say(message, level)
+  require("flemma_sandbox.notice").say(message, level)
 end
 
 --- Flemma's sandbox module when Flemma is installed.
@@ -113,7 +113,7 @@ M.actions = {
 --- Answers the approval question on screen.
 local function answer(value)
   return function()
-    local ok, why = require("flemma_sandbox.nvim.approval").answer(value)
+    local ok, why = require("flemma_sandbox.questions").answer(value)
     if not ok then
       notify(why, vim.log.levels.WARN)
     end
@@ -124,7 +124,7 @@ M.actions.approve = answer("once")
 M.actions["approve-always"] = answer("always")
 M.actions.deny = answer("deny")
 M.actions.approval = function()
-  if not require("flemma_sandbox.nvim.approval").focus() then
+  if not require("flemma_sandbox.questions").focus() then
     notify("no question is waiting", vim.log.levels.INFO)
   end
 end

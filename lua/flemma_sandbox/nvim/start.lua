@@ -3,11 +3,11 @@
 --- :FlemmaSandbox, and then the Flemma bridge or the standalone runner.
 local M = {}
 
---- Says something in one line after this turn (nvim/notice.lua), loaded
+--- Says something in one line after this turn (notice.lua), loaded
 --- only when there is something to say.
 local notice = {
   say = function(message, level)
-    require("flemma_sandbox.nvim.notice").say(message, level)
+    require("flemma_sandbox.notice").say(message, level)
   end,
 }
 

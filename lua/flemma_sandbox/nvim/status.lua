@@ -98,7 +98,7 @@ function M.hardening(lines, policy, network)
   if #refused > 0 then
     lines[#lines + 1] = "  refused lately by the proxy: " .. table.concat(refused, ", ")
   end
-  local ask = package.loaded["flemma_sandbox.nvim.net_ask"]
+  local ask = package.loaded["flemma_sandbox.questions.network"]
   local answers = {}
   for _, a in ipairs(ask and ask.recent() or {}) do
     local said = { once = "allowed once", always = "allowed for the session", deny = "refused" }

@@ -33,7 +33,7 @@ local M = {}
 ---@field network boolean whether the command has any way out
 ---@field network_mode "off"|"allowlist"|"ask"|"host" how: none, the proxy (allow_domains), the proxy
 --- that asks about other names, the host's network
----@field ask_socket string|nil set by wrap_command in "ask" mode: where the proxy asks (nvim/net_ask.lua)
+---@field ask_socket string|nil set by wrap_command in "ask" mode: where the proxy asks (questions/network.lua)
 ---@field allow_domains string[]
 ---@field deny_domains string[]
 ---@field seccomp boolean

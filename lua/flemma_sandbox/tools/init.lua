@@ -3,7 +3,7 @@
 --- schema for its input, a description made from the buffer's effective
 --- policy, and an executor. run() checks the input, asks for approval as
 --- configured, then executes.
-local approval = require("flemma_sandbox.nvim.approval")
+local approval = require("flemma_sandbox.questions")
 local files = require("flemma_sandbox.tools.files")
 local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local host = require("flemma_sandbox.host")
@@ -125,7 +125,7 @@ end
 
 --- Notes whether the call has a way out; a call that needs one (git clone)
 --- where policy.network = false is told so. In "ask" mode the questions
---- come per host, from the run's proxy (nvim/net_ask.lua).
+--- come per host, from the run's proxy (questions/network.lua).
 local function decide_network(request, ctx, cb)
   ctx.network = ctx.config.policy.network ~= false
   ctx.network_denied = request.wants_network and ctx.config.enabled and not ctx.network

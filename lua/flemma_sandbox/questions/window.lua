@@ -8,7 +8,7 @@
 --- What it shows is exactly what runs (visible_text.lua): invisible and
 --- reordering characters as <U+XXXX>, long runs of spaces counted, and a
 --- command too long for the screen cut in the middle, never at its end.
-local place = require("flemma_sandbox.nvim.question_place")
+local place = require("flemma_sandbox.questions.place")
 local visible_text = require("flemma_sandbox.visible_text")
 
 local M = {}
@@ -156,7 +156,7 @@ end
 function M.open(question, position, on_choice)
   local whole = M.lines(question, position)
   local fit_width, fit_height = M.size(whole)
-  -- beside the call it asks about, never over it (question_place.lua)
+  -- beside the call it asks about, never over it (questions/place.lua)
   local row, rows = place.place(fit_height + 2, place.call_rows(question.bufnr, question.id))
   local _, _, around = M.lines(question, position, 1, fit_width)
   -- the rows the window has, less the border and the lines around the question's own

@@ -1,9 +1,9 @@
 --- Approval of tool calls: per tool "allow", "ask" or "deny" (setup() or
 --- flemma.opt.approval), answers remembered for the session where that is
 --- safe, and questions asked one at a time in a window that never takes
---- focus (nvim/question_window.lua): nothing typed elsewhere answers one.
+--- focus (questions/window.lua): nothing typed elsewhere answers one.
 local sandbox = require("flemma_sandbox")
-local window = require("flemma_sandbox.nvim.question_window")
+local window = require("flemma_sandbox.questions.window")
 
 local M = {}
 
@@ -82,7 +82,7 @@ function M.prompt(question, respond, position)
     end,
   })
   -- the answers first: a narrow screen cuts the call's name, not them
-  require("flemma_sandbox.nvim.notice").say(
+  require("flemma_sandbox.notice").say(
     string.format(
       ":FlemmaSandbox approve%s | deny (%s%s)",
       question.can_remember and " | approve-always" or "",

@@ -7,7 +7,7 @@
 --- One question per host at a time (parallel connections share it);
 --- "always" is kept for the Neovim session, "once" and "deny" for the one
 --- command (the proxy keeps them for its run). The question goes through
---- the approval window (nvim/approval.lua), standalone and under Flemma:
+--- the approval window (questions/init.lua), standalone and under Flemma:
 --- it never takes focus, so keys typed elsewhere cannot answer it.
 local core = require("flemma_sandbox.core")
 local host = require("flemma_sandbox.host")
@@ -49,7 +49,7 @@ function M.prompt(name, port, cb)
   local warning
   name, warning = visible_text.host(name)
   -- not vim.ui.select: a modal prompt takes the next Enter typed anywhere
-  require("flemma_sandbox.nvim.approval").ask({
+  require("flemma_sandbox.questions").ask({
     title = "Let the sandboxed command connect to " .. name .. "?",
     lines = {
       name .. " (port " .. port .. ") is not in policy.allow_domains.",
