@@ -12,6 +12,7 @@ if not core_ok then
 end
 
 local config = require("flemma_sandbox.config")
+local hooks = require("flemma_sandbox.hooks")
 local policy = require("flemma_sandbox.util").lazy_require("flemma_sandbox.policy")
 local registry = require("flemma_sandbox.backends")
 
@@ -179,11 +180,12 @@ local function check_command(inner_cmd)
 end
 
 --- In "ask" mode, where the run's proxy asks: Neovim's question socket,
---- when this runs in Neovim (busted specs have no event loop to serve it).
+--- when this runs in Neovim (the hook is set at start-up; busted specs have
+--- no event loop to serve it).
 ---@param resolved flemma_sandbox.ResolvedPolicy
 local function attach_asker(resolved)
-  if resolved.network_mode == "ask" and vim and (vim.uv or vim.loop) then
-    require("flemma_sandbox.questions.network").attach(resolved)
+  if resolved.network_mode == "ask" and hooks.network_asker then
+    hooks.network_asker(resolved)
   end
 end
 
@@ -287,7 +289,10 @@ end
 -- approve | approve-always | deny | approval in the current buffer.
 local function subcommand(sub)
   return function()
-    require("flemma_sandbox.nvim.commands").run(sub)
+    if not hooks.subcommand then
+      error("flemma-sandbox: " .. sub .. " needs Neovim's :FlemmaSandbox (plugin/flemma_sandbox.lua did not run)", 2)
+    end
+    hooks.subcommand(sub)
   end
 end
 M.execute = subcommand("tool:execute")

@@ -195,6 +195,8 @@ function M.define()
       M.run(sub)
     end, { desc = "flemma-sandbox: " .. sub })
   end
+  -- behind the API's execute(), approve(), ...
+  require("flemma_sandbox.hooks").subcommand = M.run
   return M.NAME
 end
 

@@ -124,6 +124,10 @@ end
 --- Defines the command and hooks, once the core loads.
 function M.finish()
   replace_stand_in()
+  -- the public API's network questions (loaded at the first such run)
+  require("flemma_sandbox.hooks").network_asker = function(resolved)
+    require("flemma_sandbox.questions.network").attach(resolved)
+  end
   require("flemma_sandbox.nvim.commands").define()
   local bridge = require("flemma_sandbox.flemma")
   if not bridge.attach() then
