@@ -144,7 +144,7 @@ describe("frontmatter in .chat buffers", function()
     })
     local function bash(command)
       local result
-      require("flemma_sandbox.tools").run("bash", { command = command }, { bufnr = buf }, function(r)
+      require("flemma_sandbox.chat").run_tool(buf, "bash", { command = command }, {}, function(r)
         result = r
       end)
       assert.truthy(vim.wait(20000, function()

@@ -3,6 +3,7 @@
 --- result with the buffer's policy, and writes each result where Flemma
 --- would, in call order, replacing its placeholder.
 local format = require("flemma_sandbox.chat.format")
+local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local tools = require("flemma_sandbox.tools")
 
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
@@ -217,6 +218,35 @@ local function owner_of(bufnr, id)
   return "chat:" .. bufnr .. ":" .. id
 end
 
+--- Runs a tool for a chat buffer: its frontmatter read again first (the
+--- policy follows the text as it is now), and when what the frontmatter
+--- loosens is not trusted, the result says so (the model would otherwise
+--- take the global policy for the chat's own).
+---@param bufnr integer
+---@param name string
+---@param input table
+---@param opts table tools.run's options (bufnr is set here)
+---@param done fun(result: table)
+function M.run_tool(bufnr, name, input, opts, done)
+  frontmatter.sync(bufnr)
+  local fm = frontmatter.state(bufnr) or {}
+  if fm.loose and #fm.loose > 0 and not fm.trusted then
+    local finish = done
+    done = function(result)
+      result.notes = result.notes or {}
+      table.insert(
+        result.notes,
+        "[sandbox] this chat's frontmatter is not applied where it loosens the sandbox ("
+          .. table.concat(fm.loose, "; ")
+          .. "): the user has not trusted it (:FlemmaSandbox trust)"
+      )
+      finish(result)
+    end
+  end
+  opts.bufnr = bufnr
+  tools.run(name, input, opts, done)
+end
+
 --- Runs one use; `done` is called after its result was written (or not).
 local function execute_call(bufnr, use, state, done)
   state.phase = "running"
@@ -242,8 +272,7 @@ local function execute_call(bufnr, use, state, done)
     vim.notify(string.format(msg, use.id), vim.log.levels.WARN)
     return finish({}, false)
   end
-  tools.run(use.name, input, {
-    bufnr = bufnr,
+  M.run_tool(bufnr, use.name, input, {
     call_id = use.id,
     owner = owner_of(bufnr, use.id),
     approved = use.action == "approved",

@@ -5,7 +5,6 @@
 --- configured, then executes.
 local approval = require("flemma_sandbox.questions")
 local files = require("flemma_sandbox.tools.files")
-local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local host = require("flemma_sandbox.host")
 local sandbox = require("flemma_sandbox")
 local search = require("flemma_sandbox.tools.search")
@@ -156,22 +155,6 @@ function M.run(name, input, opts, done)
   local bad = M.check_input(tool.input_schema, input)
   if bad then
     return done({ error = bad, not_run = true })
-  end
-  frontmatter.sync(opts.bufnr)
-  local fm = opts.bufnr and frontmatter.state(opts.bufnr) or {}
-  if fm.loose and #fm.loose > 0 and not fm.trusted then
-    -- the model would otherwise take the global policy for the chat's own
-    local finish = done
-    done = function(result)
-      result.notes = result.notes or {}
-      table.insert(
-        result.notes,
-        "[sandbox] this chat's frontmatter is not applied where it loosens the sandbox ("
-          .. table.concat(fm.loose, "; ")
-          .. "): the user has not trusted it (:FlemmaSandbox trust)"
-      )
-      finish(result)
-    end
   end
   local ctx = {
     bufnr = opts.bufnr,
