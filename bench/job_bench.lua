@@ -29,6 +29,7 @@ end
 local function via_job(argv, extra)
   local done
   local opts = {
+    wrap = sandbox.wrapper(nil),
     on_exit = function(r)
       done = r
     end,

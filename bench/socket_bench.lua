@@ -36,6 +36,7 @@ end
 local function via_job(argv)
   local done
   assert(job.run(argv, {
+    wrap = require("flemma_sandbox").wrapper(nil),
     on_exit = function()
       done = true
     end,

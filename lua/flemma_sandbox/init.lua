@@ -284,6 +284,25 @@ function M.get_override()
   return config.get_runtime()
 end
 
+--- A wrap function for run/job.lua (its opts.wrap): wrap_command for this
+--- buffer with opts, and the environment the job gives it passed through.
+---@param bufnr integer|nil
+---@param opts? table wrap_command's opts
+---@return fun(argv: string[], env: table<string, string>|nil): string[]|nil, string|nil
+function M.wrapper(bufnr, opts)
+  return function(argv, env)
+    local with = opts
+    if env then
+      with = {}
+      for k, v in pairs(type(opts) == "table" and opts or { bufnr = opts }) do
+        with[k] = v
+      end
+      with.env = env
+    end
+    return M.wrap_command(argv, bufnr, with)
+  end
+end
+
 -- Standalone tool calls and their questions, for mappings and scripts: the
 -- same as :FlemmaSandbox tool:execute | tool:execute-all | tool:cancel |
 -- approve | approve-always | deny | approval in the current buffer.

@@ -82,6 +82,7 @@ describe("job.run", function()
     local m = n.marker()
     local result
     local handle = require("flemma_sandbox.run.job").run({ "sh", "-c", "sleep 1003." .. m }, {
+      wrap = require("flemma_sandbox").wrapper(nil),
       grace_ms = 300,
       on_exit = function(r)
         result = r
@@ -107,6 +108,7 @@ describe("job.run", function()
       local m = n.marker()
       local result
       local handle = job.run({ "sh", "-c", "sleep 1004." .. m }, {
+        wrap = require("flemma_sandbox").wrapper(nil),
         grace_ms = 200,
         on_exit = function(r)
           result = r
@@ -128,6 +130,7 @@ describe("job.run", function()
     for i = 1, 10 do
       local result
       local handle = job.run({ "sh", "-c", "ls -a; sleep 5" }, {
+        wrap = require("flemma_sandbox").wrapper(nil),
         cwd = dir,
         timeout_ms = i % 2 == 0 and 300 or nil,
         grace_ms = 200,
@@ -210,11 +213,15 @@ describe("job.run", function()
     assert.has_error(function()
       require("flemma_sandbox.run.job").run({ "true" }, { on_exit = print, timeout_ms = "5" })
     end, "flemma-sandbox: job.run: opts.timeout_ms must be a non-negative number")
-    local handle, err = require("flemma_sandbox.run.job").run({}, { on_exit = print })
+    assert.has_error(function()
+      require("flemma_sandbox.run.job").run({ "true" }, { on_exit = print })
+    end, "flemma-sandbox: job.run: opts.wrap must be a function (flemma_sandbox.wrapper(bufnr) gives one)")
+    local wrap = sandbox.wrapper(nil)
+    local handle, err = require("flemma_sandbox.run.job").run({}, { on_exit = print, wrap = wrap })
     assert.is_nil(handle)
     assert.matches("inner_cmd", err)
     sandbox.set_enabled(false)
-    handle, err = require("flemma_sandbox.run.job").run({ "/nonexistent/program" }, { on_exit = print })
+    handle, err = require("flemma_sandbox.run.job").run({ "/nonexistent/program" }, { on_exit = print, wrap = wrap })
     assert.is_nil(handle)
     assert.matches("cannot start /nonexistent/program", err)
   end)

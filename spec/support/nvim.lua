@@ -39,6 +39,7 @@ function M.run_job(argv, opts, wait_ms)
   opts.on_exit = function(r)
     result = r
   end
+  opts.wrap = opts.wrap or require("flemma_sandbox").wrapper(opts.bufnr)
   local handle = assert(require("flemma_sandbox.run.job").run(argv, opts))
   assert(
     vim.wait(wait_ms or 20000, function()
@@ -59,6 +60,7 @@ function M.run_job_watching(argv, opts, marker)
     result = r
   end
   local seen = {}
+  opts.wrap = opts.wrap or require("flemma_sandbox").wrapper(opts.bufnr)
   assert(require("flemma_sandbox.run.job").run(argv, opts))
   assert(
     vim.wait(20000, function()

@@ -8,7 +8,6 @@ local capture = require("flemma_sandbox.run.capture")
 local core = require("flemma_sandbox.core")
 local proc = require("flemma_sandbox.run.proc")
 local quarantine = require("flemma_sandbox.run.quarantine")
-local sandbox = require("flemma_sandbox")
 
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
 local uv = vim.uv or vim.loop
@@ -31,10 +30,9 @@ local M = {}
 ---@field error string|nil set when the command could not be started
 
 ---@class flemma_sandbox.JobOpts
----@field bufnr? integer the buffer whose policy applies
----@field sandbox_opts? table passed to wrap_command as opts
---- wraps argv instead of wrap_command (Flemma's ctx.sandbox.wrap_command)
----@field wrap? fun(argv: string[]): string[]|nil, string|nil
+--- wraps argv for its sandbox, given opts.env to pass through (the public
+--- API's wrapper(bufnr), or Flemma's ctx.sandbox.wrap_command)
+---@field wrap fun(argv: string[], env: table<string, string>|nil): string[]|nil, string|nil
 ---@field cwd? string
 ---@field env? table<string, string>
 ---@field stdin? string written, then stdin is closed (it is always closed)
@@ -122,18 +120,11 @@ local function run_once(argv, opts)
       error(string.format("flemma-sandbox: job.run: opts.%s must be a non-negative number", key), 2)
     end
   end
-  local sandbox_opts = opts.sandbox_opts
-  if opts.env then
-    -- inside the sandbox the environment is rebuilt: pass these through
-    sandbox_opts = type(sandbox_opts) == "table" and vim.deepcopy(sandbox_opts) or { bufnr = sandbox_opts }
-    sandbox_opts.env = opts.env
+  if type(opts.wrap) ~= "function" then
+    error("flemma-sandbox: job.run: opts.wrap must be a function (flemma_sandbox.wrapper(bufnr) gives one)", 2)
   end
-  local wrapped, err
-  if opts.wrap then
-    wrapped, err = opts.wrap(argv)
-  else
-    wrapped, err = sandbox.wrap_command(argv, opts.bufnr, sandbox_opts)
-  end
+  -- inside the sandbox the environment is rebuilt: the wrapper passes env through
+  local wrapped, err = opts.wrap(argv, opts.env)
   if not wrapped then
     return nil, err
   end

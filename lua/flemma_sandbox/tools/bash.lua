@@ -135,8 +135,7 @@ end
 ---@param done fun(result: table)
 function M.run_argv(argv, ctx, extra, adjust, done)
   local opts = {
-    bufnr = ctx.bufnr,
-    sandbox_opts = { bufnr = ctx.bufnr },
+    wrap = sandbox.wrapper(ctx.bufnr, { bufnr = ctx.bufnr }),
     cwd = ctx.cwd,
     timeout_ms = (M.timeout(nil, ctx.config.tools)),
     output_limit = ctx.config.tools.output_limit,
