@@ -1,8 +1,9 @@
---- What the layers above give the public API when Neovim starts, so its
---- arrows stay downward (ARCHITECTURE.md): the UI's subcommand runner
---- behind execute(), approve(), ..., and the network questions of
---- policy.network = "ask". Both stay unset outside Neovim (busted, a
---- script), where there is no UI to run and no event loop to ask in.
+--- What one part gives another it must not require (ARCHITECTURE.md), set
+--- when Neovim starts: the UI's subcommand runner behind the API's
+--- execute(), approve(), ..., the network questions of policy.network =
+--- "ask", and what the standalone UI may ask of the Flemma bridge. All stay
+--- unset outside Neovim (busted, a script), where there is no UI to run
+--- and no event loop to ask in, and the bridge's without Flemma.
 local M = {}
 
 --- Runs a :FlemmaSandbox subcommand in the current buffer (set by
@@ -14,5 +15,18 @@ M.subcommand = nil
 --- (set at start-up to questions/network.lua's attach()).
 ---@type fun(resolved: flemma_sandbox.ResolvedPolicy)|nil
 M.network_asker = nil
+
+---@class flemma_sandbox.BridgeFacade what :FlemmaSandbox and its status use under Flemma
+---@field is_attached fun(): boolean
+---@field view fun(bufnr: integer): flemma_sandbox.FlemmaView
+---@field refusal fun(bufnr: integer): boolean, string[] untrusted, what the frontmatter loosens
+---@field set_trust fun(bufnr: integer, trusted: boolean): boolean, string
+---@field enable fun(bufnr: integer): boolean, string|nil Flemma's session switch on (after its backend check)
+---@field disable fun()
+---@field check_in_background fun(bufnr: integer)
+
+--- Set by the Flemma bridge when Flemma is installed (flemma/init.lua).
+---@type flemma_sandbox.BridgeFacade|nil
+M.bridge = nil
 
 return M

@@ -116,6 +116,7 @@ function M.attach()
   if not M.flemma_present() then
     return false
   end
+  require("flemma_sandbox.hooks").bridge = M.facade()
   local fs = require("flemma.sandbox")
   if not fs.has(backend.name) then
     register_backend()
@@ -165,6 +166,31 @@ function M.check_in_background(bufnr)
       register_backend()
     end
   end)
+end
+
+--- What the standalone UI may ask of the bridge (hooks.lua): it never
+--- requires the bridge, nor the bridge the UI.
+---@return flemma_sandbox.BridgeFacade
+function M.facade()
+  local trust = require("flemma_sandbox.flemma.trust")
+  return {
+    is_attached = M.is_attached,
+    view = M.view,
+    refusal = trust.refusal,
+    set_trust = trust.set,
+    check_in_background = M.check_in_background,
+    enable = function(bufnr)
+      local fs = require("flemma.sandbox")
+      local ok, err = fs.validate_backend(bufnr)
+      if ok then
+        fs.set_enabled(true)
+      end
+      return ok, err
+    end,
+    disable = function()
+      require("flemma.sandbox").set_enabled(false)
+    end,
+  }
 end
 
 ---@return boolean

@@ -157,7 +157,7 @@ local function warm_once(args)
     return
   end
   backend_checked = true
-  local bridge = package.loaded["flemma_sandbox.flemma"]
+  local bridge = require("flemma_sandbox.hooks").bridge
   if bridge and bridge.is_attached() then
     pcall(bridge.check_in_background, args.buf)
   else

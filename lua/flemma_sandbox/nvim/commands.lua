@@ -18,16 +18,15 @@ local function notify(message, level)
   require("flemma_sandbox.notice").say(message, level)
 end
 
---- Flemma's sandbox module when Flemma is installed.
----@return table|nil
-local function flemma_sandbox()
-  local bridge = require("flemma_sandbox.flemma")
-  return bridge.flemma_present() and require("flemma.sandbox") or nil
+--- What the Flemma bridge offers when Flemma is installed (hooks.lua).
+---@return flemma_sandbox.BridgeFacade|nil
+local function flemma_bridge()
+  return require("flemma_sandbox.hooks").bridge
 end
 
 local function standalone_only(run)
   return function(bufnr)
-    if flemma_sandbox() then
+    if flemma_bridge() then
       notify("Flemma runs the tool calls and reads the frontmatter here: use :Flemma", vim.log.levels.INFO)
       return
     end
@@ -41,8 +40,9 @@ end
 ---@param trusted boolean
 ---@return boolean ok, string message
 local function set_trust(bufnr, trusted)
-  if flemma_sandbox() then
-    return require("flemma_sandbox.flemma.trust").set(bufnr, trusted)
+  local bridge = flemma_bridge()
+  if bridge then
+    return bridge.set_trust(bufnr, trusted)
   end
   return require("flemma_sandbox.chat.frontmatter").set_trust(bufnr, trusted)
 end
@@ -50,14 +50,13 @@ end
 ---@type table<string, fun(bufnr: integer)>
 M.actions = {
   enable = function(bufnr)
-    local fs = flemma_sandbox()
-    if fs then
-      local ok, err = fs.validate_backend(bufnr)
+    local bridge = flemma_bridge()
+    if bridge then
+      local ok, err = bridge.enable(bufnr)
       if not ok then
         notify("not enabled: " .. tostring(err), vim.log.levels.ERROR)
         return
       end
-      fs.set_enabled(true)
       notify("Flemma's sandbox enabled for this session", vim.log.levels.INFO)
       return
     end
@@ -70,9 +69,9 @@ M.actions = {
     notify("enabled for this session (backend " .. backend.name .. ")", vim.log.levels.INFO)
   end,
   disable = function()
-    local fs = flemma_sandbox()
-    if fs then
-      fs.set_enabled(false)
+    local bridge = flemma_bridge()
+    if bridge then
+      bridge.disable()
     else
       sandbox.set_enabled(false)
     end

@@ -11,7 +11,7 @@ local SOURCES = { runtime = "runtime override", buffer = "frontmatter", setup = 
 ---@param bufnr integer
 ---@return string[]
 function M.lines(bufnr)
-  if require("flemma_sandbox.flemma").flemma_present() then
+  if require("flemma_sandbox.hooks").bridge then
     return M.flemma_lines(bufnr)
   end
   return M.standalone_lines(bufnr)
@@ -197,7 +197,7 @@ end
 ---@param bufnr integer
 ---@return string[]
 function M.flemma_lines(bufnr)
-  local bridge = require("flemma_sandbox.flemma")
+  local bridge = assert(require("flemma_sandbox.hooks").bridge, "the Flemma bridge")
   local view = bridge.view(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
   local lines = {
@@ -211,7 +211,7 @@ function M.flemma_lines(bufnr)
   if view.error then
     lines[#lines + 1] = "  error:      " .. view.error
   end
-  local untrusted, loose = require("flemma_sandbox.flemma.trust").refusal(bufnr)
+  local untrusted, loose = bridge.refusal(bufnr)
   if untrusted then
     lines[#lines + 1] = "  frontmatter NOT trusted, every tool call is refused; it loosens: "
       .. table.concat(loose, "; ")
