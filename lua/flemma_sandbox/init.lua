@@ -303,6 +303,60 @@ function M.wrapper(bufnr, opts)
   end
 end
 
+--- Questions about a resolved policy (what get_policy returns), for the
+--- tools and the Flemma bridge, which ask this API and never policy/ or a
+--- backend directly (ARCHITECTURE.md).
+
+--- The absolute, symlink-resolved path of `path` (relative to cwd; `~`
+--- expanded), or nil and why.
+---@param path string
+---@param cwd? string
+---@return string|nil real, string|nil err
+function M.real_path(path, cwd)
+  return policy.real_path(path, cwd)
+end
+
+--- The writable root of resolved that holds real (the longest), or nil.
+---@param real string
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@return string|nil
+function M.root_of(real, resolved)
+  return policy.root_of(real, resolved)
+end
+
+--- The rule that hides real in resolved (deny_read, a secret file, a
+--- private folder), or nil.
+---@param real string
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@return string|nil
+function M.hidden_rule(real, resolved)
+  return policy.hidden_rule(real, resolved)
+end
+
+--- Whether resolved lets a command read path, and why not.
+---@return boolean, string|nil
+function M.readable_in(path, resolved)
+  return policy.is_readable(path, resolved)
+end
+
+--- Whether resolved lets a command write path, and why not.
+---@return boolean, string|nil
+function M.writable_in(path, resolved)
+  return policy.is_writable(path, resolved)
+end
+
+--- Runs argv in a sandbox without blocking (run/job.lua's run()): wrapped
+--- with opts.wrap, or for opts.bufnr's policy when opts.wrap is not given.
+---@param argv string[]
+---@param opts flemma_sandbox.JobOpts|table
+---@return flemma_sandbox.JobHandle|nil handle, string|nil err
+function M.run(argv, opts)
+  if type(opts) == "table" and opts.wrap == nil then
+    opts.wrap = M.wrapper(opts.bufnr)
+  end
+  return require("flemma_sandbox.run.job").run(argv, opts)
+end
+
 -- Standalone tool calls and their questions, for mappings and scripts: the
 -- same as :FlemmaSandbox tool:execute | tool:execute-all | tool:cancel |
 -- approve | approve-always | deny | approval in the current buffer.

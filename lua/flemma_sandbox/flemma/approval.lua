@@ -5,7 +5,7 @@
 --- git tool clones outside the playground. It runs above Flemma's own
 --- resolvers, so an auto_approve list cannot let such a call through, and
 --- passes (nil) on everything else.
-local policy = require("flemma_sandbox.policy")
+local sandbox = require("flemma_sandbox")
 
 local M = {}
 
@@ -59,12 +59,12 @@ function M.refusal(tool_name, input, bufnr)
   if not (view.enabled and view.ours and view.resolved) then
     return nil -- Flemma's own rules apply
   end
-  local real = policy.real_path(path or ".", base_dir(tool_name, bufnr))
+  local real = sandbox.real_path(path or ".", base_dir(tool_name, bufnr))
   if not real then
     return nil
   end
   if READS[tool_name] then
-    local rule = policy.hidden_rule(real, view.resolved)
+    local rule = sandbox.hidden_rule(real, view.resolved)
     -- Flemma keeps a truncated result's whole output in $TMPDIR or /tmp
     -- (tools.truncate.output_path_format) and tells the model to read it:
     -- the host's own temp folder, out of the sandbox's view but not a secret
@@ -77,7 +77,7 @@ function M.refusal(tool_name, input, bufnr)
     end
     return nil
   end
-  local ok, why = policy.is_writable(real, view.resolved)
+  local ok, why = sandbox.writable_in(real, view.resolved)
   if not ok then
     return string.format("%s of %s blocked: %s", tool_name, real, (why:gsub("^" .. vim.pesc(real) .. " is ", "")))
   end

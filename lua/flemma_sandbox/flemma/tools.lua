@@ -15,7 +15,7 @@
 local approval = require("flemma_sandbox.flemma.approval")
 local git = require("flemma_sandbox.tools.git")
 local host = require("flemma_sandbox.host")
-local job = require("flemma_sandbox.run.job")
+local sandbox = require("flemma_sandbox")
 local questions = require("flemma_sandbox.questions")
 
 local M = {}
@@ -158,7 +158,7 @@ M.definitions = {
 function M.run(plan, ctx, callback)
   local bridge = require("flemma_sandbox.flemma")
   local timeout = ctx.timeout or 30
-  local handle, start_err = job.run(plan.argv, {
+  local handle, start_err = sandbox.run(plan.argv, {
     cwd = ctx.cwd,
     timeout_ms = timeout * 1000,
     env = plan.env,

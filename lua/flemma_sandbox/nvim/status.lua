@@ -197,7 +197,7 @@ end
 ---@param bufnr integer
 ---@return string[]
 function M.flemma_lines(bufnr)
-  local bridge = assert(require("flemma_sandbox.hooks").bridge, "the Flemma bridge")
+  local bridge = require("flemma_sandbox.hooks").bridge --[[@as flemma_sandbox.BridgeFacade]]
   local view = bridge.view(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
   local lines = {

@@ -1,9 +1,7 @@
 --- The bash tool: `shell -c command` through the job runner, in the
 --- buffer's sandbox and working directory.
 local core = require("flemma_sandbox.core")
-local job = require("flemma_sandbox.run.job")
 local outputs = require("flemma_sandbox.tools.outputs")
-local policy = require("flemma_sandbox.policy")
 local sandbox = require("flemma_sandbox")
 local shell = require("flemma_sandbox.tools.shell")
 
@@ -107,12 +105,12 @@ M.MAX_DENIAL_NOTES = 20
 ---@param resolved flemma_sandbox.ResolvedPolicy the policy the command ran with
 ---@return string|nil
 function M.denial_note(d, ctx, resolved)
-  local real = policy.real_path(d.path, ctx.cwd)
+  local real = sandbox.real_path(d.path, ctx.cwd)
   if not real then
     return nil
   end
   if d.errno ~= "EROFS" then
-    local visible, why = policy.is_readable(real, resolved)
+    local visible, why = sandbox.readable_in(real, resolved)
     if not visible then
       return "[sandbox] read of " .. real .. " blocked: " .. shell.rule_of(why)
     end
@@ -120,7 +118,7 @@ function M.denial_note(d, ctx, resolved)
   if d.errno == "ENOENT" then
     return nil -- only a hidden path explains a missing file
   end
-  local writable, why = policy.is_writable(real, resolved)
+  local writable, why = sandbox.writable_in(real, resolved)
   if not writable then
     return "[sandbox] write to " .. real .. " blocked: " .. shell.rule_of(why)
   end
@@ -220,7 +218,7 @@ function M.run_argv(argv, ctx, extra, adjust, done)
     opts[k] = v
   end
   ctx.timeout_ms_used = opts.timeout_ms
-  local handle, err = job.run(argv, opts)
+  local handle, err = sandbox.run(argv, opts)
   if not handle then
     return done({ error = err })
   end

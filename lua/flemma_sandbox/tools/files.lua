@@ -4,7 +4,6 @@
 --- below the writable root without following any symlink (core.write_atomic),
 --- so a link planted after the check cannot redirect it.
 local core = require("flemma_sandbox.core")
-local policy = require("flemma_sandbox.policy")
 local sandbox = require("flemma_sandbox")
 local shell = require("flemma_sandbox.tools.shell")
 
@@ -17,7 +16,7 @@ M.EDIT_MAX_BYTES = 64 * 1024 * 1024
 ---@param ctx table
 ---@return string|nil real, string|nil err
 local function locate(path, ctx)
-  return policy.real_path(path, ctx.cwd)
+  return sandbox.real_path(path, ctx.cwd)
 end
 
 --- The real path a write to `path` would reach, or why it may not happen
@@ -42,7 +41,7 @@ end
 local function write(real, content, ctx)
   local root
   if sandbox.is_enabled(ctx.config_opts) then
-    root = policy.root_of(real, (sandbox.get_policy(ctx.bufnr, ctx.config_opts)))
+    root = sandbox.root_of(real, (sandbox.get_policy(ctx.bufnr, ctx.config_opts)))
   end
   root = root or real:match("^(.*)/[^/]+$")
   if root == "" then
