@@ -303,6 +303,33 @@ function M.wrapper(bufnr, opts)
   end
 end
 
+--- Config layers for a buffer (the standalone runner's frontmatter reader
+--- sets them through these, not config.lua).
+
+--- `true`/`false` as `{ enabled = ... }`; anything else unchanged.
+---@param layer any
+---@return any
+function M.expand_shorthand(layer)
+  return config.expand_shorthand(layer)
+end
+
+--- Checks a config layer; an error names the key under prefix.
+---@param layer table
+---@param prefix? string e.g. "flemma.opt.sandbox"
+---@return boolean ok, string|nil err
+function M.validate_config(layer, prefix)
+  return config.validate(layer, prefix)
+end
+
+--- Sets (or with nil drops) a buffer's own config layer, between setup()
+--- and the runtime override.
+---@param bufnr integer
+---@param layer boolean|table|nil
+---@return boolean ok, string|nil err
+function M.set_buffer_config(bufnr, layer)
+  return config.set_buffer(bufnr, layer)
+end
+
 --- Questions about a resolved policy (what get_policy returns), for the
 --- tools and the Flemma bridge, which ask this API and never policy/ or a
 --- backend directly (ARCHITECTURE.md).

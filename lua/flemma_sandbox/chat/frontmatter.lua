@@ -1,8 +1,8 @@
 --- Reads the ```lua block at the top of a .chat buffer and evaluates it in
 --- an environment where only `flemma.opt` can be written. The result
 --- becomes the buffer's layer of the config (flemma.opt.sandbox).
-local config = require("flemma_sandbox.config")
 local fence = require("flemma_sandbox.frontmatter_fence")
+local sandbox = require("flemma_sandbox")
 local trust = require("flemma_sandbox.chat.trust")
 
 local M = {}
@@ -180,15 +180,15 @@ function M.refresh(bufnr)
   end
   if s.opts and s.opts.approval ~= nil and not s.error then
     -- flemma.opt.approval sits beside flemma.opt.sandbox; one layer holds both
-    layer = config.expand_shorthand(layer) or {}
+    layer = sandbox.expand_shorthand(layer) or {}
     layer.approval = s.opts.approval
   end
-  layer = config.expand_shorthand(layer)
+  layer = sandbox.expand_shorthand(layer)
   if layer ~= nil and not s.error then
-    local valid, invalid = config.validate(layer, "flemma.opt.sandbox")
+    local valid, invalid = sandbox.validate_config(layer, "flemma.opt.sandbox")
     if valid then
       -- what loosens applies only to content the user trusts
-      local split = trust.split(layer, config.resolve(nil))
+      local split = trust.split(layer, sandbox.resolve_config(nil))
       s.trusted = trust.is_trusted(bufnr, code)
       s.loose, s.never = split.loose, split.never
       layer = s.trusted and trust.without_never(layer) or split.tight
@@ -196,12 +196,12 @@ function M.refresh(bufnr)
       s.error = invalid
     end
   end
-  local ok, err = config.set_buffer(bufnr, layer)
+  local ok, err = sandbox.set_buffer_config(bufnr, layer)
   if not ok then
     s.error = err
-    config.set_buffer(bufnr, nil)
+    sandbox.set_buffer_config(bufnr, nil)
   elseif s.error then
-    config.set_buffer(bufnr, nil)
+    sandbox.set_buffer_config(bufnr, nil)
   end
   return s.error, true
 end
@@ -252,7 +252,7 @@ end
 ---@param bufnr integer
 function M.forget(bufnr)
   states[bufnr] = nil
-  config.set_buffer(bufnr, nil)
+  sandbox.set_buffer_config(bufnr, nil)
 end
 
 return M
