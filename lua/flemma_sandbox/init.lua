@@ -168,27 +168,6 @@ function M.detect_available_backend(opts)
   return registry.detect(config.resolve(opts).backends)
 end
 
-local function check_command(inner_cmd)
-  if type(inner_cmd) ~= "table" or #inner_cmd == 0 then
-    return "inner_cmd: expected a non-empty list of strings"
-  end
-  for i, word in ipairs(inner_cmd) do
-    if type(word) ~= "string" then
-      return string.format("inner_cmd[%d]: expected string, got %s", i, type(word))
-    end
-  end
-end
-
---- In "ask" mode, where the run's proxy asks: Neovim's question socket,
---- when this runs in Neovim (the hook is set at start-up; busted specs have
---- no event loop to serve it).
----@param resolved flemma_sandbox.ResolvedPolicy
-local function attach_asker(resolved)
-  if resolved.network_mode == "ask" and hooks.network_asker then
-    hooks.network_asker(resolved)
-  end
-end
-
 --- Wraps a command for the buffer's policy. Returns the command unchanged
 --- when the sandbox is off, or when "auto" finds no backend; "required"
 --- then refuses (nil, err), failing closed.
@@ -200,7 +179,7 @@ end
 ---@param opts? integer|table
 ---@return string[]|nil argv, string|nil err
 function M.wrap_command(inner_cmd, bufnr, opts)
-  local bad = check_command(inner_cmd)
+  local bad = registry.check_command(inner_cmd)
   if bad then
     return nil, bad
   end
@@ -219,15 +198,7 @@ function M.wrap_command(inner_cmd, bufnr, opts)
     return nil, err
   end
   local resolved = policy.resolve(cfg.policy, bufnr)
-  attach_asker(resolved)
-  if type(opts) == "table" and type(opts.env) == "table" then
-    for k, v in pairs(opts.env) do
-      resolved.env[k] = v -- what the caller sets for this command on purpose
-    end
-  end
-  -- the cap holds even where no job runner applies a timeout (Flemma)
-  resolved.time_limit_ms = cfg.tools.max_timeout_ms
-  return entry.wrap(resolved, cfg.backends[entry.name] or {}, inner_cmd)
+  return registry.wrap_resolved(entry.wrap, resolved, cfg, cfg.backends[entry.name] or {}, inner_cmd, opts)
 end
 
 --- Asks the buffer's resolved policy about a path (check is

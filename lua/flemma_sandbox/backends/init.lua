@@ -1,4 +1,7 @@
---- Backends by name and priority, with cached auto-detection.
+--- Backends by name and priority, with cached auto-detection, and the one
+--- wrap path from a resolved policy to a backend's wrap() that the public
+--- API's wrap_command and the hosted API (Flemma's backend) share.
+local hooks = require("flemma_sandbox.hooks")
 local util = require("flemma_sandbox.util")
 
 local M = {}
@@ -145,6 +148,52 @@ end
 --- Forgets the cached detection (e.g. after a backend failed to start).
 function M.invalidate()
   detection = nil
+end
+
+--- Why inner_cmd cannot be wrapped (not a non-empty list of strings), or nil.
+---@param inner_cmd any
+---@return string|nil
+function M.check_command(inner_cmd)
+  if type(inner_cmd) ~= "table" or #inner_cmd == 0 then
+    return "inner_cmd: expected a non-empty list of strings"
+  end
+  for i, word in ipairs(inner_cmd) do
+    if type(word) ~= "string" then
+      return string.format("inner_cmd[%d]: expected string, got %s", i, type(word))
+    end
+  end
+end
+
+--- In "ask" mode, where the run's proxy asks: Neovim's question socket,
+--- when this runs in Neovim (the hook is set at start-up; busted specs have
+--- no event loop to serve it).
+---@param resolved flemma_sandbox.ResolvedPolicy
+local function attach_asker(resolved)
+  if resolved.network_mode == "ask" and hooks.network_asker then
+    hooks.network_asker(resolved)
+  end
+end
+
+--- From the resolved policy on, the one wrap path: the network questions,
+--- the caller's environment, the time cap, then the backend's wrap().
+---@param wrap fun(resolved: table, backend_config: table, inner_cmd: string[]): string[]|nil, string|nil
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@param cfg flemma_sandbox.Config
+---@param backend_config table
+---@param inner_cmd string[]
+---@param opts? integer|table wrap_command's opts (env)
+---@return string[]|nil argv, string|nil err
+function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
+  attach_asker(resolved)
+  if type(opts) == "table" and type(opts.env) == "table" then
+    for k, v in pairs(opts.env) do
+      resolved.env[k] = v -- what the caller sets for this command on purpose
+    end
+  end
+  -- the cap holds even where no job runner applies a timeout (Flemma), and
+  -- whatever timeout the model asked a tool for
+  resolved.time_limit_ms = cfg.tools.max_timeout_ms
+  return wrap(resolved, backend_config, inner_cmd)
 end
 
 return M

@@ -6,9 +6,7 @@
 --- rw_paths, network and allow_privileged.
 local util = require("flemma_sandbox.util")
 -- registered with Flemma at start-up; what wraps commands loads at first use
-local bwrap = util.lazy_require("flemma_sandbox.backends.bwrap")
-local config = util.lazy_require("flemma_sandbox.config")
-local policy = util.lazy_require("flemma_sandbox.policy")
+local hosted = util.lazy_require("flemma_sandbox.hosted")
 
 local M = {}
 
@@ -68,18 +66,19 @@ end
 --- Drops what Flemma's proxies add and empty objects, keeps plain values.
 ---@param value any
 ---@return any
-local function plain(value)
+function M.plain(value)
   if type(value) ~= "table" then
     return value
   end
   local out = {}
   for k, v in pairs(value) do
     if type(k) == "string" or type(k) == "number" then
-      out[k] = plain(v)
+      out[k] = M.plain(v)
     end
   end
   return out
 end
+local plain = M.plain
 
 --- flemma-sandbox's effective config for a command under Flemma: the
 --- defaults, then require("flemma_sandbox").setup(), then Flemma's
@@ -89,11 +88,23 @@ end
 ---@param backend_config table|nil
 ---@return flemma_sandbox.Config|nil cfg, string|nil err naming Flemma's key
 function M.effective_config(backend_config)
-  local layer, err = config.from_backend_config(plain(backend_config or {}), M.CONFIG_KEY)
-  if not layer then
-    return nil, err
-  end
-  return config.merge_layer(config.resolve(nil), layer), nil
+  return hosted.config(plain(backend_config or {}), M.CONFIG_KEY)
+end
+
+--- What flemma-sandbox's hosted API gets for one of Flemma's commands.
+---@param flemma_policy table Flemma's resolved policy (rw_paths absolute)
+---@param backend_config table|nil
+---@param context flemma_sandbox.FlemmaCall|nil the tool call, when known
+---@return flemma_sandbox.HostedCall
+local function hosted_call(flemma_policy, backend_config, context)
+  return {
+    backend_config = plain(backend_config or {}),
+    config_key = M.CONFIG_KEY,
+    policy = flemma_policy,
+    extra_rw = context and context.rw_paths or nil,
+    env = context and context.env or nil,
+    bufnr = context and context.bufnr or nil,
+  }
 end
 
 --- The policy as flemma-sandbox resolves it for one of Flemma's commands.
@@ -102,27 +113,7 @@ end
 ---@param context flemma_sandbox.FlemmaCall|nil the tool call, when known
 ---@return flemma_sandbox.ResolvedPolicy|nil resolved, string|nil err, flemma_sandbox.Config|nil cfg
 function M.resolve(flemma_policy, backend_config, context)
-  local cfg, err = M.effective_config(backend_config)
-  if not cfg then
-    return nil, err
-  end
-  local p = util.deepcopy(cfg.policy)
-  p.rw_paths = util.deepcopy(flemma_policy.rw_paths or {})
-  vim.list_extend(p.rw_paths, context and context.rw_paths or {})
-  -- Flemma's "network on" goes out through the allowlist proxy, unless our
-  -- own config asks for the host's network or for questions
-  local how = (cfg.policy.network == "host" or cfg.policy.network == "ask") and cfg.policy.network or "allowlist"
-  p.network = flemma_policy.network ~= false and how
-  p.allow_privileged = flemma_policy.allow_privileged == true
-  local resolved = policy.resolve(p, context and context.bufnr)
-  -- Flemma's tool environment (tools.<name>.env) reaches the command, but
-  -- credential-like names only when env_allow names them exactly
-  for name, value in pairs(context and context.env or {}) do
-    if not policy.looks_like_credential(name, value) or vim.tbl_contains(p.env_allow or {}, name) then
-      resolved.env[name] = value
-    end
-  end
-  return resolved, nil, cfg
+  return hosted.policy(hosted_call(flemma_policy, backend_config, context))
 end
 
 --- Flemma's setup() asks every backend whether it works, at Neovim's
@@ -133,19 +124,7 @@ end
 ---@param backend_config table
 ---@return boolean ok, string|nil err
 function M.available(backend_config)
-  local cfg, err = M.effective_config(backend_config)
-  if not cfg then
-    return false, err
-  end
-  local ok, why = bwrap.available(cfg.backends.bwrap, { start = vim.v.vim_did_enter == 1 })
-  if not ok then
-    return false, why
-  end
-  local helper, herr = bwrap.helper()
-  if not helper then
-    return false, herr
-  end
-  return true, nil
+  return hosted.available(plain(backend_config or {}), M.CONFIG_KEY, { start = vim.v.vim_did_enter == 1 })
 end
 
 --- Set by the bridge: the Flemma tool call whose command is being wrapped.
@@ -159,19 +138,7 @@ end
 ---@param inner_cmd string[]
 ---@return string[]|nil argv, string|nil err
 function M.wrap(flemma_policy, backend_config, inner_cmd)
-  local resolved, err, cfg = M.resolve(flemma_policy, backend_config, M.current_call())
-  if not resolved then
-    return nil, err
-  end
-  -- the test sandbox, when no check started it yet: fail closed
-  local ok, why = bwrap.available(cfg.backends.bwrap)
-  if not ok then
-    return nil, why
-  end
-  -- whatever timeout the model asked Flemma's tool for
-  resolved.time_limit_ms = cfg.tools.max_timeout_ms
-  require("flemma_sandbox.questions.network").attach(resolved)
-  return bwrap.wrap(resolved, cfg.backends.bwrap, inner_cmd)
+  return hosted.wrap(hosted_call(flemma_policy, backend_config, M.current_call()), inner_cmd)
 end
 
 return M

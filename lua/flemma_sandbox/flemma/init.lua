@@ -155,11 +155,8 @@ end
 function M.check_in_background(bufnr)
   local cfg = flemma_config(bufnr)
   local sandbox_cfg = cfg and cfg.sandbox or {}
-  local effective = backend.effective_config((sandbox_cfg.backends or {})[backend.name])
-  if not effective then
-    return
-  end
-  require("flemma_sandbox.backends.bwrap").check_in_background(effective.backends.bwrap, function(ok)
+  local backend_config = (sandbox_cfg.backends or {})[backend.name]
+  require("flemma_sandbox.hosted").check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, function(ok)
     if not ok and M.flemma_present() then
       local fs = require("flemma.sandbox")
       fs.unregister(backend.name)
