@@ -1,0 +1,353 @@
+--- The client of flemma-sandbox-exec, the helper in front of bwrap and
+--- inside the sandbox (csrc/exec_helper.c): where it is, what it can do
+--- here, and its protocol: the inner command (network bridge, seccomp,
+--- Landlock, limits), the args file, the check file and its words, the
+--- run's name, and bwrap's wording when a start lost a race.
+local core = require("flemma_sandbox.core")
+local host = require("flemma_sandbox.host")
+local protect = require("flemma_sandbox.policy.protect")
+
+local M = {}
+
+--- Single-quotes a word for /bin/sh.
+local function quote(s)
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+--- bwrap stops at this many arguments (its MAX_ARGS), --args included.
+M.MAX_ARGS = 9000
+--- Above this many options they go through a file and "--args FD":
+--- one argument list is limited by the kernel (ARG_MAX, 128 KiB per word).
+M.ARGS_FILE_AT = 2000
+M.ARGS_FILE_BYTES = 100000
+
+local core_so = host.core_so()
+
+---@type string|nil
+local found_helper = nil
+
+--- flemma-sandbox-exec, built next to core.so (looked for until found).
+---@return string|nil path, string|nil err
+function M.helper()
+  if found_helper then
+    return found_helper
+  end
+  local path = core_so and core_so:gsub("core%.so$", "flemma-sandbox-exec")
+  if not path or not core.exists(path) then
+    return nil, "flemma-sandbox-exec was not found next to core.so (" .. tostring(core_so) .. "); run make"
+  end
+  found_helper = path
+  return path
+end
+
+---@type table<string, { seccomp: string|nil, landlock: integer }>
+local helper_info = {}
+
+--- What the helper can do here, from `flemma-sandbox-exec --info`: the
+--- architecture its seccomp filter covers, and the kernel's Landlock ABI.
+---@return { seccomp: string|nil, landlock: integer }
+function M.helper_info()
+  local helper = M.helper()
+  if not helper then
+    return { landlock = 0 }
+  end
+  if not helper_info[helper] then
+    local f = io.popen(quote(helper) .. " --info 2>/dev/null")
+    local text = f and f:read("*a") or ""
+    if f then
+      f:close()
+    end
+    local arch = text:match("seccomp (%S+)")
+    helper_info[helper] = {
+      seccomp = arch ~= "unsupported" and arch or nil,
+      landlock = tonumber(text:match("landlock (%d+)")) or 0,
+    }
+  end
+  return helper_info[helper]
+end
+
+--- The architecture the helper's seccomp filter covers, or nil.
+---@return string|nil
+function M.seccomp_arch()
+  return M.helper_info().seccomp
+end
+
+--- Landlock can scope abstract unix sockets and signals (ABI 6, Linux 6.12).
+M.LANDLOCK_SCOPE_ABI = 6
+
+local LIMIT_ORDER = { "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }
+
+--- The allowlist network mode (csrc/proxy_bridge.h, csrc/host_proxy.h):
+--- where the run's proxy socket is bound inside the sandbox (/dev is a
+--- fresh one there, always) and the loopback port the bridge listens on,
+--- which HTTP_PROXY and the others name.
+M.PROXY_INSIDE = "/dev/flemma-sandbox-proxy.sock"
+M.PROXY_PORT = 39128
+
+--- A policy's network mode; a table made without one (by hand, by an
+--- older caller) keeps what its `network` boolean meant before: on is the
+--- host's network.
+---@param policy table
+---@return "off"|"allowlist"|"ask"|"host"
+function M.network_mode(policy)
+  return policy.network_mode or (policy.network and "host" or "off")
+end
+
+--- Whether the command goes out through the run's proxy ("ask" is the
+--- allowlist whose proxy asks about other names).
+---@param policy table
+---@return boolean
+function M.uses_proxy(policy)
+  local mode = M.network_mode(policy)
+  return mode == "allowlist" or mode == "ask"
+end
+
+--- The helper's part of the inner command: the network bridge, seccomp,
+--- Landlock scope, limits, then "--".
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param helper string
+---@param inner_cmd string[]
+---@return string[]
+function M.inner(policy, helper, inner_cmd)
+  local cmd = { helper }
+  if M.uses_proxy(policy) then
+    cmd[#cmd + 1] = "--proxy-bridge"
+    cmd[#cmd + 1] = M.PROXY_INSIDE
+    cmd[#cmd + 1] = tostring(M.PROXY_PORT)
+  end
+  if policy.seccomp and M.seccomp_arch() then
+    cmd[#cmd + 1] = "--seccomp"
+  end
+  if M.helper_info().landlock >= M.LANDLOCK_SCOPE_ABI then
+    cmd[#cmd + 1] = "--scope" -- the host's abstract sockets, even with network on
+  end
+  for _, name in ipairs(LIMIT_ORDER) do
+    local value = (policy.limits or {})[name]
+    if value then
+      cmd[#cmd + 1] = "--limit"
+      cmd[#cmd + 1] = string.format("%s=%d", name, value)
+    end
+  end
+  cmd[#cmd + 1] = "--"
+  for _, word in ipairs(inner_cmd) do
+    cmd[#cmd + 1] = word
+  end
+  return cmd
+end
+
+local args_files = 0
+
+--- Writes words[from..to], each ended by a NUL byte, to file.
+---@return boolean|nil ok, string|nil err
+local function write_nul_separated(file, words, from, to)
+  local f, err = io.open(file, "wb")
+  if not f then
+    return nil, "cannot write " .. file .. ": " .. tostring(err)
+  end
+  f:write(table.concat(words, "\0", from, to), "\0")
+  f:close()
+  return true
+end
+
+--- Moves bwrap's options (between the program and its "--" at `dash`)
+--- into a file for "--args FD"; returns the file and the shortened argv.
+---@return string|nil file, string[]|nil argv, string|nil err
+function M.args_file(argv, dash)
+  local dir = host.state_dir("args")
+  args_files = args_files + 1
+  -- without a state folder, a private temp file (mkstemp) does as well
+  local file = dir and string.format("%s/%d-%d", dir, core.getpid(), args_files) or os.tmpname()
+  local ok, err = write_nul_separated(file, argv, 2, dash - 1)
+  if not ok then
+    return nil, nil, err
+  end
+  local short = { argv[1] }
+  for i = dash, #argv do
+    short[#short + 1] = argv[i]
+  end
+  return file, short
+end
+
+--- Whether a failed run is bwrap giving up before the command started
+--- because a path it was to mount over vanished after the policy was read
+--- (a host socket closing, say): then running it again is safe.
+---@param code integer exit status
+---@param stdout string
+---@param stderr string
+---@return boolean
+function M.lost_race(code, stdout, stderr)
+  return code == 1 and stdout == "" and stderr:match("^bwrap: Can't [^\n]*\n?$") ~= nil
+end
+
+local check_files = 0
+
+--- The policy fields the check file is made of: the words are kept while
+--- these tables are the same ones (a cached policy's).
+local CHECK_FIELDS = {
+  "watched",
+  "links",
+  "projects",
+  "ro_paths",
+  "deny_paths",
+  "allow_privileged",
+  "project_roots",
+  "allow_sockets",
+  "private_paths",
+  "rw_paths",
+  "show_paths",
+  "secret_scan",
+}
+
+---@type { fields: any[], words: string[], bytes: integer }|nil
+local last_words = nil
+
+--- The check file's words for a policy, after its first two ("mask_at" and
+--- its value, which differ per command), and their length in bytes.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param quarantine string
+---@param index string where the helper's scans keep their index (csrc/scan.h)
+---@return string[] words, integer bytes
+local function policy_words(policy, quarantine, index)
+  local fields = { quarantine .. "\0" .. index }
+  for i, name in ipairs(CHECK_FIELDS) do
+    fields[i + 1] = policy[name]
+  end
+  if last_words and #last_words.fields == #fields then
+    local same = true
+    for i = 1, #fields do
+      same = same and last_words.fields[i] == fields[i]
+    end
+    if same then
+      return last_words.words, last_words.bytes
+    end
+  end
+  local words = { "quarantine", quarantine, "index", index }
+  local function add(key, list)
+    for _, v in ipairs(list or {}) do
+      words[#words + 1] = key
+      words[#words + 1] = type(v) == "table" and v.path or v
+    end
+  end
+  add("watch", policy.watched)
+  for _, l in ipairs(policy.links or {}) do
+    if l.target then
+      add("link", { l.path })
+      add("target", { l.target })
+    end
+  end
+  add("repos", policy.projects)
+  add("ro", policy.ro_paths)
+  add("hidden", policy.deny_paths)
+  -- host sockets: reachable in the projects and allow_sockets, unseen in
+  -- a private folder unless bound into it
+  add("sockets", { "1" })
+  add("privileged", { policy.allow_privileged and "1" or "0" })
+  add("open", policy.project_roots)
+  add("open", policy.allow_sockets)
+  add("private", policy.private_paths)
+  -- writable roots on the host's disk (not the private /tmp and what is
+  -- part of it, a tmpfs): the helper stops the command when one runs
+  -- short of space
+  local in_tmpfs = {}
+  for _, path in ipairs(policy.private and policy.private.writable or {}) do
+    in_tmpfs[path] = true
+  end
+  for _, path in ipairs(policy.private_paths or {}) do
+    in_tmpfs[path] = true
+  end
+  for _, path in ipairs(policy.rw_paths or {}) do
+    if not in_tmpfs[path] then
+      add("disk", { path })
+    end
+  end
+  add("visible", policy.rw_paths)
+  add("visible", policy.show_paths)
+  local scan = policy.secret_scan
+  if scan and #scan.roots > 0 then
+    add("secrets", scan.roots)
+    add("pattern", scan.patterns)
+    add("skip", protect.SCAN_SKIP)
+    add("depth", { tostring(scan.depth) })
+  end
+  local bytes = 0
+  for _, w in ipairs(words) do
+    bytes = bytes + #w + 1
+  end
+  last_words = { fields = fields, words = words, bytes = bytes }
+  return words, bytes
+end
+
+--- Up to this many bytes of check words go in the helper's argv
+--- (--check-words); more are written to the check file by Neovim. Linux
+--- takes up to 2 MB of arguments, and each word on its own line of ps.
+M.CHECK_WORDS_BYTES = 64 * 1024
+
+--- The name of a run's files in our state folder, without extension: its
+--- check file (.check) and its proxy's socket (.sock).
+---@return string|nil base, string|nil err
+function M.run_base()
+  local runs, err = host.state_dir("runs")
+  if not runs then
+    return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(err)
+  end
+  check_files = check_files + 1
+  -- the time too: the quarantine names its runs, and pids come back
+  return string.format("%s/%d-%d-%d", runs, core.getpid(), os.time(), check_files)
+end
+
+--- What the helper does on the host around the run. Right before it
+--- (csrc/before_run.h, csrc/secret_masks.h): the ".git" entries and
+--- watched paths as they are then, the host's sockets, the secret scan;
+--- its masks go in front of bwrap's "--" at mask_at. After it
+--- (csrc/after_run.h): the missing protected paths, the projects and the
+--- ".git" they hold. The check file lies in our state folder, which the
+--- sandbox cannot write; the helper writes it from the words in its argv,
+--- or, for a large policy, Neovim writes it here.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param mask_at integer position of bwrap's "--" in the command the helper runs (bwrap is 0)
+---@param base? string the run's name (M.run_base)
+---@return string[]|nil options the helper's options for it, string|nil err
+function M.check_options(policy, mask_at, base)
+  -- never a temp folder: the sandbox may write there, and the helper trusts the file
+  local runs, rerr = host.state_dir("runs")
+  local quarantine, qerr = host.state_dir("quarantine")
+  local index, ierr = host.state_dir("index")
+  if not runs or not quarantine or not index then
+    return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr or ierr)
+  end
+  local file = (base or M.run_base()) .. ".check"
+  local words, bytes = policy_words(policy, quarantine, index)
+  local at = tostring(mask_at)
+  if bytes <= M.CHECK_WORDS_BYTES then
+    local options = { "--check-words", file, tostring(#words + 2), "mask_at", at }
+    for _, w in ipairs(words) do
+      options[#options + 1] = w
+    end
+    return options
+  end
+  local f, err = io.open(file, "wb")
+  if not f then
+    return nil, "cannot write " .. file .. ": " .. tostring(err)
+  end
+  f:write("mask_at\0", at, "\0", table.concat(words, "\0"), "\0")
+  f:close()
+  return { "--check-file", file }
+end
+
+--- The check file named in an argv M.wrap made, if any.
+---@param argv string[]
+---@return string|nil
+function M.check_file_of(argv)
+  if not (argv[1] or ""):match("/flemma%-sandbox%-exec$") then
+    return nil
+  end
+  for i = 2, #argv do
+    if argv[i] == "--" then
+      return nil
+    elseif argv[i] == "--check-file" or argv[i] == "--check-words" then
+      return argv[i + 1]
+    end
+  end
+end
+
+return M
