@@ -72,11 +72,12 @@ test: $(CORE) $(HELPER) $(PROXY)
 
 # the static gates, each with zero findings: luacheck (Debian: lua-check,
 # reads .luacheckrc), the layer checker (ARCHITECTURE.md, allowlist in
-# scripts/layers.allow), stylua's format check (npm: @johnnymorganz/stylua-bin,
+# scripts/layers.allow), the size gate, stylua's format check (npm: @johnnymorganz/stylua-bin,
 # reads stylua.toml) and cppcheck on the C
 lint:
 	luacheck --formatter plain --codes $(LUA_TREES)
 	$(LUAJIT) scripts/check_layers.lua
+	$(LUAJIT) scripts/check_sizes.lua
 	stylua --check $(LUA_TREES)
 	cppcheck --quiet --enable=warning,performance,portability --std=c99 --error-exitcode=1 --inline-suppr --suppress=toomanyconfigs \
 	  -I csrc csrc/*.c

@@ -275,7 +275,7 @@ function M.wrapper(bufnr, opts)
 end
 
 --- Config layers for a buffer (the standalone runner's frontmatter reader
---- sets them through these, not config.lua).
+--- sets them through these, not config/).
 
 --- `true`/`false` as `{ enabled = ... }`; anything else unchanged.
 ---@param layer any

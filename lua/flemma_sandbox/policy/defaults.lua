@@ -1,5 +1,5 @@
 --- The default lists of the policy, as data only (no requires), so that
---- config.lua, and with it setup() in an init.lua, loads without the
+--- config/defaults.lua, and with it setup() in an init.lua, loads without the
 --- policy modules that use them (protect.lua, private.lua).
 local M = {}
 

@@ -11,6 +11,20 @@ local util = require("flemma_sandbox.util")
 
 local M = {}
 
+local env_mod = require("flemma_sandbox.policy.env")
+local paths = require("flemma_sandbox.policy.paths")
+
+-- what the other parts of the policy answer, under the names callers use
+M.DEFAULT_ENV = env_mod.DEFAULT_ENV
+M.looks_like_credential = env_mod.looks_like_credential
+M.environment = env_mod.environment
+M.hidden_rule = paths.hidden_rule
+M.protected_rule = paths.protected_rule
+M.real_path = paths.real_path
+M.root_of = paths.root_of
+M.is_readable = paths.is_readable
+M.is_writable = paths.is_writable
+
 ---@class flemma_sandbox.ResolvedPolicy
 ---@field rw_paths string[] bound read-write from the host
 ---@field private_paths string[] fresh tmpfs folders: the home folder, /tmp, /run
@@ -140,83 +154,6 @@ local function resolve_list(list, vars, cwd, skipped, refuse, looked)
     end
   end
   return out
-end
-
---- Passed into every sandbox unless removed; "PREFIX*" matches a prefix.
-M.DEFAULT_ENV = {
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "LANG",
-  "LC_*",
-  "TERM",
-  "COLORTERM",
-  "TMPDIR",
-  "SHELL",
-  "EDITOR",
-  "TZ",
-}
-
---- Names that look like credentials: a pattern ("PREFIX*") never lets
---- them through; only naming them exactly in env_allow does.
-local CREDENTIAL = {
-  "KEY$",
-  "TOKEN$",
-  "SECRET",
-  "PASSWORD",
-  "PASSWD",
-  "CREDENTIAL",
-  "^AWS_",
-  "AUTH",
-  "COOKIE",
-  "_PAT$",
-  "_DSN$",
-  "_PASS$",
-  "_PWD$",
-}
-
---- Whether a variable looks like a credential: by its name, or by a value
---- that is a URL with a password in it (postgres://user:pass@host).
----@param name string
----@param value? string
----@return boolean
-function M.looks_like_credential(name, value)
-  local upper = name:upper()
-  for _, pattern in ipairs(CREDENTIAL) do
-    if upper:find(pattern) then
-      return true
-    end
-  end
-  return type(value) == "string" and value:find("^%a[%w+.-]*://[^/@%s]*:[^/@%s]*@") ~= nil
-end
-
---- The environment a sandboxed command sees: the default names and
---- env_allow, taken from the host, and nothing else.
----@param extra string[]|nil env_allow
----@return table<string, string>
-function M.environment(extra)
-  local env, all = {}, nil
-  local names = {}
-  for _, list in ipairs({ M.DEFAULT_ENV, extra or {} }) do
-    for _, n in ipairs(list) do
-      names[#names + 1] = n
-    end
-  end
-  for _, entry in ipairs(names) do
-    local prefix = entry:match("^(.*)%*$")
-    if not prefix then
-      env[entry] = host.getenv(entry)
-    else
-      all = all or host.environ() or {}
-      for name, value in pairs(all) do
-        if name:sub(1, #prefix) == prefix and not M.looks_like_credential(name, value) then
-          env[name] = value
-        end
-      end
-    end
-  end
-  return env
 end
 
 --- Resolves a configured policy for a buffer, without the cache.
@@ -392,113 +329,6 @@ function M.resolve(policy, bufnr)
     out.env[k] = v
   end
   return out, skipped
-end
-
----@param real string
----@param rules flemma_sandbox.Rule[]|nil
----@return flemma_sandbox.Rule|nil
-local function rule_holding(real, rules)
-  for _, r in ipairs(rules or {}) do
-    if core.is_within(real, r.path) then
-      return r
-    end
-  end
-end
-
---- The hidden path (and its rule) that holds a real path, if any.
----@param real string
----@param resolved flemma_sandbox.ResolvedPolicy
----@return flemma_sandbox.Rule|nil
-function M.hidden_rule(real, resolved)
-  return rule_holding(real, resolved.hidden)
-    or protect.secret_rule(real, resolved.secret_scan)
-    or private_mod.hiding(real, resolved.private, resolved.rw_paths)
-end
-
---- The protected or watched path (and its rule) that holds a real path, if
---- any; a path through a ".git" in a project is git's, existing or not.
----@param real string
----@param resolved flemma_sandbox.ResolvedPolicy
----@return flemma_sandbox.Rule|nil
-function M.protected_rule(real, resolved)
-  local rule = rule_holding(real, resolved.protected) or rule_holding(real, resolved.watched)
-  if not rule and repos.in_git_dir(real, resolved.projects or {}) then
-    rule = { path = real, rule = "a git folder (repository writes go through the git tool)" }
-  end
-  return rule
-end
-
---- The path the kernel would reach for `path`: relative to the working
---- directory, a leading `~` read as $HOME (nothing else is expanded), every
---- symlink followed.
----@param path string
----@param cwd? string default: the host's working directory
----@return string|nil real, string|nil err
-function M.real_path(path, cwd)
-  if path == "~" or path:sub(1, 2) == "~/" then
-    local home = host.getenv("HOME")
-    if not home or home == "" then
-      return nil, "HOME is not set, cannot place " .. path
-    end
-    path = home .. path:sub(2)
-  end
-  return core.resolve(path, cwd or host.cwd())
-end
-
---- The writable root that holds a real path (the longest), if any.
----@param real string
----@param resolved flemma_sandbox.ResolvedPolicy
----@return string|nil
-function M.root_of(real, resolved)
-  local best
-  for _, root in ipairs(resolved.rw_paths) do
-    if core.is_within(real, root) and (not best or #root > #best) then
-      best = root
-    end
-  end
-  return best
-end
-
---- Whether `path` (relative to the cwd, `~` is $HOME) is visible in the
---- sandbox once every symlink on it is followed.
----@param path string
----@param resolved flemma_sandbox.ResolvedPolicy
----@return boolean readable, string reason
-function M.is_readable(path, resolved)
-  local real, err = M.real_path(path)
-  if not real then
-    return false, err
-  end
-  local rule = M.hidden_rule(real, resolved)
-  if rule then
-    return false, real .. " is hidden (" .. rule.rule .. ")"
-  end
-  return true, real .. " is visible"
-end
-
---- Whether `path` (relative to the cwd; a leading `~` is $HOME, nothing
---- else is expanded) lies in a writable root once every symlink on it is
---- followed.
----@param path string
----@param resolved flemma_sandbox.ResolvedPolicy
----@return boolean writable, string reason
-function M.is_writable(path, resolved)
-  local real, err = M.real_path(path)
-  if not real then
-    return false, err
-  end
-  local root = M.root_of(real, resolved)
-  local private = not root and private_mod.hiding(real, resolved.private, resolved.rw_paths)
-  if private then
-    return false, real .. " is not in rw_paths (" .. (private.write_rule or private.rule) .. ")"
-  elseif not root then
-    return false, real .. " is not in rw_paths"
-  end
-  local rule = M.protected_rule(real, resolved) or M.hidden_rule(real, resolved)
-  if rule then
-    return false, real .. " is protected (" .. rule.rule .. ")"
-  end
-  return true, real .. " is inside " .. root
 end
 
 return M
