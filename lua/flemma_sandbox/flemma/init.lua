@@ -3,7 +3,8 @@
 --- approval resolver chain, its tool registry, its User autocmds, its
 --- config schema) and answers what the hardening is for a buffer under
 --- Flemma's config. It never replaces a Flemma module or function.
-local backend = require("flemma_sandbox.flemma.backend")
+-- loaded by attach(), when Flemma is there: standalone start-ups skip it
+local backend = require("flemma_sandbox.util").lazy_require("flemma_sandbox.flemma.backend")
 
 local M = {}
 
@@ -62,10 +63,6 @@ local function on_tool_executing(data)
   end)
 end
 
-backend.current_call = function()
-  return current
-end
-
 --- Wraps argv for one of flemma-sandbox's own Flemma tools with Flemma's
 --- ctx.sandbox.wrap_command (so Flemma's enabled, backend and policy
 --- decide), telling our backend what this call needs beyond Flemma's
@@ -117,6 +114,10 @@ function M.attach()
     return false
   end
   require("flemma_sandbox.hooks").bridge = M.facade()
+  -- the tool call whose command the backend wraps (a proxy cannot take a field)
+  require("flemma_sandbox.flemma.backend").current_call = function()
+    return current
+  end
   local fs = require("flemma.sandbox")
   if not fs.has(backend.name) then
     register_backend()
