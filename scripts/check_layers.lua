@@ -33,6 +33,7 @@ local GROUPS = {
   { prefix = "flemma_sandbox.host", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.notice", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.hooks", group = "base", rank = 1 },
+  { prefix = "flemma_sandbox.loosening", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.visible_text", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.frontmatter_fence", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.core", group = "core", rank = 0 },

@@ -8,28 +8,17 @@
 --- which no sandbox can write; any change to the text drops it. A program
 --- path from a buffer (backends.*.path, tools.shell) is never used.
 local host = require("flemma_sandbox.host")
+local loosening = require("flemma_sandbox.loosening")
 local util = require("flemma_sandbox.util")
 
 local M = {}
 
---- How far each policy.network value reaches: "ask" can reach more than
---- the allowlist (the user may say yes), "host" everything.
-local NETWORK_RANK = { [false] = 0, allowlist = 1, [true] = 1, ask = 2, host = 3 }
 local APPROVAL_RANK = { deny = 0, ask = 1, allow = 2 }
 --- Boolean policy keys and the value that loosens.
 local LOOSE_BOOLEAN = { allow_privileged = true, allow_home_rw = true, seccomp = false }
 local LOOSER_WHEN_LARGER = { "timeout_ms", "max_timeout_ms", "output_limit", "read_max_bytes", "max_parallel" }
 
---- The entries of `list` that `base` lacks.
-local function added(list, base)
-  local out = {}
-  for _, v in ipairs(list) do
-    if not util.contains(base, v) then
-      out[#out + 1] = tostring(v)
-    end
-  end
-  return out
-end
+local added = loosening.added
 
 ---@class flemma_sandbox.TrustSplit
 ---@field tight table the layer without what loosens (always applied)
@@ -119,7 +108,7 @@ function M.split(layer, base)
         tp[key] = value
       end
     elseif key == "network" then
-      if NETWORK_RANK[value] > (NETWORK_RANK[b] or 0) then
+      if loosening.network(b or false, value) then
         lose("policy.network = " .. tostring(value))
       else
         tp[key] = value
@@ -139,14 +128,7 @@ function M.split(layer, base)
     elseif key == "limits" then
       local tl = {}
       for name, v in pairs(value) do
-        local bv = (b or {})[name]
-        -- a reserve protects by being large; every other limit by being small
-        local looser = name == "disk_reserve_mb" and function(x, y)
-          return x < y
-        end or function(x, y)
-          return x > y
-        end
-        if type(bv) == "number" and (v == false or looser(v, bv)) then
+        if loosening.limit(name, (b or {})[name], v) then
           lose("policy.limits." .. name .. " = " .. tostring(v))
         else
           tl[name] = v

@@ -7,8 +7,8 @@
 --- Until then flemma-sandbox's approval resolver denies the buffer's tool
 --- calls. Tightening is always fine.
 local fence = require("flemma_sandbox.frontmatter_fence")
+local loosening = require("flemma_sandbox.loosening")
 local trust = require("flemma_sandbox.chat.trust")
-local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -91,26 +91,10 @@ local function loosens(path, base, value)
     return value == true
   end
   if path:sub(1, #BACKEND + 7) == BACKEND .. "limits." then
-    -- a lower limit tightens (a higher reserve); none (false) or the
-    -- other way loosens
-    if value == false then
-      return true
-    end
-    if type(base) ~= "number" or type(value) ~= "number" then
-      return false
-    end
-    if path == BACKEND .. "limits.disk_reserve_mb" then
-      return value < base
-    end
-    return value > base
+    return loosening.limit(path:sub(#BACKEND + 8), base, value)
   end
   if (path == "sandbox.policy.rw_paths" or path == "tools.auto_approve") and type(value) == "table" then
-    for _, v in ipairs(value) do
-      if type(base) ~= "table" or not util.contains(base, v) then
-        return true
-      end
-    end
-    return false
+    return #loosening.added(value, base) > 0
   end
   return true
 end

@@ -1,0 +1,56 @@
+--- The rules that say whether a change loosens the sandbox, shared by the
+--- two trust checks (chat/trust.lua for the standalone frontmatter,
+--- flemma/trust.lua for Flemma's): one place decides, for example, that a
+--- smaller disk reserve loosens while a smaller process limit tightens.
+local util = require("flemma_sandbox.util")
+
+local M = {}
+
+--- How far each policy.network value reaches: "ask" can reach more than
+--- the allowlist (the user may say yes), "host" everything; Flemma's
+--- boolean `true` is the allowlist.
+M.NETWORK_RANK = { [false] = 0, allowlist = 1, [true] = 1, ask = 2, host = 3 }
+
+--- Whether going from `base` to `value` for policy.limits.NAME loosens:
+--- `false` (no limit) where there was one, a larger limit, or a smaller
+--- disk reserve (a reserve protects by being large).
+---@param name string
+---@param base integer|false|nil
+---@param value integer|false|nil
+---@return boolean
+function M.limit(name, base, value)
+  if value == false then
+    return base ~= false
+  end
+  if type(base) ~= "number" or type(value) ~= "number" then
+    return false
+  end
+  if name == "disk_reserve_mb" then
+    return value < base
+  end
+  return value > base
+end
+
+--- Whether going from `base` to `value` for policy.network loosens.
+---@return boolean
+function M.network(base, value)
+  return (M.NETWORK_RANK[value] or 3) > (M.NETWORK_RANK[base] or 0)
+end
+
+--- The entries of list that base lacks (each as text): for the lists where
+--- an entry opens something (rw_paths, env_allow, allow_sockets,
+--- allow_domains, Flemma's auto_approve).
+---@param list any[]
+---@param base any[]|nil
+---@return string[]
+function M.added(list, base)
+  local out = {}
+  for _, v in ipairs(list) do
+    if type(base) ~= "table" or not util.contains(base, v) then
+      out[#out + 1] = tostring(v)
+    end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,30 @@
+--- The shared rules of what loosens the sandbox (loosening.lua), which
+--- both trust checks (standalone frontmatter, Flemma's) use.
+local loosening = require("flemma_sandbox.loosening")
+
+describe("what loosens", function()
+  it("a limit: larger, or none where there was one; a disk reserve: smaller", function()
+    assert.is_true(loosening.limit("processes", 100, 200))
+    assert.is_false(loosening.limit("processes", 100, 50))
+    assert.is_true(loosening.limit("processes", 100, false))
+    assert.is_false(loosening.limit("processes", false, false))
+    assert.is_true(loosening.limit("disk_reserve_mb", 2048, 100))
+    assert.is_false(loosening.limit("disk_reserve_mb", 2048, 4096))
+    assert.is_true(loosening.limit("disk_reserve_mb", 2048, false))
+  end)
+
+  it("the network: a mode that reaches further (Flemma's true is the allowlist)", function()
+    assert.is_true(loosening.network(false, "allowlist"))
+    assert.is_true(loosening.network("allowlist", "ask"))
+    assert.is_true(loosening.network("ask", "host"))
+    assert.is_false(loosening.network("host", "allowlist"))
+    assert.is_false(loosening.network("allowlist", true))
+    assert.is_true(loosening.network(false, true))
+  end)
+
+  it("a list where an entry opens something: the entries the base lacks", function()
+    assert.are.same({ "/data" }, loosening.added({ "$CWD", "/data" }, { "$CWD" }))
+    assert.are.same({}, loosening.added({ "$CWD" }, { "$CWD", "/tmp" }))
+    assert.are.same({ "bash" }, loosening.added({ "bash" }, nil))
+  end)
+end)
