@@ -2,7 +2,8 @@
 --- wrap(), which builds bwrap's argv through the C core and puts the
 --- helper in front of it (backends/helper.lua). What the probe and the
 --- helper client offer is also here under its old names, for callers and
---- specs that ask the backend.
+--- specs that ask the backend (the client's tuning values stay there:
+--- a copy here would not change what it does).
 local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
 local probe = require("flemma_sandbox.backends.bwrap_probe")
@@ -23,9 +24,6 @@ M.run_base = client.run_base
 M.check_options = client.check_options
 M.check_file_of = client.check_file_of
 M.MAX_ARGS = client.MAX_ARGS
-M.ARGS_FILE_AT = client.ARGS_FILE_AT
-M.ARGS_FILE_BYTES = client.ARGS_FILE_BYTES
-M.CHECK_WORDS_BYTES = client.CHECK_WORDS_BYTES
 M.LANDLOCK_SCOPE_ABI = client.LANDLOCK_SCOPE_ABI
 M.PROXY_INSIDE = client.PROXY_INSIDE
 M.PROXY_PORT = client.PROXY_PORT
