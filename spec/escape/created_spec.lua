@@ -212,6 +212,32 @@ describe("escape: names created during a run", function()
     return output
   end
 
+  --- The control's argv: plain bwrap, no helper, the project writable and
+  --- `source` bound read-only over `target`, running cmd.
+  local function bare_bwrap(source, target, cmd)
+    return {
+      "bwrap",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--bind",
+      w.proj,
+      w.proj,
+      "--ro-bind",
+      source,
+      target,
+      "--chdir",
+      w.proj,
+      "sh",
+      "-c",
+      cmd,
+    }
+  end
+
   it(".git/config replaced by git on the host during a run stays read-only", function()
     local original = h.read(w.proj .. "/.git/config")
     local cmd = "touch work/started; sleep 2; echo '[core] fsmonitor = evil' >> .git/config"
@@ -228,27 +254,7 @@ describe("escape: names created during a run", function()
     assert.matches("stopped: [^\n]*%.git/config, protected or hidden when it started, was replaced", output)
     assert.is_nil(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
     -- control: bwrap with the same bind over the file alone, no helper
-    local bare = {
-      "bwrap",
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--bind",
-      w.proj,
-      w.proj,
-      "--ro-bind",
-      w.proj .. "/.git/config",
-      w.proj .. "/.git/config",
-      "--chdir",
-      w.proj,
-      "sh",
-      "-c",
-      cmd,
-    }
+    local bare = bare_bwrap(w.proj .. "/.git/config", w.proj .. "/.git/config", cmd)
     while_running(cmd, host_git_config, bare)
     assert.truthy(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
     h.write(w.proj .. "/.git/config", original)
@@ -274,27 +280,7 @@ describe("escape: names created during a run", function()
     assert.matches("stopped: [^\n]*/%.env%.new, a name secret_files hides, was created while it ran", output)
     os.remove(w.proj .. "/.env.new")
     -- control: bwrap with the same mask over .env, no helper: the saved file shows
-    local bare = {
-      "bwrap",
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--bind",
-      w.proj,
-      w.proj,
-      "--ro-bind",
-      "/dev/null",
-      w.proj .. "/.env",
-      "--chdir",
-      w.proj,
-      "sh",
-      "-c",
-      reader,
-    }
+    local bare = bare_bwrap("/dev/null", w.proj .. "/.env", reader)
     output = while_running(reader, save_by_rename, bare)
     assert.truthy(output:find(f.SECRET .. "-saved", 1, true), output)
     h.write(w.proj .. "/.env", "API_KEY=" .. f.SECRET .. "\n")
@@ -312,27 +298,7 @@ describe("escape: names created during a run", function()
     assert.is_nil(output:find(f.SECRET, 1, true), output)
     assert.matches("stopped: [^\n]*/notes%.txt, protected or hidden when it started, was replaced", output)
     -- control: bwrap with the same mask over the file, no helper: the saved file shows
-    local bare = {
-      "bwrap",
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--bind",
-      w.proj,
-      w.proj,
-      "--ro-bind",
-      "/dev/null",
-      w.proj .. "/notes.txt",
-      "--chdir",
-      w.proj,
-      "sh",
-      "-c",
-      reader,
-    }
+    local bare = bare_bwrap("/dev/null", w.proj .. "/notes.txt", reader)
     output = while_running(reader, save_by_rename, bare)
     assert.truthy(output:find(f.SECRET .. "-saved", 1, true), output)
     os.remove(w.proj .. "/notes.txt")
