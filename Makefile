@@ -12,15 +12,17 @@ WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-pro
 PIC = -fPIC -fvisibility=hidden
 LIBFLAG ?= -shared
 
-SRC = csrc/buf.c csrc/fd_io.c csrc/path.c csrc/beneath.c csrc/expand.c csrc/bwrap.c csrc/safe_write.c csrc/safe_read.c csrc/lua_core.c csrc/lua_bwrap.c csrc/lua_write.c csrc/scan.c csrc/tree_index.c csrc/after_run.c csrc/lua_fs.c csrc/lua_cache.c csrc/net_rules.c csrc/lua_net.c
-HDR = $(wildcard csrc/*.h)
+# one folder per program, and what they share (ARCHITECTURE.md)
+SHARED_SRC = $(wildcard csrc/shared/*.c)
+SRC = $(wildcard csrc/core/*.c) $(SHARED_SRC)
+HDR = $(wildcard csrc/*/*.h)
 CORE = lua/flemma_sandbox/core.so
 # runs inside every sandbox: limits, no_new_privs, seccomp, then exec
 HELPER = lua/flemma_sandbox/flemma-sandbox-exec
 # the filtering HTTP proxy of the allowlist network mode
 PROXY = lua/flemma_sandbox/flemma-sandbox-proxy
-PROXY_SRC = csrc/proxy_main.c csrc/proxy_conn.c csrc/proxy_relay.c csrc/net_rules.c csrc/tls_hello.c csrc/buf.c csrc/fd_io.c
-HELPER_SRC = csrc/exec_helper.c csrc/seccomp.c csrc/landlock.c csrc/host_mode.c csrc/check_file.c csrc/host_proxy.c csrc/proxy_bridge.c csrc/after_run.c csrc/before_run.c csrc/beneath.c csrc/run_watch.c csrc/userns_caps.c csrc/secret_masks.c csrc/scan.c csrc/tree_index.c csrc/path.c csrc/buf.c csrc/fd_io.c
+PROXY_SRC = $(wildcard csrc/proxy/*.c) $(SHARED_SRC)
+HELPER_SRC = $(wildcard csrc/exec/*.c) $(SHARED_SRC)
 
 NVIM ?= nvim
 LUAJIT ?= luajit
@@ -38,13 +40,13 @@ doc/tags: doc/flemma-sandbox.txt
 	-$(NVIM) --headless -u NONE -i NONE -c "helptags doc" -c "qa!" >/dev/null 2>&1 </dev/null
 
 $(CORE): $(SRC) $(HDR)
-	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(INCDIR) $(LIBFLAG) -o $@ $(SRC)
+	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(INCDIR) -Icsrc/shared -Icsrc/core $(LIBFLAG) -o $@ $(SRC)
 
 $(HELPER): $(HELPER_SRC) $(HDR)
-	$(CC) $(WARN) $(CFLAGS) -o $@ $(HELPER_SRC)
+	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/exec -o $@ $(HELPER_SRC)
 
 $(PROXY): $(PROXY_SRC) $(HDR)
-	$(CC) $(WARN) $(CFLAGS) -pthread -o $@ $(PROXY_SRC)
+	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/proxy -pthread -o $@ $(PROXY_SRC)
 
 # luarocks make (build.type = "make") sets INST_LIBDIR and INST_LUADIR: the
 # module and the Lua files go to the rock tree. Without them, `make install`
@@ -80,7 +82,7 @@ lint:
 	$(LUAJIT) scripts/check_sizes.lua
 	stylua --check $(LUA_TREES)
 	cppcheck --quiet --enable=warning,performance,portability --std=c99 --error-exitcode=1 --inline-suppr --suppress=toomanyconfigs \
-	  -I csrc csrc/*.c
+	  -I csrc/shared -I csrc/core -I csrc/exec -I csrc/proxy csrc/*/*.c
 
 sanitize:
 	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
@@ -92,9 +94,9 @@ valgrind: $(CORE)
 
 # libFuzzer targets (clang): make fuzz FUZZ_RUNS=10000000
 FUZZ_RUNS ?= 1000000
-FUZZ_CORE = csrc/buf.c csrc/path.c csrc/beneath.c csrc/expand.c csrc/bwrap.c csrc/after_run.c csrc/before_run.c csrc/scan.c csrc/tree_index.c \
-	csrc/net_rules.c csrc/tls_hello.c
-FUZZ_FLAGS = -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_CORE = csrc/shared/buf.c csrc/shared/path.c csrc/shared/beneath.c csrc/shared/fd_io.c csrc/shared/scan.c csrc/shared/tree_index.c \
+	csrc/shared/net_rules.c csrc/core/expand.c csrc/core/bwrap.c csrc/exec/after_run.c csrc/exec/before_run.c csrc/proxy/tls_hello.c
+FUZZ_FLAGS = -std=c99 -g -O1 -Icsrc/shared -Icsrc/core -Icsrc/exec -Icsrc/proxy -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 fuzz:
 	mkdir -p fuzz/bin fuzz/corpus-work
 	for t in path expand bwrap check unix tree proxy; do \

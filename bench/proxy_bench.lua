@@ -93,7 +93,7 @@ print(
   )
 )
 -- what each allowlist run pays: flemma-sandbox-exec starts a proxy for it
--- (csrc/host_proxy.c); the anchor is starting a program that prints a line
+-- (csrc/exec/host_proxy.c); the anchor is starting a program that prints a line
 -- (until it says it listens; stopping it is not counted)
 local function started(cmd)
   local t = now_ms()

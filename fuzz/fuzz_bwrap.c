@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../csrc/bwrap.h"
-#include "../csrc/status.h"
+#include "../csrc/core/bwrap.h"
+#include "../csrc/shared/status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fs_vec words, argv, skipped;
-    fs_bwrap_policy p;
+    core_bwrap_policy p;
     fs_err err;
     size_t i, start = 0, n_inner;
 
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     p.inner.len = n_inner;
     fs_vec_init(&argv);
     fs_vec_init(&skipped);
-    if (fs_bwrap_argv(&p, &argv, &skipped, &err) == FS_OK) {
+    if (core_bwrap_argv(&p, &argv, &skipped, &err) == FS_OK) {
         size_t dash = argv.len - n_inner - 1;
 
         if (strcmp(argv.items[dash], "--") != 0)

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../csrc/after_run.h"
-#include "../csrc/buf.h"
-#include "../csrc/status.h"
+#include "../csrc/exec/after_run.h"
+#include "../csrc/shared/buf.h"
+#include "../csrc/shared/status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -20,14 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fs_vec_init(&pairs);
     fs_vec_init(&again);
     fs_buf_init(&out);
-    if (fs_check_pairs((const char *)data, size, &pairs) != FS_OK)
+    if (exec_check_pairs((const char *)data, size, &pairs) != FS_OK)
         goto done; /* out of memory only */
     if (pairs.len % 2 != 0)
         abort();
     for (i = 0; i < pairs.len; i++)
         if (fs_buf_append(&out, pairs.items[i], strlen(pairs.items[i]) + 1) != 0)
             goto done;
-    if (fs_check_pairs(out.data ? out.data : "", out.len, &again) != FS_OK)
+    if (exec_check_pairs(out.data ? out.data : "", out.len, &again) != FS_OK)
         goto done;
     if (again.len != pairs.len)
         abort();

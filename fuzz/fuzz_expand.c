@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../csrc/expand.h"
-#include "../csrc/status.h"
+#include "../csrc/core/expand.h"
+#include "../csrc/shared/status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     fs_buf_init(&out);
     fs_buf_init(&unset);
-    rc = fs_expand((const char *)data, size, lookup, NULL, &out, &unset, &err);
+    rc = core_expand((const char *)data, size, lookup, NULL, &out, &unset, &err);
     if (rc == FS_EUNSET && unset.len == 0 && size > 0)
         abort();
     if (rc != FS_OK && rc != FS_EUNSET && rc != FS_EINVAL)

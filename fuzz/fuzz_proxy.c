@@ -1,5 +1,5 @@
 /* libFuzzer target: the proxy's request head parser, its host rules and
- * its reading of a TLS hello's server name (csrc/net_rules.h). Properties:
+ * its reading of a TLS hello's server name (csrc/shared/net_rules.h). Properties:
  * a parsed head lies inside the input, its offsets are in order, its host
  * is lower case with no byte the parser forbids, and the rules give one
  * answer for it; a server name read is printable lower-case ASCII. */
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../csrc/buf.h"
-#include "../csrc/net_rules.h"
-#include "../csrc/tls_hello.h"
-#include "../csrc/status.h"
+#include "../csrc/shared/buf.h"
+#include "../csrc/shared/net_rules.h"
+#include "../csrc/proxy/tls_hello.h"
+#include "../csrc/shared/status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *rule;
     size_t i;
     char name[256];
-    int rc = fs_tls_server_name(data, size, name, sizeof(name));
+    int rc = proxy_tls_server_name(data, size, name, sizeof(name));
 
     if (rc == 0)
         for (i = 0; name[i]; i++)

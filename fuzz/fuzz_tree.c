@@ -1,4 +1,4 @@
-/* libFuzzer target: parsing a scan index (csrc/tree_index.h) made for the
+/* libFuzzer target: parsing a scan index (csrc/shared/tree_index.h) made for the
  * key "k". Properties: every record found is one lookup finds, its names
  * lie inside the bytes, and writing the records out again and parsing
  * that gives the same records. */
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../csrc/buf.h"
-#include "../csrc/status.h"
-#include "../csrc/tree_index.h"
+#include "../csrc/shared/buf.h"
+#include "../csrc/shared/status.h"
+#include "../csrc/shared/tree_index.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

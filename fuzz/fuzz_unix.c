@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../csrc/before_run.h"
-#include "../csrc/buf.h"
-#include "../csrc/status.h"
+#include "../csrc/exec/before_run.h"
+#include "../csrc/shared/buf.h"
+#include "../csrc/shared/status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (i = 0; i < size; i++)
         lines += data[i] == '\n';
     fs_vec_init(&paths);
-    if (fs_unix_socket_paths((const char *)data, size, &paths) == FS_OK) {
+    if (exec_unix_socket_paths((const char *)data, size, &paths) == FS_OK) {
         if (paths.len > lines + 1 || (paths.len > 0 && lines == 0))
             abort();
         for (i = 0; i < paths.len; i++)

@@ -68,8 +68,6 @@ for i = 1, 200 do
   }, "\0"))
   check:close()
   c.make_dirs("/tmp/flemma-vg/q")
-  c.after_run("/tmp/flemma-vg/c.check")
-  c.after_run("/tmp/flemma-vg/none.check")
   c.file_type("/tmp/flemma-vg/link")
   c.can_write("/tmp/flemma-vg")
   c.which("sh", os.getenv("PATH"))

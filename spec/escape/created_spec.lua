@@ -62,12 +62,20 @@ describe("escape: names created during a run", function()
       keep_host = true,
     })
     assert.are.equal(137, r.code, r.stderr)
-    assert.matches("stopped: [^\n]*/%.envrc, a name secret_files hides, was created while it ran", r.stderr)
+    local stopped = h.records_of(r.records, "stopped")
+    assert.are.equal(1, #stopped, r.stderr)
+    assert.are.equal("protection_changed", stopped[1].reason)
+    assert.truthy(stopped[1].why:find(w.proj .. "/.envrc", 1, true), stopped[1].why)
     assert.is_nil(r.stdout:match("%.envrc"), "nothing stands in for the missing names while it runs")
     assert.is_nil(h.read(w.proj .. "/.envrc"))
     assert.is_nil(h.read(w.proj .. "/.nvim.lua"))
     assert.are.equal("", h.capture("ls -A " .. q(w.proj) .. " | grep -E '^(.envrc|.nvim.lua|.vscode)$'"))
-    assert.matches("%.envrc was created at a protected name by the command; moved to", r.stderr)
+    local recorded = {}
+    for _, m in ipairs(h.records_of(r.records, "moved")) do
+      recorded[#recorded + 1] = m.from
+    end
+    table.sort(recorded)
+    assert.are.same({ w.proj .. "/.envrc", w.proj .. "/.nvim.lua", w.proj .. "/.vscode" }, recorded)
     local moved = table.concat(f.quarantined(w), "\n")
     for _, name in ipairs({ ".envrc", ".nvim.lua", ".vscode" }) do
       assert.truthy(moved:find(w.proj .. "/" .. name, 1, true), name)
@@ -95,7 +103,9 @@ describe("escape: names created during a run", function()
       assert.are.equal(limit == 0 and "--check-file" or "--check-words", mode)
       assert.are.equal(0, r.code, r.stderr)
       assert.is_nil(h.read(w.proj .. "/.nvim.lua"), mode)
-      assert.matches("%.nvim%.lua was created at a protected name by the command", r.stderr)
+      local moved = h.records_of(r.records, "moved")
+      assert.are.equal(1, #moved, r.stderr)
+      assert.are.same({ "this", w.proj .. "/.nvim.lua" }, { moved[1].run, moved[1].from })
       assert.are.equal("", h.capture("ls -A " .. q(runs)), "no check file is left behind")
     end
   end)

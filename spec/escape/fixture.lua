@@ -194,12 +194,19 @@ end
 ---@param w table
 ---@param cmd string
 ---@param opts? { keep_host?: boolean, env?: table, timeout?: integer|string } timeout: timeout(1)'s arguments
----@return { stdout: string, stderr: string, code: integer }
+---@return { stdout: string, stderr: string, code: integer, records: table[] }
 function M.attack(w, cmd, opts)
   opts = opts or {}
   local before = M.snapshot(w)
+  local records = require("flemma_sandbox.run.records")
+  local check
+  --- The wrapped command; its records file made, as Neovim's runner does.
   local function command()
     local argv = assert(sandbox.wrap_command({ "bash", "-c", cmd }, nil))
+    check = require("flemma_sandbox.backends.helper").check_file_of(argv)
+    if check then
+      records.create(check)
+    end
     local words = { "timeout" }
     for word in tostring(opts.timeout or ""):gmatch("%S+") do
       words[#words + 1] = word
@@ -219,8 +226,13 @@ function M.attack(w, cmd, opts)
   local r = h.run(command(), env, w.proj)
   if require("flemma_sandbox.backends.bwrap").lost_race(r.code, r.stdout, r.stderr) then
     -- a host socket vanished between policy and start; job.run retries this too
+    if check then
+      records.take(check)
+    end
     r = h.run(command(), env, w.proj)
   end
+  -- what the helper and the proxy reported (run/records.lua)
+  r.records = check and records.take(check) or {}
   if not opts.keep_host then
     local after = M.snapshot(w)
     if after ~= before then

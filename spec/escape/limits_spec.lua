@@ -95,7 +95,9 @@ describe("escape: resource limits and stray processes", function()
     -- stays until the next command's helper does the check for it
     assert.are.equal("evil\n", h.read(w.proj .. "/.nvim.lua"))
     local r2 = f.attack(w, "true", { keep_host = true })
-    assert.matches("%.nvim%.lua was created at a protected name during an earlier run that was killed", r2.stderr)
+    local moved = h.records_of(r2.records, "moved")
+    assert.are.equal(1, #moved, r2.stderr)
+    assert.are.same({ "earlier", w.proj .. "/.nvim.lua" }, { moved[1].run, moved[1].from })
     assert.is_nil(h.read(w.proj .. "/.nvim.lua"))
     local runs = w.home .. "/.local/state/flemma-sandbox/runs"
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)), r2.stderr .. " code " .. r2.code)

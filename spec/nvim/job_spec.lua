@@ -50,6 +50,37 @@ describe("job.run", function()
     assert.are.equal("hi\n", r.stdout)
   end)
 
+  it("does the check after the run itself when the helper was killed before its own", function()
+    local result
+    local handle = assert(require("flemma_sandbox.run.job").run({ "sh", "-c", "echo evil > .nvim.lua; sleep 30" }, {
+      cwd = dir,
+      wrap = sandbox.wrapper(),
+      on_exit = function(r)
+        result = r
+      end,
+    }))
+    assert(vim.wait(10000, function()
+      return h.read(dir .. "/.nvim.lua") ~= nil
+    end, 10))
+    -- the helper on the host dies at once (an OOM killer, a kill -9): its
+    -- sandbox goes with it, and its check was never done
+    vim.loop.kill(handle.pid, 9)
+    assert(vim.wait(10000, function()
+      return result ~= nil
+    end, 10))
+    assert.are.equal(137, result.exit_code)
+    assert.is_nil(h.read(dir .. "/.nvim.lua"), "moved by the check Neovim asked for")
+    local moved = vim.tbl_filter(function(rec)
+      return rec.type == "moved"
+    end, result.records)
+    assert.are.equal(1, #moved, result.stderr)
+    assert.are.same({ "this", dir .. "/.nvim.lua" }, { moved[1].run, moved[1].from })
+    assert.are.equal(dir .. "/.nvim.lua", result.quarantined[1].from)
+    assert.are.equal("evil\n", h.read(result.quarantined[1].path))
+    local runs = assert(require("flemma_sandbox.host").state_dir("runs"))
+    assert.are.same({}, vim.fn.readdir(runs), "no file of the run is left")
+  end)
+
   it("reports a signal that ended the command", function()
     local r = n.run_job({ "sh", "-c", "kill -9 $$" })
     assert.are.equal(137, r.exit_code)
@@ -200,7 +231,8 @@ describe("job.run", function()
       .. "printf 'CONNECT evil.test:443 HTTP/1.1\\r\\n\\r\\n' >&3; head -n 1 <&3"
     local r = n.run_job({ "bash", "-c", cmd })
     assert.matches("^HTTP/1.1 403", r.stdout)
-    assert.matches("flemma%-sandbox: blocked evil%.test: evil%.test is not in allow_domains", r.stderr)
+    assert.are.same({ "blocked", "evil.test" }, { r.records[1].type, r.records[1].host })
+    assert.are.equal(1, #r.records)
     local text = table.concat(require("flemma_sandbox.nvim.status").lines(0), "\n")
     assert.matches("network:    allowlist %(through the proxy to api%.anthropic%.com", text)
     assert.matches("refused lately by the proxy: evil%.test", text)

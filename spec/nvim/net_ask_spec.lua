@@ -95,7 +95,11 @@ describe('policy.network = "ask"', function()
     assert.matches("^HTTP/1.1 403 Forbidden", r.stdout)
     assert.matches("asked%.test is not in allow_domains, and the user refused it when asked", r.stdout)
     assert.not_matches("hello /hello", r.stdout)
-    assert.matches("flemma%-sandbox: blocked asked%.test: ", r.stderr)
+    local blocked = vim.tbl_filter(function(rec)
+      return rec.type == "blocked"
+    end, r.records)
+    assert.are.equal(2, #blocked, "both requests")
+    assert.are.equal("asked.test", blocked[1].host)
     assert.are.equal(1, #asked) -- the no holds for the rest of the command
   end)
 

@@ -123,6 +123,53 @@ function M.run(argv, env, cwd)
   return { stdout = stdout or out, stderr = stderr, code = tonumber(rc) or -1 }
 end
 
+--- Runs a wrapped argv like M.run, and reads the run's records as
+--- Neovim's runner does (run/records.lua): r.records, in order.
+---@param argv string[] what wrap_command made
+---@param env? table<string, string>
+---@param cwd? string
+---@return { stdout: string, stderr: string, code: integer, records: table[] }
+function M.run_wrapped(argv, env, cwd)
+  local records = require("flemma_sandbox.run.records")
+  local check = require("flemma_sandbox.backends.helper").check_file_of(argv)
+  if check then
+    records.create(check)
+  end
+  local r = M.run(argv, env, cwd)
+  r.records = check and records.take(check) or {}
+  return r
+end
+
+--- The check after a run of the check file at path, as the helper does it
+--- for a run whose host side was killed (flemma-sandbox-exec
+--- --check-after): its records, and whether the helper exited 0.
+---@param path string NAME.check
+---@return table[] records, boolean ok
+function M.check_after(path)
+  local records = require("flemma_sandbox.run.records")
+  local base = path:gsub("%.check$", "")
+  M.sh("cp " .. M.shell_quote(path) .. " " .. M.shell_quote(base .. ".running") .. " 2>/dev/null; true")
+  records.create(path)
+  local helper = assert(require("flemma_sandbox.backends.helper").helper())
+  local ok =
+    os.execute(M.shell_quote(helper) .. " --check-after " .. M.shell_quote(base .. ".running") .. " 2>/dev/null")
+  return records.take(path), (ok == 0 or ok == true)
+end
+
+--- The records of one type in a list of records.
+---@param list table[]
+---@param kind string
+---@return table[]
+function M.records_of(list, kind)
+  local out = {}
+  for _, rec in ipairs(list or {}) do
+    if rec.type == kind then
+      out[#out + 1] = rec
+    end
+  end
+  return out
+end
+
 --- Leaves only one registered backend, which is never available.
 ---@param name string
 ---@param reason string what its available() says

@@ -1,4 +1,4 @@
---- The network proxy's rules (csrc/net_rules.c): request heads, domain
+--- The network proxy's rules (csrc/shared/net_rules.c): request heads, domain
 --- entries, and the addresses it never connects to unless named.
 local core = require("flemma_sandbox.core")
 

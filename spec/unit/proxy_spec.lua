@@ -1,4 +1,4 @@
---- flemma-sandbox-proxy on its own (csrc/proxy_main.c, proxy_conn.c):
+--- flemma-sandbox-proxy on its own (csrc/proxy/proxy_main.c, proxy_conn.c):
 --- what it lets through and what it refuses, with test servers on
 --- 127.0.0.x that the spec starts. Nothing here talks to any other address.
 local h = require("support.helpers")
@@ -52,8 +52,13 @@ describe("flemma-sandbox-proxy", function()
   --- a function giving what it printed since (after it is stopped).
   local function proxy(args)
     local sock = dir .. "/proxy.sock"
-    local cmd = "FLEMMA_SANDBOX_PROXY_TEST=1 exec "
+    local records_file = dir .. "/proxy.records"
+    h.write(records_file, "")
+    local cmd = "FLEMMA_SANDBOX_PROXY_TEST=1 exec 7>>"
+      .. records_file
+      .. " "
       .. PROXY
+      .. " --records-fd 7"
       .. " --listen "
       .. sock
       .. " --test-hosts "
@@ -66,10 +71,11 @@ describe("flemma-sandbox-proxy", function()
     local pid = assert(tostring(first):match("^listening %S+ (%d+)$"), tostring(first))
     local p = { pid = pid, out = out, sock = sock }
     proxies[#proxies + 1] = p
+    --- Stops it: what it said on stdout, and its records (--records-fd).
     function p.stop()
       h.sh("kill " .. pid .. " 2>/dev/null || true")
       local text = out:read("*a")
-      return text
+      return text, require("flemma_sandbox.run.records").parse(h.read(records_file) or "")
     end
     return p
   end
@@ -104,7 +110,11 @@ describe("flemma-sandbox-proxy", function()
     s.send("CONNECT other.test:" .. port2 .. " HTTP/1.1\r\n\r\n")
     assert.matches("^HTTP/1.1 403", s.receive())
     s.close()
-    assert.matches("blocked other%.test: other%.test is not in allow_domains", p.stop())
+    local _, recs = p.stop()
+    assert.are.equal(2, #recs, "the GET and the CONNECT")
+    for _, r in ipairs(recs) do
+      assert.are.same({ "blocked", "other.test" }, { r.type, r.host })
+    end
   end)
 
   --- A scripted Neovim that answers every question of --ask with `answer`:
@@ -265,7 +275,10 @@ describe("flemma-sandbox-proxy", function()
     assert.matches("HTTP/1.1", tunnel_with_hello("allowed.test"))
     assert.matches("HTTP/1.1", tunnel_with_hello(nil))
     assert.are.equal("", tunnel_with_hello("other.test"))
-    assert.matches("blocked allowed%.test: the TLS server name other%.test is not the tunnel's host", p.stop())
+    local _, recs = p.stop()
+    assert.are.equal(1, #recs)
+    assert.are.same({ "blocked", "allowed.test" }, { recs[1].type, recs[1].host })
+    assert.matches("other%.test", recs[1].why)
   end)
 
   it("serves 50 clients at once, and a client that never finishes its request stalls nobody", function()

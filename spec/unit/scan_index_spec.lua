@@ -1,4 +1,4 @@
---- The scan index (csrc/tree_index.h): what a scan found is kept, and a
+--- The scan index (csrc/shared/tree_index.h): what a scan found is kept, and a
 --- folder whose device, inode, mtime and ctime are unchanged is not read
 --- again. Each test compares against a scan without an index.
 local core = require("flemma_sandbox.core")

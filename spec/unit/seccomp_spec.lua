@@ -42,7 +42,7 @@ describe("seccomp", function()
     if not header then
       return pending("no i386 syscall header here")
     end
-    local src = assert(h.read("csrc/seccomp.c"))
+    local src = assert(h.read("csrc/exec/seccomp.c"))
     local body = assert(src:match("I386_DENIED%[%] = {(.-)}"))
     local numbers = {}
     for n in body:gmatch("%d+") do

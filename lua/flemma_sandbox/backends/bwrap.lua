@@ -177,7 +177,7 @@ function M.wrap(policy, backend_config, inner_cmd)
   end
   if not policy.allow_privileged then
     -- set in the sandbox's own user namespace before the command runs
-    -- (csrc/userns_caps.h); allow_privileged has none of its own
+    -- (csrc/exec/userns_caps.h); allow_privileged has none of its own
     for _, name in ipairs({ "inotify_instances", "inotify_watches" }) do
       local value = (policy.limits or {})[name]
       if value then

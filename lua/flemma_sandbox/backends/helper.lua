@@ -1,5 +1,5 @@
 --- The client of flemma-sandbox-exec, the helper in front of bwrap and
---- inside the sandbox (csrc/exec_helper.c): where it is, what it can do
+--- inside the sandbox (csrc/exec/exec_helper.c): where it is, what it can do
 --- here, and its protocol: the inner command (network bridge, seccomp,
 --- Landlock, limits), the args file, the check file and its words, the
 --- run's name, and bwrap's wording when a start lost a race.
@@ -77,7 +77,7 @@ M.LANDLOCK_SCOPE_ABI = 6
 
 local LIMIT_ORDER = { "processes", "memory_mb", "cpu_seconds", "file_size_mb", "open_files" }
 
---- The allowlist network mode (csrc/proxy_bridge.h, csrc/host_proxy.h):
+--- The allowlist network mode (csrc/exec/proxy_bridge.h, csrc/exec/host_proxy.h):
 --- where the run's proxy socket is bound inside the sandbox (/dev is a
 --- fresh one there, always) and the loopback port the bridge listens on,
 --- which HTTP_PROXY and the others name.
@@ -205,7 +205,7 @@ local last_words = nil
 --- its value, which differ per command), and their length in bytes.
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param quarantine string
----@param index string where the helper's scans keep their index (csrc/scan.h)
+---@param index string where the helper's scans keep their index (csrc/shared/scan.h)
 ---@return string[] words, integer bytes
 local function policy_words(policy, quarantine, index)
   local fields = { quarantine .. "\0" .. index }
@@ -296,10 +296,10 @@ function M.run_base()
 end
 
 --- What the helper does on the host around the run. Right before it
---- (csrc/before_run.h, csrc/secret_masks.h): the ".git" entries and
+--- (csrc/exec/before_run.h, csrc/exec/secret_masks.h): the ".git" entries and
 --- watched paths as they are then, the host's sockets, the secret scan;
 --- its masks go in front of bwrap's "--" at mask_at. After it
---- (csrc/after_run.h): the missing protected paths, the projects and the
+--- (csrc/exec/after_run.h): the missing protected paths, the projects and the
 --- ".git" they hold. The check file lies in our state folder, which the
 --- sandbox cannot write; the helper writes it from the words in its argv,
 --- or, for a large policy, Neovim writes it here.

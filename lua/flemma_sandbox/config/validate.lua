@@ -84,12 +84,12 @@ local function check_policy(key, policy)
   local entries = #(type(policy.allow_domains) == "table" and policy.allow_domains or {})
     + #(type(policy.deny_domains) == "table" and policy.deny_domains or {})
   if entries > 255 then
-    -- each goes to flemma-sandbox-exec as an option (csrc/host_mode.h)
+    -- each goes to flemma-sandbox-exec as an option (csrc/exec/host_mode.h)
     return string.format("%s.allow_domains and deny_domains: at most 255 entries together, got %d", key, entries)
   end
   for _, name in ipairs({ "allow_domains", "deny_domains" }) do
     for i, entry in ipairs(type(policy[name]) == "table" and policy[name] or {}) do
-      -- a name, "*." and a name, an IP literal or a range (the proxy's rules, csrc/net_rules.h)
+      -- a name, "*." and a name, an IP literal or a range (the proxy's rules, csrc/shared/net_rules.h)
       if not (entry:match("^%*?%.?[%w%-_][%w%.%-_]*$") or entry:match("^[%x:%.]+/?%d*$")) or entry:find("%*", 2) then
         return string.format('%s.%s[%d]: "%s" is not a host name, "*.name", IP address or range', key, name, i, entry)
       end

@@ -1,10 +1,10 @@
 --- What the sandbox hides and what it keeps read-only inside writable
 --- folders: deny_read (with the secret-file scan) and deny_write (with every
 --- git folder in a project, and what git reads from outside it). Host unix
---- sockets are covered by the helper (csrc/before_run.c). A protected path
+--- sockets are covered by the helper (csrc/exec/before_run.c). A protected path
 --- that is missing cannot be mounted over: it is watched instead, and what
 --- a command creates there is moved to the quarantine when the command
---- ends (csrc/after_run.c).
+--- ends (csrc/exec/after_run.c).
 local core = require("flemma_sandbox.core")
 local defaults = require("flemma_sandbox.policy.defaults")
 local host = require("flemma_sandbox.host")

@@ -1,5 +1,5 @@
 --- The questions of policy.network = "ask". A run's proxy
---- (csrc/proxy_conn.c) asks about a host name that no allow_domains or
+--- (csrc/proxy/proxy_conn.c) asks about a host name that no allow_domains or
 --- deny_domains entry names: it connects to a unix socket this module
 --- serves on Neovim's event loop, writes "ask HOST PORT" and waits for
 --- "once", "always" or "deny". The editor never waits; the command does.

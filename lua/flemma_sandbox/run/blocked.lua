@@ -1,5 +1,5 @@
---- What the allowlist proxy refused lately (csrc/proxy_conn.c prints
---- "flemma-sandbox: blocked HOST: WHY" on a run's stderr), for the status.
+--- What the allowlist proxy refused lately (its "blocked" records,
+--- run/records.lua), for the status.
 local util = require("flemma_sandbox.util")
 
 local M = {}
@@ -9,11 +9,13 @@ M.LIMIT = 10
 
 local recent = util.recent_hosts(M.LIMIT)
 
---- Notes the refusals in a run's stderr.
----@param stderr string
-function M.note(stderr)
-  for host, why in stderr:gmatch("flemma%-sandbox: blocked (%S+): ([^\n]*)") do
-    recent.put({ host = host, why = why })
+--- Notes the refusals among a run's records.
+---@param recs flemma_sandbox.Record[]
+function M.note(recs)
+  for _, r in ipairs(recs) do
+    if r.type == "blocked" then
+      recent.put({ host = r.host, why = r.why })
+    end
   end
 end
 

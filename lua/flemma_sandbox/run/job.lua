@@ -5,9 +5,8 @@
 local blocked = require("flemma_sandbox.run.blocked")
 local bwrap = require("flemma_sandbox.backends.bwrap")
 local capture = require("flemma_sandbox.run.capture")
-local core = require("flemma_sandbox.core")
+local end_of_run = require("flemma_sandbox.run.end_of_run")
 local proc = require("flemma_sandbox.run.proc")
-local quarantine = require("flemma_sandbox.run.quarantine")
 
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
 local uv = vim.uv or vim.loop
@@ -26,6 +25,7 @@ local M = {}
 ---@field stderr_dropped integer
 ---@field sandboxed boolean whether the command ran inside a backend
 ---@field quarantined flemma_sandbox.Quarantined[] what the command created at protected names, moved after it ended
+---@field records flemma_sandbox.Record[] what the helper and the proxy reported (run/records.lua)
 ---@field spill { kept: integer, total: integer }|nil bytes of output kept in opts.spill_path, and bytes seen
 ---@field error string|nil set when the command could not be started
 
@@ -70,43 +70,6 @@ local function environment(extra)
   return list
 end
 
---- The helper checks after the run itself; when it was killed first (a
---- SIGKILL after the grace period), the check is done here. Returns lines
---- for stderr when this check moved something or failed, and everything
---- the run moved.
----@param wrapped string[]
----@return string, flemma_sandbox.Quarantined[]
-local function check_after(wrapped)
-  local check = bwrap.check_file_of(wrapped)
-  if not check then
-    return "", {}
-  end
-  local running_file = check:gsub("%.check$", ".running")
-  local lines = {}
-  if core.file_type(running_file) then
-    local moved, err = core.after_run(running_file)
-    if not moved then
-      lines[1] = "flemma-sandbox: the check after the run failed: " .. tostring(err)
-    end
-    for _, m in ipairs(moved or {}) do
-      lines[#lines + 1] = m.from:sub(1, 1) == "@"
-          and string.format(
-            "flemma-sandbox: %s, a protected symlink, was replaced by the command; made again, pointing at %s",
-            m.from:sub(2),
-            m.to
-          )
-        or m.to == "" and ("flemma-sandbox: " .. m.from .. ": too many entries, not every new .git was checked")
-        or m.to == "!" and ("flemma-sandbox: " .. m.from .. ": a symlink stood on the way; not checked, nothing moved")
-        or string.format("flemma-sandbox: %s was created at a protected name by the command; moved to %s", m.from, m.to)
-    end
-    os.remove(running_file)
-  end
-  os.remove(check) -- a check file the helper never took up
-  os.remove((check:gsub("%.check$", ".new"))) -- or one it was killed writing
-  os.remove((check:gsub("%.check$", ".sock"))) -- and its network proxy's socket
-  return #lines > 0 and (table.concat(lines, "\n") .. "\n") or "", quarantine.moved_by(check)
-end
-
 ---@param argv string[]
 ---@param opts flemma_sandbox.JobOpts
 ---@return flemma_sandbox.JobHandle|nil handle, string|nil err
@@ -128,6 +91,7 @@ local function run_once(argv, opts)
   if not wrapped then
     return nil, err
   end
+  local check_file = end_of_run.prepare(wrapped)
   local limit = opts.output_limit or M.defaults.output_limit
   local out, errs = capture.new(limit), capture.new(limit)
   local stdin, stdin_fd = proc.input_pipe()
@@ -205,29 +169,30 @@ local function run_once(argv, opts)
     local spilled = spill_close()
     local text_out, cut_out, dropped_out = out:result()
     local text_err, cut_err, dropped_err = errs:result()
-    local check_lines, quarantined = check_after(wrapped)
-    text_err = text_err .. check_lines
-    blocked.note(text_err)
     local signal = term_signal ~= 0 and term_signal or nil
     if not signal and exit_code > 128 and exit_code <= 128 + 64 then
       signal = exit_code - 128 -- bwrap and shells report a signal this way
     end
-    local result = {
-      stdout = text_out,
-      stderr = text_err,
-      exit_code = term_signal ~= 0 and 128 + term_signal or exit_code,
-      signal = signal,
-      timed_out = timed_out,
-      cancelled = cancelled,
-      truncated = cut_out or cut_err,
-      stdout_dropped = dropped_out,
-      stderr_dropped = dropped_err,
-      sandboxed = wrapped ~= argv,
-      quarantined = quarantined,
-      spill = spilled,
-    }
-    vim.schedule(function()
-      opts.on_exit(result)
+    end_of_run.finish(check_file, function(check_err, recs, quarantined)
+      blocked.note(recs)
+      local result = {
+        stdout = text_out,
+        stderr = text_err .. check_err,
+        exit_code = term_signal ~= 0 and 128 + term_signal or exit_code,
+        signal = signal,
+        timed_out = timed_out,
+        cancelled = cancelled,
+        truncated = cut_out or cut_err,
+        stdout_dropped = dropped_out,
+        stderr_dropped = dropped_err,
+        sandboxed = wrapped ~= argv,
+        quarantined = quarantined,
+        records = recs,
+        spill = spilled,
+      }
+      vim.schedule(function()
+        opts.on_exit(result)
+      end)
     end)
   end
 
@@ -291,7 +256,7 @@ local function run_once(argv, opts)
     for _, h in ipairs({ stdin, stdout, stderr }) do
       close(h)
     end
-    check_after(wrapped)
+    end_of_run.finish(check_file, function() end)
     return nil, string.format("cannot start %s: %s", wrapped[1], tostring(spawn_err))
   end
 

@@ -1,4 +1,4 @@
---- What the after-run check moved out of the user's tree (csrc/after_run.c):
+--- What the after-run check moved out of the user's tree (csrc/exec/after_run.c):
 --- one folder per entry under the state folder, with a `from` file naming
 --- where it was (and `at`, where it was renamed in place when the
 --- quarantine is on another file system).

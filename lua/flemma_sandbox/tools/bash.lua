@@ -141,25 +141,27 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       ctx.on_job(nil)
       local notes = {}
       if r.sandboxed then
-        r.stderr, notes = shell.quarantine_notes(r.stderr, r.quarantined)
+        notes = shell.quarantine_notes(r.quarantined)
       end
       if r.timed_out then
         notes[#notes + 1] = "[sandbox] stopped after " .. ctx.timeout_ms_used .. " ms"
       end
       -- flemma-sandbox-exec stops a command when a writable root's disk
       -- runs short, or when what its protection rests on was replaced
-      for why in r.stderr:gmatch("flemma%-sandbox: stopped: ([^\n]+)") do
-        local free, root, reserve =
-          why:match("^(%d+) MiB free on the file system of (.-) %(limits%.disk_reserve_mb = (%d+)%)$")
-        notes[#notes + 1] = free
-            and string.format(
-              "[sandbox] stopped: only %s MiB were free on the disk of %s (policy.limits.disk_reserve_mb = %s); "
-                .. "free space, then run it again",
-              free,
-              root,
-              reserve
-            )
-          or ("[sandbox] stopped: " .. why .. " (so the sandbox could not see it unprotected); run it again")
+      for _, s in ipairs(r.records or {}) do
+        if s.type == "stopped" and s.reason == "disk_reserve" then
+          notes[#notes + 1] = string.format(
+            "[sandbox] stopped: only %s MiB were free on the disk of %s (policy.limits.disk_reserve_mb = %s); "
+              .. "free space, then run it again",
+            s.free_mb,
+            s.root,
+            s.reserve_mb
+          )
+        elseif s.type == "stopped" and s.reason == "protection_changed" then
+          notes[#notes + 1] = "[sandbox] stopped: "
+            .. s.why
+            .. " (so the sandbox could not see it unprotected); run it again"
+        end
       end
       if ctx.network_denied then
         notes[#notes + 1] = "[sandbox] the network is off here (policy.network = false); the command ran without it"
@@ -186,18 +188,19 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if r.sandboxed then
         vim.list_extend(notes, shell.limit_notes(r, ctx.config.policy.limits or {}))
       end
-      -- what the allowlist proxy refused (csrc/proxy_conn.c says it on stderr)
-      for blocked_host, why in r.stderr:gmatch("flemma%-sandbox: blocked (%S+): ([^\n]*)") do
-        notes[#notes + 1] =
-          string.format("[sandbox] blocked %s: %s (the user can add it to policy.allow_domains)", blocked_host, why)
-      end
-      -- an allowed host the proxy could not reach (it answered 502)
-      for host_name, why in r.stderr:gmatch("flemma%-sandbox: unreachable (%S+): ([^\n]*)") do
-        notes[#notes + 1] = string.format(
-          "[sandbox] %s is allowed, but could not be reached from this machine: %s (502 from the proxy)",
-          host_name,
-          why
-        )
+      -- what the allowlist proxy refused, and allowed hosts it could not
+      -- reach (it answered 502)
+      for _, rec in ipairs(r.records or {}) do
+        if rec.type == "blocked" then
+          notes[#notes + 1] =
+            string.format("[sandbox] blocked %s: %s (the user can add it to policy.allow_domains)", rec.host, rec.why)
+        elseif rec.type == "unreachable" then
+          notes[#notes + 1] = string.format(
+            "[sandbox] %s is allowed, but could not be reached from this machine: %s (502 from the proxy)",
+            rec.host,
+            rec.why
+          )
+        end
       end
       if not ctx.network and r.sandboxed and shell.looks_like_network_failure(r.stdout .. r.stderr) then
         notes[#notes + 1] = shell.NETWORK_HINT

@@ -292,13 +292,11 @@ function M.limit_notes(r, limits)
   return notes
 end
 
---- The helper's lines about moved entries (csrc/after_run.c) become notes
---- made from what the run moved: stderr without them, and the notes.
----@param stderr string
+--- What the run moved to the quarantine (the helper says where on stderr):
+--- why only the user may put it back.
 ---@param moved flemma_sandbox.Quarantined[]
----@return string stderr, string[] notes
-function M.quarantine_notes(stderr, moved)
-  local kept = stderr:gsub("flemma%-sandbox: [^\n]- was created at a protected name [^\n]*\n?", "")
+---@return string[] notes
+function M.quarantine_notes(moved)
   local notes = {}
   for _, q in ipairs(moved or {}) do
     notes[#notes + 1] = string.format(
@@ -308,7 +306,7 @@ function M.quarantine_notes(stderr, moved)
       q.path
     )
   end
-  return kept, notes
+  return notes
 end
 
 --- A git that failed because the repository is read-only in the sandbox:

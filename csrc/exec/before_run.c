@@ -1,0 +1,390 @@
+#define _GNU_SOURCE
+#include "before_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "after_run.h"
+#include "beneath.h"
+#include "fd_io.h"
+#include "path.h"
+#include "scan.h"
+#include "status.h"
+
+typedef struct {
+    fs_vec repos, watch, ro, open, private_dirs, visible, hidden;
+    int sockets, privileged;
+    const char *index_dir; /* where scans keep their index (csrc/shared/scan.h) */
+} plan;
+
+/* Whether some path in list lies in (or is) dir. */
+static int holds_any(const char *dir, const fs_vec *list)
+{
+    size_t i, len = strlen(dir);
+
+    for (i = 0; i < list->len; i++)
+        if (fs_path_is_within(list->items[i], strlen(list->items[i]), dir, len))
+            return 1;
+    return 0;
+}
+
+static int push3(fs_vec *v, const char *a, const char *b, const char *c)
+{
+    return fs_vec_push_str(v, a) != 0 || fs_vec_push_str(v, b) != 0 || (c && fs_vec_push_str(v, c) != 0) ? FS_ENOMEM
+                                                                                                         : FS_OK;
+}
+
+static int parse_plan(const fs_vec *pairs, plan *p)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < pairs->len; i += 2) {
+        const char *key = pairs->items[i], *value = pairs->items[i + 1];
+        fs_vec *into = strcmp(key, "repos") == 0     ? &p->repos
+                       : strcmp(key, "watch") == 0   ? &p->watch
+                       : strcmp(key, "ro") == 0      ? &p->ro
+                       : strcmp(key, "open") == 0    ? &p->open
+                       : strcmp(key, "private") == 0 ? &p->private_dirs
+                       : strcmp(key, "visible") == 0 ? &p->visible
+                       : strcmp(key, "hidden") == 0  ? &p->hidden
+                                                     : NULL;
+
+        if (into && fs_vec_push_str(into, value) != 0)
+            return FS_ENOMEM;
+        if (strcmp(key, "sockets") == 0)
+            p->sockets = strcmp(value, "1") == 0;
+        else if (strcmp(key, "privileged") == 0)
+            p->privileged = strcmp(value, "1") == 0;
+        else if (strcmp(key, "index") == 0)
+            p->index_dir = value;
+    }
+    return FS_OK;
+}
+
+/* Binds what fd (opened beneath a project root) is, read-only, at path:
+ * bwrap mounts the folder that was opened, not whatever the name leads to
+ * by the time it starts. fd stays open for bwrap and is listed in opened,
+ * whose descriptors the caller closes once bwrap has them. */
+static int bind_opened(int fd, const char *path, fs_vec *masks, fs_vec *opened)
+{
+    char text[16];
+
+    snprintf(text, sizeof(text), "%d", fd);
+    if (fs_vec_push_str(opened, text) != 0) {
+        close(fd);
+        return FS_ENOMEM;
+    }
+    return push3(masks, "--ro-bind-fd", text, path);
+}
+
+/* Every ".git" in the projects now: known to the check after the run, and
+ * a folder the plan left writable (made since it was planned) read-only.
+ * A ".git" symlink (a worktree's or a planted one) is followed only to a
+ * folder inside the projects; one that leads out of them (~/.ssh, /) is
+ * never bound, and said on stderr. */
+static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *opened)
+{
+    fs_vec names, found;
+    size_t i, j, bound = 0;
+    int rc = FS_OK;
+
+    fs_vec_init(&names);
+    fs_vec_init(&found);
+    if (fs_vec_push_str(&names, ".git") != 0)
+        rc = FS_ENOMEM;
+    for (i = 0; i < p->repos.len && rc == FS_OK; i++) {
+        int truncated = 0;
+        fs_err scan_err;
+
+        fs_vec_free(&found);
+        fs_vec_init(&found);
+        if (fs_find_names(p->repos.items[i], &names, EXEC_AFTER_RUN_GIT_LIMIT, p->index_dir, &found, &truncated,
+                          &scan_err) == FS_ENOMEM)
+            rc = FS_ENOMEM;
+        for (j = 0; j < found.len && rc == FS_OK; j++) {
+            char id[48], *real = NULL;
+            const char *target = found.items[j], *root;
+            struct stat st;
+            int fd;
+
+            if (fs_node_id(found.items[j], id, sizeof(id)) != 0)
+                continue;
+            rc = push3(facts, "known", id, NULL);
+            if (rc != FS_OK || bound >= EXEC_REPO_BIND_LIMIT || lstat(target, &st) != 0)
+                continue;
+            if (S_ISLNK(st.st_mode)) {
+                real = realpath(target, NULL);
+                if (!real)
+                    continue;
+                target = real;
+            }
+            root = fs_outermost_root(target, &p->repos);
+            if (!root) {
+                fprintf(stderr, "flemma-sandbox: %s is a symlink to %s, outside the projects: not followed\n",
+                        found.items[j], target);
+            } else if (!fs_path_within_any(target, &p->ro) && !fs_path_within_any(target, &p->hidden) &&
+                       (fd = fs_open_beneath(root, target, O_PATH | O_DIRECTORY)) >= 0) {
+                rc = bind_opened(fd, target, masks, opened);
+                bound++;
+            }
+            free(real);
+        }
+    }
+    fs_vec_free(&names);
+    fs_vec_free(&found);
+    return rc;
+}
+
+/* A protected name that was missing when planned and exists now was made
+ * meanwhile by someone else than the command: kept, and kept read-only.
+ * Opened beneath its project, so no symlink on the way is followed. */
+static int plan_watched(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *opened)
+{
+    size_t i;
+    int rc = FS_OK;
+
+    for (i = 0; i < p->watch.len && rc == FS_OK; i++) {
+        const char *path = p->watch.items[i], *root = fs_outermost_root(path, &p->repos);
+        struct stat st;
+        int fd;
+
+        if (!root)
+            root = fs_outermost_root(path, &p->visible); /* a writable root that is no project */
+        if (lstat(path, &st) != 0)
+            continue;
+        rc = push3(facts, "present", path, NULL);
+        /* a symlink would be followed by the mount: kept, not bound */
+        if (rc != FS_OK || S_ISLNK(st.st_mode))
+            continue;
+        /* outside every writable root nothing the sandbox does moves it */
+        fd = root ? fs_open_beneath(root, path, O_PATH) : open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+            rc = bind_opened(fd, path, masks, opened);
+    }
+    return rc;
+}
+
+int exec_unix_socket_paths(const char *data, size_t len, fs_vec *out)
+{
+    size_t at = 0;
+    int header = 1;
+
+    while (at < len) {
+        const char *line = data + at, *end = memchr(line, '\n', len - at);
+        size_t n = end ? (size_t)(end - line) : len - at, k = 0;
+        int field;
+
+        at += n + 1;
+        if (header) {
+            header = 0;
+            continue;
+        }
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        for (field = 0; field < 7; field++) {
+            while (k < n && line[k] == ' ')
+                k++;
+            while (k < n && line[k] != ' ')
+                k++;
+        }
+        while (k < n && line[k] == ' ')
+            k++;
+        if (k < n && line[k] == '/' && fs_vec_push(out, line + k, n - k) != 0)
+            return FS_ENOMEM;
+    }
+    return FS_OK;
+}
+
+/* Root in the sandbox's user namespace keeps no rights over files of users
+ * it does not map: only folders it may search lead to a socket (and bwrap
+ * could not mount over anything else). */
+static int sandbox_reaches(const char *real, int privileged)
+{
+    char dir[PATH_MAX];
+    char *slash;
+
+    if (privileged || getuid() != 0)
+        return 1;
+    snprintf(dir, sizeof(dir), "%s", real);
+    while ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+        struct stat st;
+        mode_t bit;
+
+        *slash = '\0';
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return 0;
+        bit = st.st_uid == 0 ? S_IXUSR : st.st_gid == 0 ? S_IXGRP : S_IXOTH;
+        if (!(st.st_mode & bit))
+            return 0;
+    }
+    return 1;
+}
+
+static int read_text(const char *file, fs_buf *b)
+{
+    char chunk[8192];
+    ssize_t got;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return FS_OK; /* no /proc/net/unix: no sockets to see */
+    while ((got = read(fd, chunk, sizeof(chunk))) > 0)
+        if (fs_buf_append(b, chunk, (size_t)got) != 0) {
+            close(fd);
+            return FS_ENOMEM;
+        }
+    close(fd);
+    return FS_OK;
+}
+
+/* A socket's folder can be covered whole when nothing the sandbox should
+ * see lies in it or around it: not inside a private folder (already
+ * unseen) or a visible path, holding no visible path or open one, and
+ * not a top-level folder. */
+static int coverable(const plan *p, const char *dir)
+{
+    const char *c;
+    int depth = 0;
+
+    for (c = dir; *c; c++)
+        depth += *c == '/';
+    return depth >= 2 && !fs_path_within_any(dir, &p->visible) && !holds_any(dir, &p->visible) &&
+           !holds_any(dir, &p->open) && !fs_path_within_any(dir, &p->open);
+}
+
+/* The real path of a socket: its folder resolved (once per folder: a
+ * thousand sockets usually share a few), its own name kept, since a socket
+ * is never a symlink. NULL when the folder is gone. */
+static char *real_socket_path(const char *path, fs_vec *folders)
+{
+    const char *slash = strrchr(path, '/');
+    fs_buf dir, out;
+    char *real = NULL;
+    size_t i;
+
+    fs_buf_init(&dir);
+    fs_buf_init(&out);
+    if (fs_buf_append(&dir, path, slash == path ? 1 : (size_t)(slash - path)) != 0)
+        goto done;
+    for (i = 0; i + 1 < folders->len; i += 2)
+        if (strcmp(folders->items[i], dir.data) == 0)
+            break;
+    if (i + 1 >= folders->len) {
+        char *resolved = realpath(dir.data, NULL);
+        int rc = fs_vec_push_str(folders, dir.data) != 0 || fs_vec_push_str(folders, resolved ? resolved : "") != 0;
+
+        free(resolved);
+        if (rc)
+            goto done;
+        i = folders->len - 2;
+    }
+    if (folders->items[i + 1][0] == '\0')
+        goto done;
+    if (fs_buf_append_str(&out, strcmp(folders->items[i + 1], "/") == 0 ? "" : folders->items[i + 1]) == 0 &&
+        fs_buf_append_str(&out, slash) == 0) {
+        real = out.data;
+        out.data = NULL;
+    }
+done:
+    fs_buf_free(&dir);
+    fs_buf_free(&out);
+    return real;
+}
+
+/* Whether the sandbox could reach the socket at real at all, before any
+ * mount of ours: not in a project or allow_sockets, not hidden already,
+ * not in a private folder (unless bound into it). */
+static int reachable(const plan *p, const char *real, const fs_vec *covered)
+{
+    struct stat st;
+
+    if (fs_path_within_any(real, &p->open) || fs_path_within_any(real, &p->hidden) ||
+        fs_path_within_any(real, covered) ||
+        (fs_path_within_any(real, &p->private_dirs) && !fs_path_within_any(real, &p->visible)))
+        return 0;
+    /* lstat: a name replaced by a symlink since it was bound is not this socket */
+    return lstat(real, &st) == 0 && S_ISSOCK(st.st_mode) && sandbox_reaches(real, p->privileged);
+}
+
+static int plan_sockets(const plan *p, const char *proc_net_unix, fs_vec *masks, fs_err *err)
+{
+    fs_buf text;
+    fs_vec paths, dirs, folders;
+    size_t i, single = 0;
+    int rc;
+
+    fs_buf_init(&text);
+    fs_vec_init(&paths);
+    fs_vec_init(&dirs);
+    fs_vec_init(&folders);
+    rc = read_text(proc_net_unix, &text);
+    if (rc == FS_OK && text.len > 0)
+        rc = exec_unix_socket_paths(text.data, text.len, &paths);
+    for (i = 0; i < paths.len && rc == FS_OK; i++) {
+        char *real = real_socket_path(paths.items[i], &folders), *slash;
+
+        if (!real || !reachable(p, real, &dirs)) {
+            free(real);
+            continue;
+        }
+        slash = strrchr(real, '/');
+        *slash = '\0';
+        if (coverable(p, real)) {
+            rc = fs_vec_push_str(&dirs, real) != 0 || push3(masks, "--tmpfs", real, NULL) != FS_OK ||
+                         push3(masks, "--remount-ro", real, NULL) != FS_OK
+                     ? FS_ENOMEM
+                     : FS_OK;
+        } else if (++single > EXEC_SOCKET_MASK_LIMIT) {
+            fs_err_set(err, "more than %d host sockets to cover one by one (%s/%s); allow_sockets can let a folder "
+                       "of them through", EXEC_SOCKET_MASK_LIMIT, real, slash + 1);
+            rc = FS_EINVAL;
+        } else {
+            *slash = '/';
+            rc = push3(masks, "--ro-bind", "/dev/null", real);
+        }
+        free(real);
+    }
+    fs_buf_free(&text);
+    fs_vec_free(&paths);
+    fs_vec_free(&dirs);
+    fs_vec_free(&folders);
+    return rc;
+}
+
+int exec_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks, fs_vec *facts, fs_vec *opened,
+                  fs_err *err)
+{
+    plan p;
+    int rc;
+
+    memset(&p, 0, sizeof(p));
+    fs_vec_init(&p.repos);
+    fs_vec_init(&p.watch);
+    fs_vec_init(&p.ro);
+    fs_vec_init(&p.open);
+    fs_vec_init(&p.private_dirs);
+    fs_vec_init(&p.visible);
+    fs_vec_init(&p.hidden);
+    rc = parse_plan(pairs, &p);
+    if (rc == FS_OK)
+        rc = plan_repos(&p, masks, facts, opened);
+    if (rc == FS_OK)
+        rc = plan_watched(&p, masks, facts, opened);
+    if (rc == FS_OK && p.sockets)
+        rc = plan_sockets(&p, proc_net_unix, masks, err);
+    if (rc == FS_ENOMEM)
+        fs_err_set(err, "out of memory");
+    fs_vec_free(&p.repos);
+    fs_vec_free(&p.watch);
+    fs_vec_free(&p.ro);
+    fs_vec_free(&p.open);
+    fs_vec_free(&p.private_dirs);
+    fs_vec_free(&p.visible);
+    fs_vec_free(&p.hidden);
+    return rc;
+}

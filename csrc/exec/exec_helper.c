@@ -1,0 +1,288 @@
+/* flemma-sandbox-exec: the last step before a sandboxed command. bwrap runs
+ * it inside the sandbox; it lowers resource limits, sets no_new_privs, scopes
+ * abstract sockets and signals with Landlock where the kernel can, installs
+ * the seccomp filter and execs the command, so all of it binds the command
+ * and everything it starts, but not bwrap's own setup.
+ *
+ * With --clearenv, --args-file, --check-file, --check-words (the check
+ * file's words in the argv: Neovim need not write a file for each command)
+ * or --time-limit it runs on the host instead, in front of bwrap
+ * (host_mode.c): it starts bwrap with an empty environment, passes long
+ * option lists as "--args FD", stops bwrap at the time limit, and after the
+ * run moves what the command created at protected names to the quarantine.
+ * The two modes are the two trust levels: the host side is chosen by its
+ * own options, and refuses the inside side's (see main).
+ *
+ * --check-after does that check for a run whose host side was killed
+ * first; --index-repos builds the scan index of projects in the
+ * background. Both run on the host. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <linux/seccomp.h>
+
+#include "after_run.h"
+#include "check_file.h"
+#include "fd_io.h"
+#include "host_mode.h"
+#include "landlock.h"
+#include "proxy_bridge.h"
+#include "scan.h"
+#include "seccomp.h"
+#include "status.h"
+
+#define EXIT_SETUP 126
+
+typedef struct {
+    const char *name;
+    int resource;
+    rlim_t scale; /* the value is given in these units */
+} limit_name;
+
+static const limit_name LIMITS[] = {
+    {"processes", RLIMIT_NPROC, 1},         {"memory_mb", RLIMIT_DATA, 1024 * 1024},
+    {"cpu_seconds", RLIMIT_CPU, 1},         {"file_size_mb", RLIMIT_FSIZE, 1024 * 1024},
+    {"open_files", RLIMIT_NOFILE, 1},
+};
+
+static int die(const char *what, const char *detail)
+{
+    fprintf(stderr, "flemma-sandbox-exec: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    return EXIT_SETUP;
+}
+
+/* NAME=VALUE: lowers soft and hard limit to VALUE (never raises the hard
+ * one), so the command cannot raise it back. */
+static int apply_limit(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    size_t i;
+    char *end;
+    unsigned long long value;
+    struct rlimit rl;
+
+    if (!eq)
+        return die("--limit expects NAME=VALUE, got", spec);
+    errno = 0;
+    value = strtoull(eq + 1, &end, 10);
+    if (errno || end == eq + 1 || *end || eq[1] == '-')
+        return die("--limit value is not a whole number", spec);
+    for (i = 0; i < sizeof(LIMITS) / sizeof(LIMITS[0]); i++) {
+        rlim_t want;
+
+        if (strlen(LIMITS[i].name) != (size_t)(eq - spec) || strncmp(LIMITS[i].name, spec, (size_t)(eq - spec)))
+            continue;
+        if (value > (unsigned long long)RLIM_INFINITY / LIMITS[i].scale)
+            return die("--limit value too large", spec);
+        want = (rlim_t)value * LIMITS[i].scale;
+        if (getrlimit(LIMITS[i].resource, &rl) != 0)
+            return die("getrlimit", strerror(errno));
+        if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
+            want = rl.rlim_max;
+        rl.rlim_cur = rl.rlim_max = want;
+        if (setrlimit(LIMITS[i].resource, &rl) != 0)
+            return die("setrlimit", strerror(errno));
+        return 0;
+    }
+    return die("--limit: unknown limit", spec);
+}
+
+/* no_new_privs first: both Landlock and seccomp need it unprivileged */
+static int set_no_new_privs(void)
+{
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return die("PR_SET_NO_NEW_PRIVS", strerror(errno));
+    return 0;
+}
+
+static int install_seccomp(void)
+{
+    struct sock_filter prog[EXEC_SECCOMP_MAX];
+    struct sock_fprog fprog;
+    size_t len;
+
+    if (exec_seccomp_program(prog, &len) != FS_OK)
+        return die("no seccomp filter for this architecture", NULL);
+    fprog.len = (unsigned short)len;
+    fprog.filter = prog;
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0)
+        return die("installing the seccomp filter", strerror(errno));
+    return 0;
+}
+
+/* --index-repos: the ".git" scan of each root, for its index only (csrc/shared/scan.h).
+ * Neovim starts this in the background when a project opens, so that its
+ * own first scan (policy/repos.lua) and the first run's look at each
+ * folder once instead of reading the whole tree on the editor's thread. */
+static int index_repos(const char *index_dir, char **roots, int n)
+{
+    fs_vec names, found;
+    int i, rc = 0;
+
+    if (index_dir[0] != '/')
+        return 2;
+    fs_vec_init(&names);
+    if (fs_vec_push_str(&names, ".git") != 0)
+        return EXIT_SETUP;
+    for (i = 0; i < n; i++) {
+        int truncated;
+        fs_err err;
+
+        fs_vec_init(&found);
+        if (fs_find_names(roots[i], &names, EXEC_AFTER_RUN_GIT_LIMIT, index_dir, &found, &truncated, &err) != FS_OK) {
+            fprintf(stderr, "flemma-sandbox-exec: %s\n", err.msg);
+            rc = EXIT_SETUP;
+        }
+        fs_vec_free(&found);
+    }
+    fs_vec_free(&names);
+    return rc;
+}
+
+static int usage(void)
+{
+    fputs("usage: flemma-sandbox-exec [--seccomp] [--scope] [--limit NAME=VALUE]... [--proxy-bridge SOCKET PORT]\n"
+          "                           -- COMMAND [ARG]...\n"
+          "       flemma-sandbox-exec [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
+          "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
+          "                           [--disk-reserve MB] [--inotify-instances N] [--inotify-watches N]\n"
+          "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
+          "                           -- BWRAP [ARG]...\n"
+          "       flemma-sandbox-exec --index-repos INDEX_DIR ROOT...\n"
+          "       flemma-sandbox-exec --check-after NAME.running\n"
+          "       flemma-sandbox-exec --info\n",
+          stderr);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    exec_host_opts host;
+    int i, seccomp = 0, scope = 0, host_mode = 0, rc, bridge_port = 0;
+    const char *bridge_socket = NULL;
+
+    memset(&host, 0, sizeof(host));
+    /* on both sides of bwrap: only 0-2, and what this helper opens on
+     * purpose (the args file, the folders it binds), reach the next program */
+    fs_cloexec_from(3);
+    if (argc >= 3 && strcmp(argv[1], "--index-repos") == 0)
+        return index_repos(argv[2], argv + 3, argc - 3);
+    if (argc == 3 && strcmp(argv[1], "--check-after") == 0)
+        return exec_check_running(argv[2]) < 0 ? 2 : 0;
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        int has_value = i + 1 < argc;
+
+        if (strcmp(argv[i], "--seccomp") == 0) {
+            seccomp = 1;
+        } else if (strcmp(argv[i], "--scope") == 0) {
+            scope = 1;
+        } else if (strcmp(argv[i], "--limit") == 0 && has_value) {
+            rc = apply_limit(argv[++i]);
+            if (rc)
+                return rc;
+        } else if (strcmp(argv[i], "--proxy-bridge") == 0 && i + 2 < argc) {
+            char *end;
+            long port = strtol(argv[i + 2], &end, 10);
+
+            if (*end != '\0' || port < 1 || port > 65535)
+                return usage();
+            bridge_socket = argv[i + 1];
+            bridge_port = (int)port;
+            i += 2;
+        } else if (strcmp(argv[i], "--proxy") == 0 && has_value) {
+            host.proxy_socket = argv[++i];
+            host_mode = 1;
+        } else if ((strcmp(argv[i], "--allow") == 0 || strcmp(argv[i], "--deny") == 0 ||
+                    strcmp(argv[i], "--ask") == 0) &&
+                   has_value) {
+            /* host mode: the proxy's rules (and where it asks about other
+             * hosts), passed on to it as they are */
+            if (host.proxy_rule_count + 2 > EXEC_HOST_PROXY_RULES)
+                return usage();
+            host.proxy_rules[host.proxy_rule_count++] = argv[i];
+            host.proxy_rules[host.proxy_rule_count++] = argv[++i];
+            host_mode = 1;
+        } else if (strcmp(argv[i], "--check-file") == 0 && has_value) {
+            host.check_file = argv[++i];
+            host_mode = 1;
+        } else if (strcmp(argv[i], "--check-words") == 0 && i + 2 < argc) {
+            char *end;
+            long count = strtol(argv[i + 2], &end, 10);
+
+            /* the words follow their count; none may be past the "--" */
+            if (*end != '\0' || count < 0 || count > argc - i - 4)
+                return usage();
+            host.check_file = argv[i + 1];
+            host.check_words = argv + i + 3;
+            host.check_count = (int)count;
+            host_mode = 1;
+            i += 2 + (int)count;
+        } else if (strcmp(argv[i], "--time-limit") == 0 && has_value) {
+            char *end;
+            long ms = strtol(argv[++i], &end, 10);
+
+            if (*end != '\0' || ms <= 0)
+                return usage();
+            host.time_limit_ms = ms;
+            host_mode = 1;
+        } else if (strcmp(argv[i], "--disk-reserve") == 0 && has_value) {
+            char *end;
+            long mb = strtol(argv[++i], &end, 10);
+
+            if (*end != '\0' || mb <= 0)
+                return usage();
+            host.disk_reserve_mb = mb;
+            host_mode = 1;
+        } else if ((strcmp(argv[i], "--inotify-instances") == 0 || strcmp(argv[i], "--inotify-watches") == 0) &&
+                   has_value) {
+            char *end;
+            long count = strtol(argv[i + 1], &end, 10);
+
+            if (*end != '\0' || count <= 0)
+                return usage();
+            if (strcmp(argv[i], "--inotify-instances") == 0)
+                host.inotify_instances = count;
+            else
+                host.inotify_watches = count;
+            host_mode = 1;
+            i++;
+        } else if (strcmp(argv[i], "--clearenv") == 0) {
+            host.clear_env = 1;
+            host_mode = 1;
+        } else if (strcmp(argv[i], "--args-file") == 0 && has_value) {
+            host.args_file = argv[++i];
+            host_mode = 1;
+        } else if (strcmp(argv[i], "--info") == 0) {
+            const char *arch = exec_seccomp_arch();
+
+            printf("seccomp %s\nlandlock %d\n", arch ? arch : "unsupported", exec_landlock_abi());
+            return 0;
+        } else {
+            return usage();
+        }
+    }
+    if (i + 1 >= argc || (host_mode && (seccomp || scope || bridge_socket)))
+        return usage();
+    if (host_mode)
+        return exec_host_run(&host, argv + i + 1, argc - i - 1);
+    if ((seccomp || scope) && (rc = set_no_new_privs()) != 0)
+        return rc;
+    if (scope && exec_landlock_scope() != 0)
+        return die("Landlock scoping", strerror(errno));
+    if (seccomp && (rc = install_seccomp()) != 0)
+        return rc;
+    if (bridge_socket && exec_proxy_bridge_start(bridge_socket, bridge_port) != 0)
+        return die("the network bridge to the proxy", strerror(errno));
+    execvp(argv[i + 1], argv + i + 1);
+    rc = errno;
+    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], strerror(rc));
+    return rc == ENOENT ? 127 : EXIT_SETUP;
+}

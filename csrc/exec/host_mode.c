@@ -1,0 +1,475 @@
+/* With a check file or a time limit, this process stays on the host while
+ * bwrap runs: it looks at the tree and the sockets right before bwrap
+ * starts (before_run.h, secret_masks.h), stops bwrap at the time limit,
+ * and checks afterwards (after_run.h). The check file is renamed
+ * NAME.running and locked for as long as that takes; one left unlocked
+ * belongs to a helper that was killed, and the next helper with a check
+ * file does its check. While bwrap runs it watches what the run's
+ * protection rests on (run_watch.h). Signals are read from a signalfd,
+ * not taken by handlers, so there is no global state. */
+#define _GNU_SOURCE
+#include "host_mode.h"
+#include "host_proxy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "after_run.h"
+#include "before_run.h"
+#include "buf.h"
+#include "check_file.h"
+#include "fd_io.h"
+#include "record.h"
+#include "run_watch.h"
+#include "secret_masks.h"
+#include "status.h"
+#include "userns_caps.h"
+
+#define EXIT_SETUP 126
+/* between SIGTERM and SIGKILL when the time limit is reached */
+#define GRACE_MS 2000
+/* at most this many secret files per project are masked (as the Lua side
+ * plans for in bwrap's argument count) */
+#define SECRET_LIMIT 1000
+
+static int setup_error(const char *what, const char *path, int errnum)
+{
+    fprintf(stderr, "flemma-sandbox-exec: %s %s: %s\n", what, path ? path : "", strerror(errnum));
+    return EXIT_SETUP;
+}
+
+/* cmd with the front words (the user namespace gate's) and "--args FD"
+ * after the program when there is an args file, and extra options (the
+ * secret masks) in front of cmd[extra_at], which is bwrap's "--": after
+ * every mount the policy made, so none covers them. */
+static char **command_argv(const exec_host_opts *o, char **cmd, int n, const fs_vec *extra, size_t extra_at,
+                           char **front, int nfront, char *fdtext, size_t fdlen, int *args_fd)
+{
+    char **argv;
+    int i, fd, at = 0;
+    size_t j;
+
+    *args_fd = -1;
+    if (extra->len > 0 && (extra_at < 1 || extra_at >= (size_t)n || strcmp(cmd[extra_at], "--") != 0)) {
+        setup_error("the check file's mask_at is not bwrap's \"--\":", NULL, EINVAL);
+        return NULL;
+    }
+    argv = calloc((size_t)n + 3 + extra->len + (size_t)nfront, sizeof(char *));
+    if (!argv) {
+        setup_error("out of memory", NULL, ENOMEM);
+        return NULL;
+    }
+    argv[at++] = cmd[0];
+    for (i = 0; i < nfront; i++)
+        argv[at++] = front[i];
+    if (o->args_file) {
+        fd = open(o->args_file, O_RDONLY | O_NOFOLLOW);
+        if (fd < 0 || (fd < 3 && (fd = fcntl(fd, F_DUPFD, 3)) < 0)) {
+            setup_error("cannot open --args-file", o->args_file, errno);
+            free(argv);
+            return NULL;
+        }
+        unlink(o->args_file); /* the descriptor is all bwrap needs */
+        snprintf(fdtext, fdlen, "%d", fd);
+        argv[at++] = (char *)"--args";
+        argv[at++] = fdtext;
+        *args_fd = fd;
+    }
+    for (i = 1; i < n; i++) {
+        if (extra->len > 0 && (size_t)i == extra_at)
+            for (j = 0; j < extra->len; j++)
+                argv[at++] = extra->items[j];
+        argv[at++] = cmd[i];
+    }
+    return argv;
+}
+
+/* What a check file asks for before the run: the ".git" and watched paths
+ * as they are now and the host's sockets (exec_before_run), then the secret
+ * masks (exec_secret_masks); all go in front of bwrap's "--" at mask_at.
+ * The descriptors those masks bind (--ro-bind-fd) are listed in opened;
+ * the check file's pairs are copied to pairs_out (for the watch).
+ * A scan that stopped at the limit is said on stderr and recorded. */
+static int plan_masks(int fd, fs_vec *masks, fs_vec *opened, fs_vec *pairs_out, size_t *mask_at, int records_fd,
+                      fs_err *err)
+{
+    fs_buf data;
+    fs_vec pairs, stopped, facts;
+    char chunk[8192];
+    ssize_t got;
+    size_t i;
+    int rc = FS_OK;
+
+    *mask_at = 0;
+    fs_err_set(err, "out of memory");
+    fs_buf_init(&data);
+    fs_vec_init(&pairs);
+    fs_vec_init(&stopped);
+    fs_vec_init(&facts);
+    while ((got = pread(fd, chunk, sizeof(chunk), (off_t)data.len)) > 0)
+        if (fs_buf_append(&data, chunk, (size_t)got) != 0) {
+            rc = FS_ENOMEM;
+            break;
+        }
+    if (rc == FS_OK)
+        rc = exec_check_pairs(data.data ? data.data : "", data.len, &pairs);
+    for (i = 0; rc == FS_OK && i + 1 < pairs.len; i += 2)
+        if (strcmp(pairs.items[i], "mask_at") == 0)
+            *mask_at = (size_t)strtoul(pairs.items[i + 1], NULL, 10);
+        else if (strcmp(pairs.items[i], "index") == 0)
+            exec_check_sweep_index(pairs.items[i + 1]);
+    if (rc == FS_OK)
+        rc = exec_before_run(&pairs, "/proc/net/unix", masks, &facts, opened, err);
+    /* last: a check file without it was never run (csrc/exec/after_run.h) */
+    if (rc == FS_OK && (fs_vec_push_str(&facts, "started") != 0 || fs_vec_push_str(&facts, "1") != 0))
+        rc = FS_ENOMEM;
+    if (rc == FS_OK && exec_check_append_facts(fd, &facts) != FS_OK) {
+        fs_err_set(err, "cannot add to the check file: %s", strerror(errno));
+        rc = FS_ESYS;
+    }
+    if (rc == FS_OK)
+        rc = exec_secret_masks(&pairs, SECRET_LIMIT, masks, &stopped, err);
+    for (i = 0; rc == FS_OK && i < stopped.len; i++) {
+        char limit[16];
+
+        snprintf(limit, sizeof(limit), "%d", SECRET_LIMIT);
+        fprintf(stderr, "flemma-sandbox: the secret scan of %s stopped after %s files: the rest are not hidden\n",
+                stopped.items[i], limit);
+        fs_record(records_fd, "secret_scan_stopped", "root", stopped.items[i], "files", limit, FS_RECORD_END);
+    }
+    for (i = 0; rc == FS_OK && i < pairs.len; i++)
+        if (fs_vec_push_str(pairs_out, pairs.items[i]) != 0)
+            rc = FS_ENOMEM;
+    fs_buf_free(&data);
+    fs_vec_free(&pairs);
+    fs_vec_free(&stopped);
+    fs_vec_free(&facts);
+    return rc;
+}
+
+/* bwrap's first process inside the sandbox is a copy of bwrap, and the
+ * sandbox can read its /proc/1/environ: so bwrap itself gets no environment
+ * (the command's comes from --setenv), else Neovim's API keys would show. */
+static void exec_command(const exec_host_opts *o, char **argv)
+{
+    static char *const empty[] = {NULL};
+
+    if (o->clear_env)
+        execvpe(argv[0], argv, empty);
+    else
+        execvp(argv[0], argv);
+}
+
+/* The descriptors the masks bind: inherited by bwrap only (they are
+ * close-on-exec until the child that runs bwrap clears it). */
+static void keep_for_exec(const fs_vec *opened)
+{
+    size_t i;
+
+    for (i = 0; i < opened->len; i++)
+        fcntl(atoi(opened->items[i]), F_SETFD, 0);
+}
+
+static void close_all(const fs_vec *opened)
+{
+    size_t i;
+
+    for (i = 0; i < opened->len; i++)
+        close(atoi(opened->items[i]));
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for bwrap, passing signals on. Past the time limit, or when a
+ * writable root runs short of space, it gets SIGTERM, and SIGKILL after a
+ * grace period; when what the run's protection rests on is replaced
+ * (run_watch.h), SIGKILL at once (bwrap's --die-with-parent covers the
+ * sandbox). *stopped: 1 time limit, 2 watch. */
+/* SIGKILL to bwrap and to the sandbox's first process. bwrap's own
+ * --die-with-parent takes effect only once the sandbox is set up: killed
+ * before that, bwrap would leave its child waiting for ever. So bwrap is
+ * stopped first (it forks no more), then its children are killed, then
+ * it. */
+static void kill_bwrap(pid_t child)
+{
+    char path[64], text[4096];
+    ssize_t n;
+    int fd;
+
+    kill(child, SIGSTOP);
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)child, (int)child);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        n = read(fd, text, sizeof(text) - 1);
+        close(fd);
+        if (n > 0) {
+            char *at = text, *end;
+
+            text[n] = '\0';
+            for (;;) {
+                long pid = strtol(at, &end, 10);
+
+                if (end == at)
+                    break;
+                if (pid > 0)
+                    kill((pid_t)pid, SIGKILL);
+                at = end;
+            }
+        }
+    }
+    kill(child, SIGKILL);
+}
+
+/* Looks at the watch; when it says stop: the reason on stderr and in the
+ * records, bwrap signalled, the grace period set. 1 when it stopped the
+ * command. */
+static int stop_if_watch_says(pid_t child, exec_run_watch *watch, long long *deadline, int records_fd)
+{
+    char why[4500];
+    int kind = exec_run_watch_check(watch, now_ms(), why, sizeof(why));
+
+    if (!kind)
+        return 0;
+    fprintf(stderr, "flemma-sandbox: stopped: %s\n", why);
+    if (kind == 2) {
+        char free_mb[24], reserve_mb[24];
+
+        snprintf(free_mb, sizeof(free_mb), "%llu", watch->short_free_mb);
+        snprintf(reserve_mb, sizeof(reserve_mb), "%ld", watch->reserve_mb);
+        fs_record(records_fd, "stopped", "reason", "disk_reserve", "why", why, "root", watch->short_root, "free_mb",
+                  free_mb, "reserve_mb", reserve_mb, FS_RECORD_END);
+    } else {
+        fs_record(records_fd, "stopped", "reason", "protection_changed", "why", why, FS_RECORD_END);
+    }
+    if (kind == 1)
+        kill_bwrap(child);
+    else
+        kill(child, SIGTERM);
+    *deadline = now_ms() + GRACE_MS;
+    return 1;
+}
+
+static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opts *o, exec_run_watch *watch,
+                           int records_fd, int *stopped)
+{
+    long long deadline = o->time_limit_ms > 0 ? now_ms() + o->time_limit_ms : 0;
+    int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), status;
+
+    *stopped = 0;
+    for (;;) {
+        struct pollfd p[2];
+        struct signalfd_siginfo info;
+        int watching = *stopped == 0;
+        long wait_ms = watching ? exec_run_watch_wait_ms(watch, now_ms()) : -1;
+        long long left = deadline ? deadline - now_ms() : -1;
+
+        if (deadline && left <= 0) {
+            if (*stopped)
+                kill_bwrap(child);
+            else
+                kill(child, SIGTERM);
+            deadline = *stopped ? 0 : now_ms() + GRACE_MS;
+            if (!*stopped)
+                *stopped = 1;
+            continue;
+        }
+        if (wait_ms >= 0 && (left < 0 || wait_ms < left))
+            left = wait_ms;
+        if (sfd < 0 && (left < 0 || left > 100))
+            left = 100; /* no signalfd: waitpid below is asked often */
+        p[0].fd = sfd;
+        p[0].events = POLLIN;
+        p[1].fd = watching ? exec_run_watch_fd(watch) : -1;
+        p[1].events = POLLIN;
+        poll(p, 2, left < 0 ? -1 : (int)left);
+        /* an event, or the time the watch asked for */
+        if (watching && ((p[1].fd >= 0 && (p[1].revents & POLLIN)) || exec_run_watch_wait_ms(watch, now_ms()) == 0) &&
+            stop_if_watch_says(child, watch, &deadline, records_fd))
+            *stopped = 2;
+        while (sfd >= 0 && read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info))
+            if (info.ssi_signo != SIGCHLD)
+                kill(child, (int)info.ssi_signo); /* bwrap passes it on to the sandbox */
+        if (waitpid(child, &status, WNOHANG) == child) {
+            if (sfd >= 0)
+                close(sfd);
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+    }
+}
+
+int exec_host_run(const exec_host_opts *o, char **cmd, int n)
+{
+    sigset_t set, old;
+    char fdtext[16], running[4096], runs_dir[4096], why[512];
+    char **argv;
+    char *slash, *front[4];
+    int args_fd, lock_fd = -1, records_fd = -1, rc, stopped, nfront = 0, gate_failed = 0;
+    exec_userns_gate gate;
+    pid_t child, proxy = -1, self = getpid();
+    fs_vec masks, opened, roots;
+    exec_run_watch watch;
+    fs_err plan_err;
+    size_t mask_at = 0;
+
+    fs_vec_init(&masks);
+    fs_vec_init(&opened);
+    fs_vec_init(&roots); /* the check file's pairs, for the watch */
+    if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket && o->disk_reserve_mb <= 0 &&
+        o->inotify_instances <= 0 && o->inotify_watches <= 0) {
+        argv = command_argv(o, cmd, n, &masks, 0, NULL, 0, fdtext, sizeof(fdtext), &args_fd);
+        if (!argv)
+            return EXIT_SETUP;
+        exec_command(o, argv);
+        rc = setup_error("cannot run", argv[0], errno);
+        free(argv);
+        return rc;
+    }
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    /* when Neovim dies, still stop the sandbox and check */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1)
+        kill(self, SIGTERM);
+    if (o->check_file) {
+        lock_fd = o->check_words
+                      ? exec_check_write_up(o->check_file, o->check_words, o->check_count, running, sizeof(running))
+                      : exec_check_take_up(o->check_file, running, sizeof(running));
+        if (lock_fd < 0)
+            return EXIT_SETUP;
+        records_fd = fs_record_open_for(o->check_file);
+        snprintf(runs_dir, sizeof(runs_dir), "%s", running);
+        slash = strrchr(runs_dir, '/');
+        if (slash && slash != runs_dir) {
+            *slash = '\0';
+            exec_check_sweep(runs_dir, running, records_fd);
+        }
+        if (plan_masks(lock_fd, &masks, &opened, &roots, &mask_at, records_fd, &plan_err) != FS_OK) {
+            /* fail closed: without its masks the command would see secrets */
+            fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
+            fs_record(records_fd, "setup_failed", "error", plan_err.msg, FS_RECORD_END);
+            unlink(running);
+            close(lock_fd);
+            close_all(&opened);
+            fs_vec_free(&opened);
+            fs_vec_free(&roots);
+            fs_vec_free(&masks);
+            return EXIT_SETUP;
+        }
+    }
+    if (exec_userns_gate_open(&gate, o->inotify_instances, o->inotify_watches) != 0) {
+        setup_error("cannot make the pipes for limits.inotify_*:", NULL, errno);
+        argv = NULL;
+    } else {
+        nfront = exec_userns_gate_words(&gate, front);
+        argv = command_argv(o, cmd, n, &masks, mask_at, front, nfront, fdtext, sizeof(fdtext), &args_fd);
+    }
+    if (!argv) {
+        exec_userns_gate_close(&gate);
+        if (lock_fd >= 0) {
+            unlink(running);
+            close(lock_fd);
+        }
+        close_all(&opened);
+        fs_vec_free(&opened);
+        fs_vec_free(&roots);
+        fs_vec_free(&masks);
+        return EXIT_SETUP;
+    }
+    if (o->proxy_socket) {
+        fs_err proxy_err;
+
+        proxy = exec_host_proxy_start(o->proxy_socket, o->proxy_rules, o->proxy_rule_count, records_fd, &proxy_err);
+        if (proxy < 0) {
+            /* without it the command would run with no way out it was promised */
+            fprintf(stderr, "flemma-sandbox-exec: %s\n", proxy_err.msg);
+            fs_record(records_fd, "setup_failed", "error", proxy_err.msg, FS_RECORD_END);
+            exec_userns_gate_close(&gate);
+            if (lock_fd >= 0) {
+                unlink(running);
+                close(lock_fd);
+            }
+            free(argv);
+            close_all(&opened);
+            fs_vec_free(&opened);
+            fs_vec_free(&roots);
+            fs_vec_free(&masks);
+            return EXIT_SETUP;
+        }
+    }
+    /* before bwrap starts: a name replaced from now on is caught */
+    exec_run_watch_init(&watch, &roots, &masks, o->disk_reserve_mb);
+    child = fork();
+    if (child == 0) {
+        /* bwrap's --die-with-parent covers the sandbox, not bwrap: if this
+         * process is killed outright, bwrap must go too */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != self)
+            _exit(EXIT_SETUP);
+        if (lock_fd >= 0)
+            close(lock_fd);
+        keep_for_exec(&opened);
+        exec_userns_gate_child(&gate);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        exec_command(o, argv);
+        _exit(setup_error("cannot run", argv[0], errno));
+    }
+    if (args_fd >= 0)
+        close(args_fd);
+    close_all(&opened); /* bwrap has its own copies now */
+    if (child > 0 && exec_userns_gate_apply(&gate, why, sizeof(why)) < 0) {
+        /* bwrap still waits for the gate: it never runs the command */
+        fprintf(stderr, "flemma-sandbox: stopped before the command ran: %s\n", why);
+        fs_record(records_fd, "stopped", "reason", "userns_gate", "why", why, FS_RECORD_END);
+        kill_bwrap(child);
+        gate_failed = 1;
+    }
+    exec_userns_gate_close(&gate);
+    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o, &watch, records_fd, &stopped);
+    if (gate_failed)
+        rc = EXIT_SETUP;
+    exec_run_watch_free(&watch);
+    if (child >= 0 && stopped == 1) {
+        char ms[24];
+
+        snprintf(ms, sizeof(ms), "%ld", o->time_limit_ms);
+        fprintf(stderr, "flemma-sandbox: stopped after %s ms (tools.max_timeout_ms)\n", ms);
+        fs_record(records_fd, "stopped", "reason", "time_limit", "ms", ms, FS_RECORD_END);
+    }
+    if (proxy > 0)
+        exec_host_proxy_stop(proxy, o->proxy_socket);
+    if (lock_fd >= 0) {
+        exec_check_after(running, 0, records_fd);
+        unlink(running);
+        close(lock_fd);
+    }
+    if (records_fd >= 0)
+        close(records_fd);
+    free(argv);
+    fs_vec_free(&opened);
+    fs_vec_free(&roots);
+    fs_vec_free(&masks);
+    return rc;
+}

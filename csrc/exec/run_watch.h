@@ -1,0 +1,54 @@
+/* What the host helper watches while bwrap runs, and stops the command for
+ * (fail closed): a protected or secret file that was bound or masked at
+ * the start and is replaced meanwhile (saved by rename, deleted and made
+ * again: a name only removed is no danger), which the sandbox would then
+ * see unprotected, since a bind
+ * holds the old file; a new file in a project folder the secret rules
+ * match (the user's new .env.local), which no mask covers; and a writable
+ * root whose file system runs short of space. The sandbox cannot cause the
+ * first itself (those names are mount points in it), so it always means
+ * someone else changed them. inotify where it can watch, else a look at
+ * each name every WATCH_POLL_MS. */
+#ifndef EXEC_RUN_WATCH_H
+#define EXEC_RUN_WATCH_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+typedef struct {
+    int fd;          /* inotify, or -1 (then names are polled) */
+    fs_vec paths;    /* every watched name, as a path */
+    fs_vec ids;      /* per path: "DEV:INO" at the start, "" when missing */
+    fs_vec dirs;     /* per inotify watch: the folder (wds holds its descriptor at the same index) */
+    fs_vec wds;      /* per folder: the watch descriptor, as text */
+    fs_vec patterns; /* secret name patterns: a new file matching one in a watched folder */
+    fs_vec roots;    /* writable roots, for the free-space check */
+    long reserve_mb; /* 0: no free-space check */
+    long long next_poll_ms, next_disk_ms;
+    const char *short_root;       /* after a stop for disk space: the root short of it (in roots) */
+    unsigned long long short_free_mb; /* and its free space then */
+} exec_run_watch;
+
+/* Sets up the watch from the check file's pairs (ro, hidden, secrets,
+ * pattern, disk: a writable root on the host's disk) and the masks the helper planned (secret masks and binds by
+ * descriptor). Never fails: what cannot be watched by inotify is polled. */
+void exec_run_watch_init(exec_run_watch *w, const fs_vec *pairs, const fs_vec *masks, long reserve_mb);
+
+/* How long (ms) the caller may sleep before the next exec_run_watch_check,
+ * unless exec_run_watch_fd becomes readable first; -1: no time set. */
+long exec_run_watch_wait_ms(const exec_run_watch *w, long long now_ms);
+
+/* A descriptor that becomes readable when there is something to check at
+ * once (inotify's), or -1. */
+int exec_run_watch_fd(const exec_run_watch *w);
+
+/* Looks at what happened since the last call: 1 with why filled when the
+ * command must stop now because a name was replaced or appeared, 2 when a
+ * writable root ran short of space (then short_root and short_free_mb say
+ * which), else 0. */
+int exec_run_watch_check(exec_run_watch *w, long long now_ms, char *why, size_t n);
+
+void exec_run_watch_free(exec_run_watch *w);
+
+#endif

@@ -1,0 +1,66 @@
+--- The records of a run (csrc/shared/record.h): what the helper and the
+--- proxy report, one JSON object per line, in NAME.records beside the
+--- run's check file. Neovim makes the file before a run it will read (the
+--- helper never creates it: for other callers, Flemma's own runner, nothing
+--- is written) and takes it after. The sentences on stderr are for people;
+--- code reads these. ARCHITECTURE.md lists the types and their fields (all
+--- values are strings).
+local M = {}
+
+---@class flemma_sandbox.Record
+---@field type string
+---@field [string] string
+
+--- The records file of a run, by its check file.
+---@param check_file string NAME.check
+---@return string
+function M.path_for(check_file)
+  return (check_file:gsub("%.check$", "") .. ".records")
+end
+
+--- Makes the empty file the helper and the proxy append to. It lies in
+--- our state folder, which no sandbox can write.
+---@param check_file string
+---@return boolean
+function M.create(check_file)
+  local f = io.open(M.path_for(check_file), "wb")
+  if not f then
+    return false
+  end
+  f:close()
+  return true
+end
+
+local decode = vim and vim.json and vim.json.decode or require("cjson").decode
+
+--- The records in text, in order; lines that are not a record are left
+--- out (a record cut short by a killed writer).
+---@param text string
+---@return flemma_sandbox.Record[]
+function M.parse(text)
+  local out = {}
+  for line in text:gmatch("[^\n]+") do
+    local ok, rec = pcall(decode, line)
+    if ok and type(rec) == "table" and type(rec.type) == "string" then
+      out[#out + 1] = rec
+    end
+  end
+  return out
+end
+
+--- Reads a run's records and removes the file.
+---@param check_file string
+---@return flemma_sandbox.Record[]
+function M.take(check_file)
+  local path = M.path_for(check_file)
+  local f = io.open(path, "rb")
+  if not f then
+    return {}
+  end
+  local text = f:read("*a") or ""
+  f:close()
+  os.remove(path)
+  return M.parse(text)
+end
+
+return M
