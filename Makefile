@@ -27,7 +27,7 @@ HELPER_SRC = $(wildcard csrc/exec/*.c) $(SHARED_SRC)
 NVIM ?= nvim
 LUAJIT ?= luajit
 
-.PHONY: all test lint sanitize valgrind fuzz bench demo clean install format help qa
+.PHONY: all test lint sanitize valgrind fuzz bench demo clean install format help qa doc
 
 LUA_TREES = lua spec bench demo plugin scripts
 
@@ -74,12 +74,14 @@ test: $(CORE) $(HELPER) $(PROXY)
 
 # the static gates, each with zero findings: luacheck (Debian: lua-check,
 # reads .luacheckrc), the layer checker (ARCHITECTURE.md, allowlist in
-# scripts/layers.allow), the size gate, stylua's format check (npm: @johnnymorganz/stylua-bin,
+# scripts/layers.allow), the size gate, the vimdoc's config defaults
+# against the schema (make doc writes them), stylua's format check (npm: @johnnymorganz/stylua-bin,
 # reads stylua.toml) and cppcheck on the C
 lint:
 	luacheck --formatter plain --codes $(LUA_TREES)
 	$(LUAJIT) scripts/check_layers.lua
 	$(LUAJIT) scripts/check_sizes.lua
+	$(LUAJIT) scripts/config_doc.lua --check
 	stylua --check $(LUA_TREES)
 	cppcheck --quiet --enable=warning,performance,portability --std=c99 --error-exitcode=1 --inline-suppr --suppress=toomanyconfigs \
 	  -I csrc/shared -I csrc/core -I csrc/exec -I csrc/proxy csrc/*/*.c
@@ -117,6 +119,10 @@ bench: $(CORE) $(HELPER) $(PROXY)
 demo: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"
 
+# the vimdoc's config defaults block, from config/defaults.lua
+doc:
+	$(LUAJIT) scripts/config_doc.lua
+
 # stylua reads stylua.toml
 format:
 	stylua $(LUA_TREES)
@@ -128,7 +134,7 @@ help:
 	@echo "make            the C core, the helper, the proxy and the help tags"
 	@echo "make demo       a real sandboxed tool call, showing what was blocked"
 	@echo "make test       every spec (spec/run.sh; SUITES: spec/run.sh unit nvim ...)"
-	@echo "make lint       luacheck, the layer checker, stylua --check, cppcheck"
+	@echo "make lint       luacheck, the layer and size checks, the doc's drift check, stylua --check, cppcheck"
 	@echo "make sanitize   the unit specs with the C built under ASan and UBSan"
 	@echo "make valgrind   the C core's specs under valgrind"
 	@echo "make fuzz       the libFuzzer targets of the parsers (clang)"
@@ -136,6 +142,7 @@ help:
 	@echo "make qa         lint, test, sanitize and valgrind"
 	@echo "make install    a Neovim package under PREFIX (or the rock, from luarocks)"
 	@echo "make format     stylua on the Lua trees"
+	@echo "make doc        the vimdoc's config defaults block, from config/defaults.lua"
 
 clean:
 	rm -f $(CORE) $(HELPER) $(PROXY)

@@ -100,3 +100,26 @@ describe("the size gate", function()
     assert.matches("lua/x/big.lua: 401 lines %(at most 400%)", r.stderr)
   end)
 end)
+
+describe("the vimdoc's config defaults", function()
+  local gen = io.popen("pwd"):read("*l") .. "/scripts/config_doc.lua"
+
+  it("match the schema, and a default changed in the schema alone fails the check", function()
+    local r = h.run({ "luajit", gen, "--check", "." })
+    assert.are.equal(0, r.code, r.stderr)
+    local t = h.tmpdir()
+    h.sh("cp -R lua doc " .. t)
+    assert.are.equal(0, h.run({ "luajit", gen, "--check", t }).code, "the copy matches too")
+    local schema = t .. "/lua/flemma_sandbox/config/defaults.lua"
+    local text = h.read(schema)
+    h.write(schema, (text:gsub("timeout_ms = 120000", "timeout_ms = 90000")))
+    r = h.run({ "luajit", gen, "--check", t })
+    assert.are.equal(1, r.code)
+    assert.matches("differs from the schema", r.stderr)
+    -- make doc brings the doc in line
+    assert.are.equal(0, h.run({ "luajit", gen, t }).code)
+    assert.are.equal(0, h.run({ "luajit", gen, "--check", t }).code)
+    assert.truthy(h.read(t .. "/doc/flemma-sandbox.txt"):find("timeout_ms = 90000", 1, true))
+    h.rmdir(t)
+  end)
+end)

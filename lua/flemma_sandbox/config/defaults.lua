@@ -13,38 +13,43 @@ local util = require("flemma_sandbox.util")
 ---@field secret_scan_depth integer how many levels the secret scan looks down (0: off; default 64, the whole tree)
 ---@field allow_sockets string[] host unix sockets (or folders of them) the sandbox may connect to
 ---@field seccomp boolean deny dangerous syscalls (ptrace, mount, bpf, ...) with EPERM
----@field limits flemma_sandbox.Limits
+---@field limits flemma_sandbox.Limits per command; false: no limit
 ---@field network boolean|"allowlist"|"host"|"ask" "allowlist" (and true): out through the proxy to
 --- allow_domains only; "host": the host's network; "ask": the allowlist, and the user is asked about any
 --- other host name while the command waits
 ---@field allow_domains string[] names ("*.x": its subdomains), IP literals and ranges the proxy lets through
 ---@field deny_domains string[] the same, refused even when allow_domains has them
----@field allow_privileged boolean
+---@field allow_privileged boolean keep the caller's user namespace, so sudo and capabilities work as outside (off:
+--- an own user namespace, every capability dropped)
 ---@field allow_home_rw boolean let a writable path be the home folder or a folder above it (off: skipped)
 ---@field env_allow string[] environment variables passed in besides the default list ("NAME" or "PREFIX*")
 
 ---@class flemma_sandbox.Limits per command; false: no limit
----@field processes integer|false
+---@field processes integer|false processes and threads of the user inside (RLIMIT_NPROC)
 ---@field memory_mb integer|false data segment and private writable memory (RLIMIT_DATA)
----@field cpu_seconds integer|false
----@field file_size_mb integer|false
----@field open_files integer|false
----@field tmpfs_mb integer|false each RAM-backed folder (private /tmp, /run, home, /dev/shm) at most this
+---@field cpu_seconds integer|false CPU time of each process (RLIMIT_CPU)
+---@field file_size_mb integer|false the largest file a command may write (RLIMIT_FSIZE)
+---@field open_files integer|false open file descriptors of each process (RLIMIT_NOFILE)
+---@field tmpfs_mb integer|false each RAM-backed folder (private /tmp, /run, home, /dev/shm) at most this many
+--- MiB (default: 1024, or a tenth of the RAM when less)
 ---@field disk_reserve_mb integer|false a command is stopped when a writable root's file system has less free
+--- space (or 5 % of it, when less)
 ---@field inotify_instances integer|false inotify instances the sandbox may take of the user's (in its user namespace)
+--- (default: an eighth of the user's limit, or false)
 ---@field inotify_watches integer|false inotify watches the sandbox may take of the user's
+--- (default: an eighth of the user's limit, or false)
 
 ---@class flemma_sandbox.BwrapConfig
----@field path string
----@field extra_args string[]
+---@field path string the bwrap program
+---@field extra_args string[] more bwrap options, before the command
 
 ---@class flemma_sandbox.Config
----@field enabled boolean
+---@field enabled boolean the master switch
 ---@field backend string "auto" | "required" | a backend name
----@field policy flemma_sandbox.Policy
----@field backends table<string, table>
+---@field policy flemma_sandbox.Policy what a sandboxed command may see, write and reach
+---@field backends table<string, table> each backend's own settings, by its name
 ---@field approval table<string, "allow"|"ask"|"deny"> per tool
----@field tools flemma_sandbox.ToolsConfig
+---@field tools flemma_sandbox.ToolsConfig the tools a model calls
 
 ---@class flemma_sandbox.ToolsConfig
 ---@field shell string the bash tool runs `shell -c command`
