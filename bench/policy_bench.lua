@@ -7,7 +7,7 @@ package.cpath = "lua/?.so;" .. package.cpath
 
 local ffi = require("ffi")
 local h = require("support.helpers")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
 
 ffi.cdef([[
@@ -58,7 +58,7 @@ h.sh(table.concat({
   "mkdir -p " .. h.shell_quote(dir .. "/chats"),
   "mkdir -p " .. h.shell_quote(home .. "/.cache") .. " " .. h.shell_quote(home .. "/.local/share"),
 }, " && "))
-host.use({
+surroundings.use({
   cwd = function()
     return dir .. "/proj"
   end,

@@ -1,5 +1,5 @@
 --- make bench: the secret scan and the rest of the hardening, timed.
----  1. core.scan_secrets on a project of 200,000 files, by depth
+---  1. core.find_files on a project of 200,000 files, by depth
 ---  2. the search for every ".git" in it (at the start of each command, and
 ---     again in the check after it), beside `find -name .git -prune`
 ---  3. policy.resolve with the default policy on that project (scan, deny
@@ -13,7 +13,7 @@ package.cpath = "lua/?.so;" .. package.cpath
 local core = require("flemma_sandbox.core")
 local config = require("flemma_sandbox.config")
 local h = require("support.helpers")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local policy = require("flemma_sandbox.policy")
 local protect = require("flemma_sandbox.policy.protect")
 local sandbox = require("flemma_sandbox")
@@ -51,12 +51,12 @@ print(string.format("project tree: %d files", files))
 for _, depth in ipairs({ 1, 2, 3, 8 }) do
   local found
   local per = time(depth <= 2 and 200 or 5, function()
-    found = core.scan_secrets(proj, protect.DEFAULT_SECRET_FILES, protect.SCAN_SKIP, depth, protect.SCAN_LIMIT)
+    found = core.find_files(proj, protect.DEFAULT_SECRET_FILES, protect.SCAN_SKIP, depth, protect.SCAN_LIMIT)
   end)
-  print(string.format("scan_secrets depth %d: %8.3f ms, %d found", depth, per * 1e3, #found))
+  print(string.format("find_files (the secret scan) depth %d: %8.3f ms, %d found", depth, per * 1e3, #found))
 end
 
-host.use({
+surroundings.use({
   cwd = function()
     return proj
   end,
@@ -151,5 +151,5 @@ for _, row in ipairs(rows) do
     string.format("%-36s %6.2f ms per run (%d runs, argv made beforehand)", row[1], (now() - t0) / runs * 1e3, runs)
   )
 end
-host.use(nil)
+surroundings.use(nil)
 os.execute("rm -rf " .. h.shell_quote(base))

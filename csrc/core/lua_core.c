@@ -360,7 +360,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"read_opened", bind_read_opened},
     {"read_lines", bind_read_lines},
     {"fnmatch", bind_fnmatch},
-    {"scan_secrets", bind_scan_secrets},
+    {"find_files", bind_find_files},
     {"find_names", bind_find_names},
     {"node_id", bind_node_id},
     {"readlink", bind_readlink},

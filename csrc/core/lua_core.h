@@ -41,7 +41,7 @@ int bind_read_lines(lua_State *L);
 int bind_fnmatch(lua_State *L);
 
 /* lua_fs.c */
-int bind_scan_secrets(lua_State *L);
+int bind_find_files(lua_State *L);
 int bind_find_names(lua_State *L);
 int bind_node_id(lua_State *L);
 int bind_readlink(lua_State *L);

@@ -1,4 +1,4 @@
-/* The Lua binding of scan.c: scan_secrets, find_names; and node_id,
+/* The Lua binding of scan.c: find_files, find_names; and node_id,
  * file_type, getuid, getpid, stamp. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,8 +45,8 @@ static const char *opt_index_dir(lua_State *L, int idx)
     return lua_isnoneornil(L, idx) ? NULL : arg_path(L, idx, "index_dir");
 }
 
-/* scan_secrets(root, patterns, skip_dirs, depth, limit [, index_dir]) -> paths, truncated | nil, err */
-int bind_scan_secrets(lua_State *L)
+/* find_files(root, patterns, skip_dirs, depth, limit [, index_dir]) -> paths, truncated | nil, err */
+int bind_find_files(lua_State *L)
 {
     const char *root = arg_path(L, 1, "root");
     const char *index_dir = opt_index_dir(L, 6);
@@ -61,7 +61,7 @@ int bind_scan_secrets(lua_State *L)
     s = new_scratch(L);
     if (read_strings(L, 2, "patterns", &s->vec[0], 0) || read_strings(L, 3, "skip_dirs", &s->vec[1], 0))
         return lua_pushnil(L), lua_insert(L, -2), 2;
-    rc = fs_scan_secrets(root, &s->vec[0], &s->vec[1], depth, (size_t)limit, index_dir, &s->vec[2], &truncated,
+    rc = fs_find_files(root, &s->vec[0], &s->vec[1], depth, (size_t)limit, index_dir, &s->vec[2], &truncated,
                          &err);
     if (rc != FS_OK)
         return fail(L, rc, &err);

@@ -7,7 +7,7 @@
  * With --clearenv, --args-file, --check-file, --check-words (the check
  * file's words in the argv: Neovim need not write a file for each command)
  * or --time-limit it runs on the host instead, in front of bwrap
- * (host_mode.c): it starts bwrap with an empty environment, passes long
+ * (host_side.c): it starts bwrap with an empty environment, passes long
  * option lists as "--args FD", stops bwrap at the time limit, and after the
  * run moves what the command created at protected names to the quarantine.
  * The two modes are the two trust levels: the host side is chosen by its
@@ -32,7 +32,7 @@
 #include "after_run.h"
 #include "check_file.h"
 #include "fd_io.h"
-#include "host_mode.h"
+#include "host_side.h"
 #include "landlock.h"
 #include "proxy_bridge.h"
 #include "scan.h"
@@ -166,7 +166,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     exec_host_opts host;
-    int i, seccomp = 0, scope = 0, host_mode = 0, rc, bridge_port = 0;
+    int i, seccomp = 0, scope = 0, host_side = 0, rc, bridge_port = 0;
     const char *bridge_socket = NULL;
 
     memset(&host, 0, sizeof(host));
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
             i += 2;
         } else if (strcmp(argv[i], "--proxy") == 0 && has_value) {
             host.proxy_socket = argv[++i];
-            host_mode = 1;
+            host_side = 1;
         } else if ((strcmp(argv[i], "--allow") == 0 || strcmp(argv[i], "--deny") == 0 ||
                     strcmp(argv[i], "--ask") == 0) &&
                    has_value) {
@@ -209,10 +209,10 @@ int main(int argc, char **argv)
                 return usage();
             host.proxy_rules[host.proxy_rule_count++] = argv[i];
             host.proxy_rules[host.proxy_rule_count++] = argv[++i];
-            host_mode = 1;
+            host_side = 1;
         } else if (strcmp(argv[i], "--check-file") == 0 && has_value) {
             host.check_file = argv[++i];
-            host_mode = 1;
+            host_side = 1;
         } else if (strcmp(argv[i], "--check-words") == 0 && i + 2 < argc) {
             char *end;
             long count = strtol(argv[i + 2], &end, 10);
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
             host.check_file = argv[i + 1];
             host.check_words = argv + i + 3;
             host.check_count = (int)count;
-            host_mode = 1;
+            host_side = 1;
             i += 2 + (int)count;
         } else if (strcmp(argv[i], "--time-limit") == 0 && has_value) {
             char *end;
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
             if (*end != '\0' || ms <= 0)
                 return usage();
             host.time_limit_ms = ms;
-            host_mode = 1;
+            host_side = 1;
         } else if (strcmp(argv[i], "--disk-reserve") == 0 && has_value) {
             char *end;
             long mb = strtol(argv[++i], &end, 10);
@@ -240,7 +240,7 @@ int main(int argc, char **argv)
             if (*end != '\0' || mb <= 0)
                 return usage();
             host.disk_reserve_mb = mb;
-            host_mode = 1;
+            host_side = 1;
         } else if ((strcmp(argv[i], "--inotify-instances") == 0 || strcmp(argv[i], "--inotify-watches") == 0) &&
                    has_value) {
             char *end;
@@ -252,14 +252,14 @@ int main(int argc, char **argv)
                 host.inotify_instances = count;
             else
                 host.inotify_watches = count;
-            host_mode = 1;
+            host_side = 1;
             i++;
         } else if (strcmp(argv[i], "--clearenv") == 0) {
             host.clear_env = 1;
-            host_mode = 1;
+            host_side = 1;
         } else if (strcmp(argv[i], "--args-file") == 0 && has_value) {
             host.args_file = argv[++i];
-            host_mode = 1;
+            host_side = 1;
         } else if (strcmp(argv[i], "--info") == 0) {
             const char *arch = exec_seccomp_arch();
 
@@ -269,9 +269,9 @@ int main(int argc, char **argv)
             return usage();
         }
     }
-    if (i + 1 >= argc || (host_mode && (seccomp || scope || bridge_socket)))
+    if (i + 1 >= argc || (host_side && (seccomp || scope || bridge_socket)))
         return usage();
-    if (host_mode)
+    if (host_side)
         return exec_host_run(&host, argv + i + 1, argc - i - 1);
     if ((seccomp || scope) && (rc = set_no_new_privs()) != 0)
         return rc;

@@ -68,7 +68,7 @@ int exec_secret_masks(const fs_vec *pairs, size_t limit, fs_vec *masks, fs_vec *
         fs_vec_free(&found);
         fs_vec_init(&found);
         /* an unreadable project is one the command cannot read either */
-        if (fs_scan_secrets(roots.items[i], &patterns, &skip, depth, limit, index_dir, &found, &truncated, &scan_err) ==
+        if (fs_find_files(roots.items[i], &patterns, &skip, depth, limit, index_dir, &found, &truncated, &scan_err) ==
             FS_ENOMEM)
             rc = FS_ENOMEM;
         for (j = 0; j < found.len && rc == FS_OK; j++)

@@ -277,7 +277,7 @@ static int scan(const char *root, const fs_scan_spec *spec, fs_vec *out, int *tr
     if (rc == FS_OK && file[0] && !s.truncated && (s.changed || s.old.len == 0) && fs_tree_end(&s.fresh) == FS_OK)
         fs_tree_save(file, &s.fresh); /* only speeds up the next scan: failing it is no error */
     else if (rc == FS_OK && s.old.len > 0 && s.old.file_mtime + 24 * 60 * 60 < (long long)now.tv_sec)
-        utimensat(AT_FDCWD, file, NULL, AT_SYMLINK_NOFOLLOW); /* in use: not swept (csrc/exec/host_mode.c) */
+        utimensat(AT_FDCWD, file, NULL, AT_SYMLINK_NOFOLLOW); /* in use: not swept (csrc/exec/host_side.c) */
     fs_buf_free(&s.path);
     fs_buf_free(&s.fresh);
     fs_buf_free(&key);
@@ -288,7 +288,7 @@ static int scan(const char *root, const fs_scan_spec *spec, fs_vec *out, int *tr
     return rc;
 }
 
-int fs_scan_secrets(const char *root, const fs_vec *patterns, const fs_vec *skip_dirs, int depth, size_t limit,
+int fs_find_files(const char *root, const fs_vec *patterns, const fs_vec *skip_dirs, int depth, size_t limit,
                     const char *index_dir, fs_vec *out, int *truncated, fs_err *err)
 {
     fs_scan_spec spec;

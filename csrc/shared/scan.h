@@ -29,7 +29,7 @@ int fs_name_matches(const char *pattern, const char *name);
  * not entered. Stops after `limit` matches and sets *truncated. An
  * unreadable folder below root is passed over; an unreadable root is an
  * error. index_dir may be NULL. */
-int fs_scan_secrets(const char *root, const fs_vec *patterns, const fs_vec *skip_dirs, int depth, size_t limit,
+int fs_find_files(const char *root, const fs_vec *patterns, const fs_vec *skip_dirs, int depth, size_t limit,
                     const char *index_dir, fs_vec *out, int *truncated, fs_err *err);
 
 /* Appends to out every entry of any type (file, folder, link, ...) under

@@ -4,7 +4,7 @@
 --- sandbox and asserts that nothing on the host changed.
 local core = require("flemma_sandbox.core")
 local h = require("support.helpers")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
 
 local M = {}
@@ -127,11 +127,11 @@ function M.use_host(w, over)
   for k, v in pairs(over or {}) do
     fake[k] = v
   end
-  host.use(fake)
+  surroundings.use(fake)
   -- our state folder is made now, so the snapshots do not see it appear
-  assert(host.state_dir("runs"))
-  assert(host.state_dir("quarantine"))
-  assert(host.state_dir("args"))
+  assert(surroundings.state_dir("runs"))
+  assert(surroundings.state_dir("quarantine"))
+  assert(surroundings.state_dir("args"))
 end
 
 --- Sets the policy; rw_paths default to the project and /tmp.
@@ -281,7 +281,7 @@ end
 
 ---@param w table
 function M.destroy(w)
-  host.use(nil)
+  surroundings.use(nil)
   sandbox.setup()
   h.sh("chmod -R u+w " .. h.shell_quote(w.base) .. " 2>/dev/null; rm -rf " .. h.shell_quote(w.base))
   h.rmdir(w.tmp)

@@ -184,14 +184,16 @@ describe("escape: resource limits and stray processes", function()
     h.sh("mkdir -p " .. h.shell_quote(mnt))
     local function run_on_small_fs(reserve)
       f.policy({ rw_paths = { "$CWD", mnt }, limits = { disk_reserve_mb = reserve } })
+      local argv = assert(sandbox.wrap_command({
+        "bash",
+        "-c",
+        "dd if=/dev/zero of=" .. mnt .. "/fill bs=1M count=31 2>/dev/null; sleep 5; echo survived",
+      }))
+      local records = require("flemma_sandbox.run.records")
+      local check = assert(require("flemma_sandbox.backends.helper").check_file_of(argv))
+      records.create(check)
       local words = {}
-      for i, word in
-        ipairs(assert(sandbox.wrap_command({
-          "bash",
-          "-c",
-          "dd if=/dev/zero of=" .. mnt .. "/fill bs=1M count=31 2>/dev/null; sleep 5; echo survived",
-        })))
-      do
+      for i, word in ipairs(argv) do
         words[i] = h.shell_quote(word)
       end
       local script = "mount -t tmpfs -o size=32m none "
@@ -200,15 +202,20 @@ describe("escape: resource limits and stray processes", function()
         .. h.shell_quote(w.proj)
         .. " && "
         .. table.concat(words, " ")
-      return h.run({ "unshare", "-Urm", "sh", "-c", script })
+      local r = h.run({ "unshare", "-Urm", "sh", "-c", script })
+      r.records = records.take(check)
+      return r
     end
     local r = run_on_small_fs(2048)
     assert.is_nil(r.stdout:find("survived", 1, true), r.stderr)
-    assert.matches("stopped: %d+ MiB free on the file system of " .. mnt:gsub("%p", "%%%0"), r.stderr)
-    assert.matches("limits%.disk_reserve_mb = 2048", r.stderr)
+    local stopped = h.records_of(r.records, "stopped")
+    assert.are.equal(1, #stopped, r.stderr)
+    assert.are.same({ "disk_reserve", mnt, "2048" }, { stopped[1].reason, stopped[1].root, stopped[1].reserve_mb })
+    assert.is_true(tonumber(stopped[1].free_mb) < 2048)
     -- control: with no reserve the command fills it and goes on
     r = run_on_small_fs(false)
     assert.matches("survived", r.stdout, r.stderr)
+    assert.are.same({}, h.records_of(r.records, "stopped"))
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(mnt)), "the file system was the test's own")
   end)
 end)

@@ -89,7 +89,7 @@ describe("escape: the network through the allowlist proxy", function()
   end)
 
   it("ends the command's transfer, without a hang, when the proxy is killed in the middle of it", function()
-    local runs = require("flemma_sandbox.host").state_dir("runs")
+    local runs = require("flemma_sandbox.surroundings").state_dir("runs")
     -- a host-side killer: the sandbox cannot see the proxy's process
     h.sh(
       "(sleep 1; pkill -KILL -f "
@@ -121,7 +121,7 @@ describe("escape: the network through the allowlist proxy", function()
     assert.are.equal(0, proxies(), "a proxy of an earlier run is still alive")
     f.attack(w, through_proxy(get("allowed.test")), { env = env })
     assert.are.equal(0, proxies(), "this run's proxy outlived it")
-    local runs = require("flemma_sandbox.host").state_dir("runs")
+    local runs = require("flemma_sandbox.surroundings").state_dir("runs")
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))
   end)
 end)

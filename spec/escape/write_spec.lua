@@ -262,8 +262,8 @@ describe("escape: changing what runs later on the host", function()
     end)
 
     it("flemma-sandbox's own programs and modules stay read-only inside a writable folder", function()
-      local host = require("flemma_sandbox.host")
-      local lib = host.core_so():match("^(.*)/[^/]+$")
+      local surroundings = require("flemma_sandbox.surroundings")
+      local lib = surroundings.core_so():match("^(.*)/[^/]+$")
       local root = lib:match("^(.*)/lua/flemma_sandbox$") or lib
       f.policy({ rw_paths = { "$CWD", root } })
       -- access(W_OK) reports EROFS for a read-only mount: nothing is written either way
@@ -273,7 +273,7 @@ describe("escape: changing what runs later on the host", function()
         probe:format(
           h.shell_quote(lib .. "/flemma-sandbox-exec"),
           h.shell_quote(lib .. "/core.so"),
-          h.shell_quote(host.lua_dir() .. "/job.lua"),
+          h.shell_quote(surroundings.lua_dir() .. "/job.lua"),
           h.shell_quote(root)
         )
       )

@@ -2,7 +2,7 @@
 --- host: files, the loopback network, processes.
 local h = require("support.helpers")
 local net = require("support.net")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
 
 describe("sandboxed execution (real bwrap)", function()
@@ -25,7 +25,7 @@ describe("sandboxed execution (real bwrap)", function()
     outside = dir .. "/outside"
     h.sh("mkdir " .. h.shell_quote(proj) .. " " .. h.shell_quote(outside))
     h.write(outside .. "/keep.txt", "original\n")
-    host.use({
+    surroundings.use({
       cwd = function()
         return proj
       end,
@@ -33,7 +33,7 @@ describe("sandboxed execution (real bwrap)", function()
     use_policy({})
   end)
   after_each(function()
-    host.use(nil)
+    surroundings.use(nil)
     sandbox.setup()
     h.rmdir(dir)
   end)
@@ -47,7 +47,7 @@ describe("sandboxed execution (real bwrap)", function()
   it("a first run with no state folder yet keeps it: nothing of ours is ever watched or moved", function()
     -- the state folder (and Neovim's, above it) inside a writable folder, none of it made yet
     local xdg_state = dir .. "/state"
-    host.use({
+    surroundings.use({
       cwd = function()
         return proj
       end,
@@ -144,7 +144,7 @@ describe("sandboxed execution (real bwrap)", function()
   it("runs an inner command whose first word starts with --", function()
     h.write(proj .. "/--flemma-probe", '#!/bin/sh\necho probe-ran "$@"\n')
     h.sh("chmod +x " .. h.shell_quote(proj .. "/--flemma-probe"))
-    host.use({
+    surroundings.use({
       cwd = function()
         return proj
       end,
@@ -199,7 +199,7 @@ describe("sandboxed execution (real bwrap)", function()
       GITHUB_TOKEN = "ghp-secret",
       NOT_LISTED = "x",
     }
-    host.use({
+    surroundings.use({
       cwd = function()
         return proj
       end,
@@ -244,7 +244,7 @@ describe("sandboxed execution (real bwrap)", function()
   end)
 
   it("without a state folder refuses to run a project command, saying why, and leaves nothing behind", function()
-    host.use({
+    surroundings.use({
       cwd = function()
         return proj
       end,

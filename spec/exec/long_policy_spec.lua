@@ -1,7 +1,7 @@
 --- Policies longer than one argument list may be: bwrap's options go
 --- through "--args FD"; past bwrap's own cap the error says so.
 local h = require("support.helpers")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
 local bwrap = require("flemma_sandbox.backends.bwrap")
 
@@ -11,14 +11,14 @@ describe("a very long policy (real bwrap)", function()
     dir = h.tmpdir()
     h.sh("mkdir " .. dir .. "/hide " .. dir .. "/proj && cd " .. dir .. "/hide && touch $(seq -f 'f%g' 1 3000)")
     h.write(dir .. "/hide/f1", "SECRET\n")
-    host.use({
+    surroundings.use({
       cwd = function()
         return dir .. "/proj"
       end,
     })
   end)
   after_each(function()
-    host.use(nil)
+    surroundings.use(nil)
     sandbox.setup()
     h.rmdir(dir)
   end)

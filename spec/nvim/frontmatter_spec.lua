@@ -130,7 +130,7 @@ describe("frontmatter in .chat buffers", function()
     vim.cmd("doautocmd TextChanged")
     assert.are.equal("ask", sandbox.resolve_config(buf).policy.network)
     -- and the trust record lives where no sandbox can write
-    assert.is_false((sandbox.is_path_writable(require("flemma_sandbox.host").state_dir("trust") .. "/x", buf)))
+    assert.is_false((sandbox.is_path_writable(require("flemma_sandbox.surroundings").state_dir("trust") .. "/x", buf)))
     vim.cmd("FlemmaSandbox untrust")
   end)
 

@@ -169,7 +169,7 @@ describe("tools", function()
     r = run("bash", { command = "(exec 3<>/dev/tcp/127.0.0.1/9) || echo failed" })
     assert.are.equal(0, r.exit_code)
     assert.matches("Connection refused", r.stderr)
-    assert.are.same({ require("flemma_sandbox.tools.shell").NETWORK_HINT }, r.notes)
+    assert.are.same({ require("flemma_sandbox.tools.command_notes").NETWORK_HINT }, r.notes)
   end)
 
   it("the chat file itself is read-only to the sandbox: its frontmatter sets the policy", function()

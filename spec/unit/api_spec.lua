@@ -1,5 +1,5 @@
 local h = require("support.helpers")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
 
 describe("flemma_sandbox API", function()
@@ -13,7 +13,7 @@ describe("flemma_sandbox API", function()
       "ln -s " .. h.shell_quote(dir .. "/home/u/.bashrc") .. " proj/bashrc-link",
       "ln -s ../outside proj/out-link",
     }, " && "))
-    host.use({
+    surroundings.use({
       cwd = function()
         return dir .. "/proj"
       end,
@@ -44,7 +44,7 @@ describe("flemma_sandbox API", function()
     })
   end)
   after_each(function()
-    host.use(nil)
+    surroundings.use(nil)
     sandbox.setup()
     sandbox.reset_enabled()
     h.rmdir(dir)
@@ -81,7 +81,7 @@ describe("flemma_sandbox API", function()
 
   it("warns once per session about an unset variable, not about a missing buffer file", function()
     local warnings = {}
-    host.use({
+    surroundings.use({
       cwd = function()
         return dir .. "/proj"
       end,
@@ -111,7 +111,7 @@ describe("flemma_sandbox API", function()
     sandbox.get_policy(3)
     local mode = h.run({ "stat", "-c", "%a", playground }).stdout
     assert.are.equal("700\n", mode)
-    host.use({
+    surroundings.use({
       cwd = function()
         return dir .. "/proj"
       end,

@@ -2,7 +2,7 @@
 local core = require("flemma_sandbox.core")
 local config = require("flemma_sandbox.config")
 local h = require("support.helpers")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local policy = require("flemma_sandbox.policy")
 local protect = require("flemma_sandbox.policy.protect")
 
@@ -60,7 +60,7 @@ describe("protect", function()
       h.write(proj .. "/.env", "k")
       h.write(proj .. "/deep/er/.env", "k")
       h.sh("mkdir -p " .. proj .. "/node_modules/x && touch " .. proj .. "/node_modules/x.key " .. proj .. "/a.pem")
-      host.use({
+      surroundings.use({
         cwd = function()
           return proj
         end,
@@ -73,7 +73,7 @@ describe("protect", function()
       })
     end)
     after_each(function()
-      host.use(nil)
+      surroundings.use(nil)
       os.execute("rm -rf " .. h.shell_quote(dir))
     end)
 
@@ -143,7 +143,7 @@ describe("protect", function()
 
     it("keeps every folder on Neovim's runtimepath read-only, but not a writable root itself", function()
       h.sh("mkdir -p " .. dir .. "/plugins/a/plugin " .. proj .. "/vendored-plugin")
-      host.use({
+      surroundings.use({
         cwd = function()
           return proj
         end,

@@ -1,9 +1,9 @@
 local core = require("flemma_sandbox.core")
 local files = require("flemma_sandbox.tools.files")
 local h = require("support.helpers")
-local shell = require("flemma_sandbox.tools.shell")
+local command_notes = require("flemma_sandbox.tools.command_notes")
 
-describe("shell.classify", function()
+describe("command_notes.classify", function()
   local simple = { "ls", "ls -la /tmp", "  git status", "grep -r 'a b' .", 'echo "$HOME"', "cat ./file" }
   local complex = {
     "ls && rm x",
@@ -22,25 +22,25 @@ describe("shell.classify", function()
   }
   for _, cmd in ipairs(simple) do
     it("simple: " .. cmd, function()
-      assert.is_true((shell.classify(cmd)))
+      assert.is_true((command_notes.classify(cmd)))
     end)
   end
   for _, cmd in ipairs(complex) do
     it("complex: " .. cmd:gsub("\n", "\\n"), function()
-      assert.is_false((shell.classify(cmd)))
+      assert.is_false((command_notes.classify(cmd)))
     end)
   end
 
   it("names the program of a simple command", function()
-    assert.are.equal("ls", shell.program("  ls -la"))
-    assert.are.equal("/usr/bin/env", shell.program("'/usr/bin/env' x"))
+    assert.are.equal("ls", command_notes.program("  ls -la"))
+    assert.are.equal("/usr/bin/env", command_notes.program("'/usr/bin/env' x"))
   end)
 end)
 
-describe("shell output helpers", function()
+describe("command_notes on output and records", function()
   it("strips ANSI colours, cursor movement and titles, and trailing white space", function()
     local text = "\27[1;31mred\27[0m  \n\27]0;title\7x\27[2K\27[1G\n\n  "
-    assert.are.equal("red\nx", shell.trim(shell.strip_ansi(text)))
+    assert.are.equal("red\nx", command_notes.trim(command_notes.strip_ansi(text)))
   end)
 
   it("recognizes network failures", function()
@@ -51,9 +51,9 @@ describe("shell output helpers", function()
       "fatal: unable to access 'https://x/': ...",
       "Connection refused",
     }) do
-      assert.is_true(shell.looks_like_network_failure(msg), msg)
+      assert.is_true(command_notes.looks_like_network_failure(msg), msg)
     end
-    assert.is_false(shell.looks_like_network_failure("No such file or directory"))
+    assert.is_false(command_notes.looks_like_network_failure("No such file or directory"))
   end)
 
   it("finds the paths of denied reads and writes in the usual messages", function()
@@ -80,14 +80,14 @@ describe("shell output helpers", function()
       { path = "/mnt", errno = "EPERM" },
       { path = ".env", errno = "EACCES" },
       { path = "/h/.ssh/id", errno = "ENOENT" },
-    }, shell.denied_paths(stderr))
+    }, command_notes.denied_paths(stderr))
   end)
 
   it("names the resource limit a failed command hit", function()
     local limits = { memory_mb = 8192, file_size_mb = 1, cpu_seconds = 2, open_files = 16, processes = false }
     local function notes(r)
       r.stdout, r.stderr = r.stdout or "", r.stderr or ""
-      return table.concat(shell.limit_notes(r, limits), "\n")
+      return table.concat(command_notes.limit_notes(r, limits), "\n")
     end
     assert.matches(
       "policy.limits.memory_mb = 8192 MiB; raise it or set it to false %(sanitizers",
@@ -114,13 +114,34 @@ describe("shell output helpers", function()
         .. "Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')",
       "npm ERR! request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org",
     }) do
-      assert.is_true(shell.looks_like_network_failure(line), line)
+      assert.is_true(command_notes.looks_like_network_failure(line), line)
     end
-    assert.is_false(shell.looks_like_network_failure("make: *** [all] Error 2"))
+    assert.is_false(command_notes.looks_like_network_failure("make: *** [all] Error 2"))
   end)
 
   it("says the network is off by policy", function()
-    assert.matches("policy.network = false", shell.NETWORK_HINT)
+    assert.matches("policy.network = false", command_notes.NETWORK_HINT)
+  end)
+
+  it("makes notes from the records of a stop and of the proxy, and none from other records", function()
+    local records = {
+      { type = "moved", run = "this", from = "/p/.envrc", to = "/q/1/.envrc" },
+      { type = "stopped", reason = "time_limit", ms = "1000" },
+      { type = "stopped", reason = "disk_reserve", why = "x", root = "/p", free_mb = "10", reserve_mb = "2048" },
+      { type = "stopped", reason = "protection_changed", why = "/p/.env, hidden, was replaced" },
+      { type = "blocked", host = "evil.test", why = "evil.test is not in allow_domains" },
+      { type = "unreachable", host = "ok.test", why = "cannot connect" },
+    }
+    local stops = command_notes.stop_notes(records)
+    assert.are.equal(2, #stops)
+    assert.matches("only 10 MiB were free on the disk of /p %(policy%.limits%.disk_reserve_mb = 2048%)", stops[1])
+    assert.matches("^%[sandbox%] stopped: /p/%.env, hidden, was replaced", stops[2])
+    local net = command_notes.network_notes(records)
+    assert.are.equal(2, #net)
+    assert.matches("^%[sandbox%] blocked evil%.test: ", net[1])
+    assert.matches("^%[sandbox%] ok%.test is allowed, but could not be reached", net[2])
+    assert.are.same({}, command_notes.stop_notes(nil))
+    assert.are.same({}, command_notes.network_notes({}))
   end)
 end)
 

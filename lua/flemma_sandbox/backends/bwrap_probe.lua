@@ -3,7 +3,7 @@
 --- the options it knows. The backend (backends/bwrap.lua) uses only what
 --- this finds.
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 
 local M = {}
 
@@ -49,11 +49,11 @@ end
 ---@param opts? { start: boolean|nil }
 ---@return boolean ok, string|nil err
 function M.available(backend_config, opts)
-  if not host.is_linux() then
+  if not surroundings.is_linux() then
     return false, "bubblewrap needs Linux (user namespaces)"
   end
   local path = backend_config.path or "bwrap"
-  local found, err = core.which(path, host.getenv("PATH"))
+  local found, err = core.which(path, surroundings.getenv("PATH"))
   if not found then
     return false, "bubblewrap not found (" .. err .. "); install the bubblewrap package"
   end
@@ -78,7 +78,7 @@ local checking = {}
 ---@param done fun(ok: boolean, err: string|nil)
 function M.check_in_background(backend_config, done)
   local ok, err = M.available(backend_config, { start = false })
-  local found = ok and core.which(backend_config.path or "bwrap", host.getenv("PATH"))
+  local found = ok and core.which(backend_config.path or "bwrap", surroundings.getenv("PATH"))
   if not found or started[found] then
     return done(ok, err)
   end
@@ -127,7 +127,7 @@ local versions = {}
 function M.version(backend_config)
   local path = backend_config.path or "bwrap"
   if versions[path] == nil then
-    local found = core.which(path, host.getenv("PATH"))
+    local found = core.which(path, surroundings.getenv("PATH"))
     local text = ""
     if found then
       local f = io.popen(quote(found) .. " --version 2>/dev/null")
@@ -151,7 +151,7 @@ local features = {}
 function M.features(backend_config)
   local path = backend_config.path or "bwrap"
   if not features[path] then
-    local found = core.which(path, host.getenv("PATH"))
+    local found = core.which(path, surroundings.getenv("PATH"))
     local known = {}
     local f = found and io.popen(quote(found) .. " --help 2>&1")
     if f then

@@ -4,7 +4,7 @@
 --- Landlock, limits), the args file, the check file and its words, the
 --- run's name, and bwrap's wording when a start lost a race.
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local protect = require("flemma_sandbox.policy.protect")
 
 local M = {}
@@ -21,7 +21,7 @@ M.MAX_ARGS = 9000
 M.ARGS_FILE_AT = 2000
 M.ARGS_FILE_BYTES = 100000
 
-local core_so = host.core_so()
+local core_so = surroundings.core_so()
 
 ---@type string|nil
 local found_helper = nil
@@ -153,7 +153,7 @@ end
 --- into a file for "--args FD"; returns the file and the shortened argv.
 ---@return string|nil file, string[]|nil argv, string|nil err
 function M.args_file(argv, dash)
-  local dir = host.state_dir("args")
+  local dir = surroundings.state_dir("args")
   args_files = args_files + 1
   -- without a state folder, a private temp file (mkstemp) does as well
   local file = dir and string.format("%s/%d-%d", dir, core.getpid(), args_files) or os.tmpname()
@@ -286,7 +286,7 @@ M.CHECK_WORDS_BYTES = 64 * 1024
 --- check file (.check) and its proxy's socket (.sock).
 ---@return string|nil base, string|nil err
 function M.run_base()
-  local runs, err = host.state_dir("runs")
+  local runs, err = surroundings.state_dir("runs")
   if not runs then
     return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(err)
   end
@@ -309,9 +309,9 @@ end
 ---@return string[]|nil options the helper's options for it, string|nil err
 function M.check_options(policy, mask_at, base)
   -- never a temp folder: the sandbox may write there, and the helper trusts the file
-  local runs, rerr = host.state_dir("runs")
-  local quarantine, qerr = host.state_dir("quarantine")
-  local index, ierr = host.state_dir("index")
+  local runs, rerr = surroundings.state_dir("runs")
+  local quarantine, qerr = surroundings.state_dir("quarantine")
+  local index, ierr = surroundings.state_dir("index")
   if not runs or not quarantine or not index then
     return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr or ierr)
   end

@@ -7,7 +7,7 @@
 --- path and the SHA-256 of its frontmatter in flemma-sandbox's state folder,
 --- which no sandbox can write; any change to the text drops it. A program
 --- path from a buffer (backends.*.path, tools.shell) is never used.
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local loosening = require("flemma_sandbox.loosening")
 local util = require("flemma_sandbox.util")
 
@@ -202,7 +202,7 @@ end
 ---@param key string
 ---@return string|nil path, string|nil err
 local function record(key)
-  local dir, err = host.state_dir("trust")
+  local dir, err = surroundings.state_dir("trust")
   if not dir then
     return nil, err
   end

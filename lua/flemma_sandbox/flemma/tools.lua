@@ -14,7 +14,7 @@
 --- the playground, which that call may write.
 local approval = require("flemma_sandbox.flemma.approval")
 local git = require("flemma_sandbox.tools.git")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
 local questions = require("flemma_sandbox.questions")
 
@@ -68,7 +68,7 @@ local function to_result(r, plan, timeout, ctx)
 end
 
 local function describe()
-  local playground = host.playground_path() or "the playground"
+  local playground = surroundings.playground_path() or "the playground"
   return "Run git in the project. Reads run inside the sandbox: status, log, diff, show. "
     .. "Repository writes run outside it with the user's git config (no hooks), and the user is always asked: "
     .. "add, commit, branch, tag, checkout, switch, restore, stash, merge, rebase. "

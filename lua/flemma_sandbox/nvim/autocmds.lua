@@ -123,7 +123,7 @@ function M.warm_index()
   local uv = vim.uv or vim.loop
   local core = require("flemma_sandbox.core")
   local helper = require("flemma_sandbox.backends.bwrap").helper()
-  local index = require("flemma_sandbox.host").state_dir("index")
+  local index = require("flemma_sandbox.surroundings").state_dir("index")
   local root = core.resolve(vim.fn.getcwd(), "/")
   if not helper or not index or not root or root == "/" then
     return false

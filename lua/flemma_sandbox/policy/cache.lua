@@ -11,7 +11,7 @@
 --- and running without any of that (secret files, host sockets, a new
 --- ".git" deep in a project) the helper looks at right before each run.
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 
 local M = {}
 
@@ -35,7 +35,7 @@ local ENV = {
 ---@field stamp string|nil core.stamp(folders) when it was resolved
 ---@field resolved flemma_sandbox.ResolvedPolicy
 ---@field skipped flemma_sandbox.Skipped[]
----@field env_stamp string|nil host.environ_stamp() when env was taken
+---@field env_stamp string|nil surroundings.environ_stamp() when env was taken
 ---@field env table<string, string>|nil
 
 ---@type table<string, flemma_sandbox.CacheEntry>
@@ -196,20 +196,20 @@ function M.key(policy, bufnr)
     text, named = core.key(policy)
   end
   local parts = {
-    tostring(host.generation),
+    tostring(surroundings.generation),
     text,
-    host.cwd() or "",
-    host.buffer_dir(bufnr) or "",
-    host.buffer_file(bufnr) or "",
+    surroundings.cwd() or "",
+    surroundings.buffer_dir(bufnr) or "",
+    surroundings.buffer_file(bufnr) or "",
   }
   for _, list in ipairs({ ENV, named }) do
     for _, name in ipairs(list) do
-      parts[#parts + 1] = name .. "=" .. (host.getenv(name) or "")
+      parts[#parts + 1] = name .. "=" .. (surroundings.getenv(name) or "")
     end
   end
   for _, name in ipairs(named) do
     if name == "NVIM_RUNTIMEPATH" then
-      parts[#parts + 1] = table.concat(host.runtimepath(), ",")
+      parts[#parts + 1] = table.concat(surroundings.runtimepath(), ",")
     end
   end
   return table.concat(parts, "\0")

@@ -1,7 +1,7 @@
 --- The environment a command sees: a short allowlist of Neovim's
 --- variables, never a credential by its name or its look (API keys,
 --- tokens, passwords), unless env_allow names it exactly.
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 
 local M = {}
 
@@ -69,9 +69,9 @@ function M.environment(extra)
   for _, entry in ipairs(names) do
     local prefix = entry:match("^(.*)%*$")
     if not prefix then
-      env[entry] = host.getenv(entry)
+      env[entry] = surroundings.getenv(entry)
     else
-      all = all or host.environ() or {}
+      all = all or surroundings.environ() or {}
       for name, value in pairs(all) do
         if name:sub(1, #prefix) == prefix and not M.looks_like_credential(name, value) then
           env[name] = value

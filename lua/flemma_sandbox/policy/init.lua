@@ -3,7 +3,7 @@
 --- skipped with a reason, the rest deduplicated.
 local cache = require("flemma_sandbox.policy.cache")
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local private_mod = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local repos = require("flemma_sandbox.policy.repos")
@@ -64,26 +64,26 @@ M.is_writable = paths.is_writable
 ---@param bufnr integer|nil
 ---@return table vars, string|nil cwd
 function M.variables(bufnr)
-  local cwd = host.cwd()
+  local cwd = surroundings.cwd()
   local vars = setmetatable({
     CWD = cwd,
-    FLEMMA_BUFFER_PATH = host.buffer_dir(bufnr),
+    FLEMMA_BUFFER_PATH = surroundings.buffer_dir(bufnr),
   }, {
     __index = function(_, name)
       if name == "FLEMMA_PLAYGROUND" then
-        return (host.playground()) -- made only when a policy names it
+        return (surroundings.playground()) -- made only when a policy names it
       end
       if name == "FLEMMA_SANDBOX_LIB" then
-        local so = host.core_so()
+        local so = surroundings.core_so()
         return so and so:match("^(.*)/[^/]+$")
       elseif name == "FLEMMA_SANDBOX_LUA" then
-        return host.lua_dir()
+        return surroundings.lua_dir()
       end
       local nvim_dir = name:match("^NVIM_(%u+)$")
       if nvim_dir == "CONFIG" or nvim_dir == "DATA" or nvim_dir == "STATE" or nvim_dir == "CACHE" then
-        return host.stdpath(nvim_dir:lower())
+        return surroundings.stdpath(nvim_dir:lower())
       end
-      return host.getenv(name)
+      return surroundings.getenv(name)
     end,
   })
   return vars, cwd
@@ -98,7 +98,7 @@ local warned = {}
 local function warn_once(message)
   if not warned[message] then
     warned[message] = true
-    host.warn(message)
+    surroundings.warn(message)
   end
 end
 
@@ -109,7 +109,7 @@ end
 ---@param resolved string
 ---@return string|nil reason
 function M.opens_home(resolved)
-  local home = host.getenv("HOME")
+  local home = surroundings.getenv("HOME")
   home = home and home ~= "" and core.resolve(home, "/") or nil
   if not home or not core.is_within(home, resolved) then
     return nil
@@ -201,7 +201,7 @@ local function resolve_fresh(policy, bufnr, looked)
     return private_mod.hiding(real, private, rw) ~= nil
   end
   local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
-  local chat_file = host.buffer_file(bufnr)
+  local chat_file = surroundings.buffer_file(bufnr)
   -- the ".git/" rule stands for every repository in the projects
   local git_rule = false
   for _, entry in ipairs(protect.effective(policy.deny_write)) do
@@ -318,7 +318,7 @@ function M.resolve(policy, bufnr)
     skipped[i] = v
   end
   -- the environment as it is now; the same as last time if nothing in it changed
-  local env_stamp = host.environ_stamp()
+  local env_stamp = surroundings.environ_stamp()
   local env = entry.env
   if not env_stamp or entry.env_stamp ~= env_stamp then
     env = M.environment(policy.env_allow)

@@ -2,7 +2,7 @@
 --- writable root holding it, the rule that hides or protects it, and
 --- whether a command may read or write it.
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local private_mod = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local repos = require("flemma_sandbox.policy.repos")
@@ -51,13 +51,13 @@ end
 ---@return string|nil real, string|nil err
 function M.real_path(path, cwd)
   if path == "~" or path:sub(1, 2) == "~/" then
-    local home = host.getenv("HOME")
+    local home = surroundings.getenv("HOME")
     if not home or home == "" then
       return nil, "HOME is not set, cannot place " .. path
     end
     path = home .. path:sub(2)
   end
-  return core.resolve(path, cwd or host.cwd())
+  return core.resolve(path, cwd or surroundings.cwd())
 end
 
 --- The writable root that holds a real path (the longest), if any.

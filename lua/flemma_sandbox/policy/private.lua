@@ -8,7 +8,7 @@
 --- does not grow with the machine.
 local core = require("flemma_sandbox.core")
 local defaults = require("flemma_sandbox.policy.defaults")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local util = require("flemma_sandbox.util")
 
 local M = {}
@@ -52,7 +52,7 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
   local tmp = "/tmp"
   folders[#folders + 1] = { path = tmp, rule = "private /tmp (each command has its own)" }
   -- $TMPDIR (Flemma lists it as writable) is a folder of the private /tmp
-  local tmpdir = real_dir(host.getenv("TMPDIR"))
+  local tmpdir = real_dir(surroundings.getenv("TMPDIR"))
   for _, root in ipairs(rw) do
     if root == tmp or (root == tmpdir and core.is_within(root, tmp)) then
       writable[#writable + 1] = root
@@ -62,7 +62,7 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
     end
   end
   folders[#folders + 1] = { path = "/run", rule = "private /run" }
-  local home = real_dir(host.getenv("HOME"))
+  local home = real_dir(surroundings.getenv("HOME"))
   local whole_home = home == nil or home == "/"
   for _, root in ipairs(rw) do
     whole_home = whole_home or core.is_within(home, root)
@@ -81,7 +81,7 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
     local all_writable = false
     -- the folder as named under $HOME, not where a host symlink points:
     -- the private home is a fresh tmpfs, with no such link in it
-    local named_home = core.normalize(host.getenv("HOME") or "")
+    local named_home = core.normalize(surroundings.getenv("HOME") or "")
     for _, entry in ipairs(home_writable or {}) do
       local real, _, raw = expand(entry)
       raw = raw and core.normalize(raw)
@@ -116,7 +116,7 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
   end
   -- the helper runs inside the sandbox (limits, seccomp): from a plugin
   -- folder in the home folder too (lazy.nvim installs under ~/.local/share)
-  local so = host.core_so()
+  local so = surroundings.core_so()
   local helper = so and so:gsub("core%.so$", "flemma-sandbox-exec")
   if helper and core.exists(helper) then
     shown[#shown + 1] = core.resolve(helper, "/")
@@ -124,8 +124,8 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
   -- the whole outputs of earlier commands of this project, which the bash
   -- tool names for read (tools/outputs.lua): the sandbox's own output,
   -- read-only; never another project's, nor a run's with the sandbox off
-  local cache = host.stdpath("cache")
-  local cwd = host.cwd()
+  local cache = surroundings.stdpath("cache")
+  local cwd = surroundings.cwd()
   local real_cwd = cwd and core.resolve(cwd, "/")
   local outputs = cache and real_cwd and core.resolve(util.outputs_dir(cache, real_cwd), "/")
   if outputs and core.exists(outputs) then

@@ -7,7 +7,7 @@
 --- ends (csrc/exec/after_run.c).
 local core = require("flemma_sandbox.core")
 local defaults = require("flemma_sandbox.policy.defaults")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local repos_mod = require("flemma_sandbox.policy.repos")
 
 local M = {}
@@ -136,9 +136,9 @@ end
 ---@return string[]
 function M.project_roots(rw)
   local out, seen = {}, {}
-  local playground = host.playground_path()
+  local playground = surroundings.playground_path()
   seen[playground and core.resolve(playground, "/") or ""] = true
-  for _, base in ipairs(host.xdg_bases()) do
+  for _, base in ipairs(surroundings.xdg_bases()) do
     seen[core.resolve(base, "/") or ""] = true
   end
   for _, root in ipairs(rw) do
@@ -266,7 +266,7 @@ function M.protected(policy, expand, rw, chat_file, projects, repos)
   -- quarantine, bwrap's argument files): never writable from inside
   -- made now, before anything is watched: else the first run would watch
   -- (and move) the state folder the helper itself is about to use
-  local state = host.state_dir("runs") and host.state_dir("quarantine") and host.state_base()
+  local state = surroundings.state_dir("runs") and surroundings.state_dir("quarantine") and surroundings.state_base()
   if state and core.exists(state) then
     candidates[#candidates + 1] = { rule = "flemma-sandbox's own state", path = state, dir = true }
   end
@@ -275,7 +275,7 @@ function M.protected(policy, expand, rw, chat_file, projects, repos)
     local dir = entry:sub(-1) == "/"
     local bare = dir and entry:sub(1, -2) or entry
     if bare == "$NVIM_RUNTIMEPATH" then
-      for _, folder in ipairs(host.runtimepath()) do
+      for _, folder in ipairs(surroundings.runtimepath()) do
         candidates[#candidates + 1] = { rule = "deny_write " .. entry, path = folder, dir = true }
       end
     elseif bare:match("^[/~$]") then

@@ -3,7 +3,7 @@
 --- points to, and core.hooksPath. All of it is read-only in the sandbox;
 --- a ".git" that is new after a run goes to the quarantine.
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local util = require("flemma_sandbox.util")
 
 local M = {}
@@ -75,10 +75,10 @@ M.REPO_LIMIT = 1000
 ---@return flemma_sandbox.Repos
 function M.find(projects)
   local out = { dot_gits = {}, protect = {}, truncated = {}, configs = {} }
-  local home = host.getenv("HOME")
+  local home = surroundings.getenv("HOME")
   local user_configs = {
     home and (home .. "/.gitconfig"),
-    (host.getenv("XDG_CONFIG_HOME") or (home or "") .. "/.config") .. "/git/config",
+    (surroundings.getenv("XDG_CONFIG_HOME") or (home or "") .. "/.config") .. "/git/config",
   }
   local user_hooks
   for _, file in ipairs(user_configs) do
@@ -87,7 +87,7 @@ function M.find(projects)
   end
   -- the same index the helper keeps for its own ".git" scans: a resolution
   -- after a run looks at each folder once (fstat) instead of reading it
-  local index_dir = host.state_dir("index")
+  local index_dir = surroundings.state_dir("index")
   for _, root in ipairs(projects) do
     local found, truncated = core.find_names(root, { ".git" }, M.REPO_LIMIT, index_dir)
     if truncated then

@@ -10,7 +10,7 @@
 --- the approval window (questions/init.lua), standalone and under Flemma:
 --- it never takes focus, so keys typed elsewhere cannot answer it.
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local util = require("flemma_sandbox.util")
 local visible_text = require("flemma_sandbox.visible_text")
 
@@ -152,7 +152,7 @@ function M.socket()
   if server then
     return server_path
   end
-  local folder, err = host.state_dir("ask")
+  local folder, err = surroundings.state_dir("ask")
   if not folder then
     return nil, err
   end

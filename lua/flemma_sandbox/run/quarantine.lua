@@ -3,7 +3,7 @@
 --- where it was (and `at`, where it was renamed in place when the
 --- quarantine is on another file system).
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 
 local M = {}
 
@@ -17,10 +17,10 @@ local read_line = require("flemma_sandbox.util").first_line
 --- Everything in the quarantine, oldest first.
 ---@return flemma_sandbox.Quarantined[]
 function M.list()
-  local dir = host.state_dir("quarantine")
+  local dir = surroundings.state_dir("quarantine")
   local out = {}
   -- each entry's own "from" file, one level down (depth 2)
-  local found = dir and core.scan_secrets(dir, { "from" }, {}, 2, 10000) or {}
+  local found = dir and core.find_files(dir, { "from" }, {}, 2, 10000) or {}
   table.sort(found)
   for _, from_file in ipairs(found) do
     local entry = from_file:match("^(.*)/from$")

@@ -3,14 +3,14 @@
 local core = require("flemma_sandbox.core")
 local outputs = require("flemma_sandbox.tools.outputs")
 local sandbox = require("flemma_sandbox")
-local shell = require("flemma_sandbox.tools.shell")
+local command_notes = require("flemma_sandbox.tools.command_notes")
 
 local M = {
   name = "bash",
   input_schema = {
     type = "object",
     properties = {
-      label = shell.LABEL,
+      label = command_notes.LABEL,
       command = { type = "string", description = "the shell command" },
       timeout = {
         type = "number",
@@ -54,13 +54,13 @@ end
 --- for the exact command line only: `bash -c true` says nothing about
 --- `bash -c ANYTHING`, nor `find .` about `find . -exec CMD {} +`.
 function M.prepare(input, ctx)
-  local simple = shell.classify(input.command)
+  local simple = command_notes.classify(input.command)
   local key
   if simple then
-    local program = shell.program(input.command)
+    local program = command_notes.program(input.command)
     local found = program and core.which(program, ctx.env_path)
     local real = found and (core.resolve(found) or found)
-    if real and (shell.runs_programs(program) or shell.runs_programs(real)) then
+    if real and (command_notes.runs_programs(program) or command_notes.runs_programs(real)) then
       key = "bash-line:" .. real .. " " .. input.command:gsub("^%s*%S+", "", 1):gsub("^%s+", ""):gsub("%s+$", "")
     elseif real then
       key = "bash:" .. real
@@ -112,7 +112,7 @@ function M.denial_note(d, ctx, resolved)
   if d.errno ~= "EROFS" then
     local visible, why = sandbox.readable_in(real, resolved)
     if not visible then
-      return "[sandbox] read of " .. real .. " blocked: " .. shell.rule_of(why)
+      return "[sandbox] read of " .. real .. " blocked: " .. command_notes.rule_of(why)
     end
   end
   if d.errno == "ENOENT" then
@@ -120,7 +120,7 @@ function M.denial_note(d, ctx, resolved)
   end
   local writable, why = sandbox.writable_in(real, resolved)
   if not writable then
-    return "[sandbox] write to " .. real .. " blocked: " .. shell.rule_of(why)
+    return "[sandbox] write to " .. real .. " blocked: " .. command_notes.rule_of(why)
   end
 end
 
@@ -141,28 +141,14 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       ctx.on_job(nil)
       local notes = {}
       if r.sandboxed then
-        notes = shell.quarantine_notes(r.quarantined)
+        notes = command_notes.quarantine_notes(r.quarantined)
       end
       if r.timed_out then
         notes[#notes + 1] = "[sandbox] stopped after " .. ctx.timeout_ms_used .. " ms"
       end
       -- flemma-sandbox-exec stops a command when a writable root's disk
       -- runs short, or when what its protection rests on was replaced
-      for _, s in ipairs(r.records or {}) do
-        if s.type == "stopped" and s.reason == "disk_reserve" then
-          notes[#notes + 1] = string.format(
-            "[sandbox] stopped: only %s MiB were free on the disk of %s (policy.limits.disk_reserve_mb = %s); "
-              .. "free space, then run it again",
-            s.free_mb,
-            s.root,
-            s.reserve_mb
-          )
-        elseif s.type == "stopped" and s.reason == "protection_changed" then
-          notes[#notes + 1] = "[sandbox] stopped: "
-            .. s.why
-            .. " (so the sandbox could not see it unprotected); run it again"
-        end
-      end
+      vim.list_extend(notes, command_notes.stop_notes(r.records))
       if ctx.network_denied then
         notes[#notes + 1] = "[sandbox] the network is off here (policy.network = false); the command ran without it"
       end
@@ -172,7 +158,7 @@ function M.run_argv(argv, ctx, extra, adjust, done)
         -- a bounded number of them: a command refused on thousands of
         -- paths must not stall the editor or flood the model
         local resolved
-        local denied = shell.denied_paths(r.stderr)
+        local denied = command_notes.denied_paths(r.stderr)
         for i, d in ipairs(denied) do
           if i > M.MAX_DENIAL_NOTES then
             notes[#notes + 1] = string.format("[sandbox] %d more paths were refused", #denied - M.MAX_DENIAL_NOTES)
@@ -181,33 +167,20 @@ function M.run_argv(argv, ctx, extra, adjust, done)
           resolved = resolved or sandbox.get_policy(ctx.bufnr, ctx.config_opts)
           notes[#notes + 1] = M.denial_note(d, ctx, resolved)
         end
-        if shell.looks_like_git_write(r.stdout .. "\n" .. r.stderr) then
-          notes[#notes + 1] = shell.GIT_HINT
+        if command_notes.looks_like_git_write(r.stdout .. "\n" .. r.stderr) then
+          notes[#notes + 1] = command_notes.GIT_HINT
         end
       end
       if r.sandboxed then
-        vim.list_extend(notes, shell.limit_notes(r, ctx.config.policy.limits or {}))
+        vim.list_extend(notes, command_notes.limit_notes(r, ctx.config.policy.limits or {}))
       end
-      -- what the allowlist proxy refused, and allowed hosts it could not
-      -- reach (it answered 502)
-      for _, rec in ipairs(r.records or {}) do
-        if rec.type == "blocked" then
-          notes[#notes + 1] =
-            string.format("[sandbox] blocked %s: %s (the user can add it to policy.allow_domains)", rec.host, rec.why)
-        elseif rec.type == "unreachable" then
-          notes[#notes + 1] = string.format(
-            "[sandbox] %s is allowed, but could not be reached from this machine: %s (502 from the proxy)",
-            rec.host,
-            rec.why
-          )
-        end
-      end
-      if not ctx.network and r.sandboxed and shell.looks_like_network_failure(r.stdout .. r.stderr) then
-        notes[#notes + 1] = shell.NETWORK_HINT
+      vim.list_extend(notes, command_notes.network_notes(r.records))
+      if not ctx.network and r.sandboxed and command_notes.looks_like_network_failure(r.stdout .. r.stderr) then
+        notes[#notes + 1] = command_notes.NETWORK_HINT
       end
       local result = {
-        stdout = shell.trim(shell.strip_ansi(r.stdout)),
-        stderr = shell.trim(shell.strip_ansi(r.stderr)),
+        stdout = command_notes.trim(command_notes.strip_ansi(r.stdout)),
+        stderr = command_notes.trim(command_notes.strip_ansi(r.stderr)),
         exit_code = r.exit_code,
         timed_out = r.timed_out,
         truncated = r.truncated,

@@ -5,7 +5,7 @@
 --- so a link planted after the check cannot redirect it.
 local core = require("flemma_sandbox.core")
 local sandbox = require("flemma_sandbox")
-local shell = require("flemma_sandbox.tools.shell")
+local command_notes = require("flemma_sandbox.tools.command_notes")
 
 local M = {}
 
@@ -31,7 +31,7 @@ local function write_target(path, ctx)
   end
   local ok, why = sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts)
   if not ok then
-    return nil, "write to " .. real .. " blocked: " .. shell.rule_of(why)
+    return nil, "write to " .. real .. " blocked: " .. command_notes.rule_of(why)
   end
   return real
 end
@@ -69,7 +69,7 @@ function M.read_checked(path, ctx, max_bytes)
   if real then
     local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
     if not visible then
-      return nil, "read of " .. real .. " blocked: " .. shell.rule_of(why)
+      return nil, "read of " .. real .. " blocked: " .. command_notes.rule_of(why)
     end
   end
   if not data then
@@ -110,7 +110,7 @@ M.read = {
   input_schema = {
     type = "object",
     properties = {
-      label = shell.LABEL,
+      label = command_notes.LABEL,
       path = { type = "string", description = "file to read, relative to the working directory" },
       offset = { type = "number", nullable = true, description = "first line to return (1-based)" },
       limit = { type = "number", nullable = true, description = "the most lines to return" },
@@ -147,7 +147,7 @@ M.read = {
     end
     local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
     if not visible then
-      return done({ error = "read of " .. real .. " blocked: " .. shell.rule_of(why) })
+      return done({ error = "read of " .. real .. " blocked: " .. command_notes.rule_of(why) })
     end
     if type(info) ~= "table" then
       return done({ error = tostring(data) })
@@ -201,7 +201,7 @@ M.write = {
   input_schema = {
     type = "object",
     properties = {
-      label = shell.LABEL,
+      label = command_notes.LABEL,
       path = { type = "string", description = "file to write, relative to the working directory" },
       content = { type = "string", description = "the whole new content" },
     },
@@ -278,7 +278,7 @@ M.edit = {
   input_schema = {
     type = "object",
     properties = {
-      label = shell.LABEL,
+      label = command_notes.LABEL,
       path = { type = "string", description = "file to change" },
       oldText = { type = "string", description = "exact text to replace; must occur exactly once" },
       newText = { type = "string", description = "replacement text" },

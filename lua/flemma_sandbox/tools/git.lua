@@ -7,17 +7,17 @@
 --- unless the user agrees to another place (then on the host). Options
 --- are an allowlist per subcommand (tools/git_args.lua).
 local core = require("flemma_sandbox.core")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local bash = require("flemma_sandbox.tools.bash")
 local git_args = require("flemma_sandbox.tools.git_args")
-local shell = require("flemma_sandbox.tools.shell")
+local command_notes = require("flemma_sandbox.tools.command_notes")
 
 local M = {
   name = "git",
   input_schema = {
     type = "object",
     properties = {
-      label = shell.LABEL,
+      label = command_notes.LABEL,
       args = { type = "array", items = { type = "string" }, description = 'git\'s arguments, e.g. ["status"]' },
     },
     required = { "args" },
@@ -120,7 +120,7 @@ function M.plan(args, cwd)
         string.format("git %s: %s after -- is not allowed (an address or name never starts with -)", sub, word)
     end
   end
-  local playground, err = host.playground()
+  local playground, err = surroundings.playground()
   if not playground then
     return nil, err
   end

@@ -5,7 +5,7 @@
 --- configured, then executes.
 local approval = require("flemma_sandbox.questions")
 local files = require("flemma_sandbox.tools.files")
-local host = require("flemma_sandbox.host")
+local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
 local search = require("flemma_sandbox.tools.search")
 
@@ -102,10 +102,10 @@ function M.info(bufnr)
     network_text = "The network is off (curl, git clone, pip install fail) and cannot be requested."
   end
   return {
-    cwd = host.cwd(),
+    cwd = surroundings.cwd(),
     writable = enabled and table.concat(policy.rw_paths, ", ") or "everything (sandbox off)",
     network_text = network_text,
-    playground = host.playground() or "(none)",
+    playground = surroundings.playground() or "(none)",
     private = enabled and table.concat(policy.private_paths or {}, ", ") or "",
     shell = cfg.tools.shell,
     output_limit = cfg.tools.output_limit,
@@ -159,9 +159,9 @@ function M.run(name, input, opts, done)
   local ctx = {
     bufnr = opts.bufnr,
     config_opts = opts.bufnr,
-    cwd = opts.cwd or host.cwd(),
+    cwd = opts.cwd or surroundings.cwd(),
     config = sandbox.resolve_config(opts.bufnr),
-    env_path = host.getenv("PATH"),
+    env_path = surroundings.getenv("PATH"),
     on_job = opts.on_job or function() end,
   }
   local request, err = tool.prepare(input, ctx)

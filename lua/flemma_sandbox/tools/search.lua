@@ -3,7 +3,7 @@
 --- hidden file is neither listed nor searched.
 local bash = require("flemma_sandbox.tools.bash")
 local core = require("flemma_sandbox.core")
-local shell = require("flemma_sandbox.tools.shell")
+local command_notes = require("flemma_sandbox.tools.command_notes")
 
 local M = {}
 
@@ -64,7 +64,7 @@ M.find = {
   input_schema = {
     type = "object",
     properties = {
-      label = shell.LABEL,
+      label = command_notes.LABEL,
       pattern = { type = "string", description = "glob, e.g. '*.lua' or 'src/**/*.tsx'" },
       path = { type = "string", nullable = true, description = "folder to search (default: working directory)" },
       limit = { type = "number", nullable = true, description = "the most results (default 500)" },
@@ -101,7 +101,7 @@ M.grep = {
   input_schema = {
     type = "object",
     properties = {
-      label = shell.LABEL,
+      label = command_notes.LABEL,
       pattern = { type = "string", description = "extended regular expression" },
       path = { type = "string", nullable = true, description = "folder to search (default: working directory)" },
       glob = { type = "string", nullable = true, description = "only files whose name matches, e.g. '*.lua'" },
@@ -149,7 +149,7 @@ M.ls = {
   input_schema = {
     type = "object",
     properties = {
-      label = shell.LABEL,
+      label = command_notes.LABEL,
       path = { type = "string", description = "folder to list" },
       max_depth = { type = "number", nullable = true, description = "depth (default 1, at most 10)" },
       limit = { type = "number", nullable = true, description = "the most entries (default 500)" },

@@ -1,4 +1,7 @@
---- Pure helpers for shell commands and their output (no Neovim here).
+--- What a tool's command and its output tell, and the `[sandbox]` notes a
+--- result gives the model from them and from the run's records: is the
+--- command simple, which paths it was refused, which limit it may have hit,
+--- what was moved to the quarantine. Pure functions (no Neovim here).
 local M = {}
 
 --- Shell syntax that makes a command more than one program with arguments.
@@ -305,6 +308,51 @@ function M.quarantine_notes(moved)
       q.from,
       q.path
     )
+  end
+  return notes
+end
+
+--- Why the helper stopped a command, from the run's "stopped" records
+--- (the time limit has its own note, made by the caller).
+---@param records flemma_sandbox.Record[]|nil
+---@return string[]
+function M.stop_notes(records)
+  local notes = {}
+  for _, s in ipairs(records or {}) do
+    if s.type == "stopped" and s.reason == "disk_reserve" then
+      notes[#notes + 1] = string.format(
+        "[sandbox] stopped: only %s MiB were free on the disk of %s (policy.limits.disk_reserve_mb = %s); "
+          .. "free space, then run it again",
+        s.free_mb,
+        s.root,
+        s.reserve_mb
+      )
+    elseif s.type == "stopped" and s.reason == "protection_changed" then
+      notes[#notes + 1] = "[sandbox] stopped: "
+        .. s.why
+        .. " (so the sandbox could not see it unprotected); run it again"
+    end
+  end
+  return notes
+end
+
+--- What the allowlist proxy refused, and allowed hosts it could not reach
+--- (it answered 502), from the run's records.
+---@param records flemma_sandbox.Record[]|nil
+---@return string[]
+function M.network_notes(records)
+  local notes = {}
+  for _, rec in ipairs(records or {}) do
+    if rec.type == "blocked" then
+      notes[#notes + 1] =
+        string.format("[sandbox] blocked %s: %s (the user can add it to policy.allow_domains)", rec.host, rec.why)
+    elseif rec.type == "unreachable" then
+      notes[#notes + 1] = string.format(
+        "[sandbox] %s is allowed, but could not be reached from this machine: %s (502 from the proxy)",
+        rec.host,
+        rec.why
+      )
+    end
   end
   return notes
 end

@@ -8,7 +8,7 @@
  * protection rests on (run_watch.h). Signals are read from a signalfd,
  * not taken by handlers, so there is no global state. */
 #define _GNU_SOURCE
-#include "host_mode.h"
+#include "host_side.h"
 #include "host_proxy.h"
 
 #include <dirent.h>

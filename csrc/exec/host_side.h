@@ -2,8 +2,8 @@
  * environment and long option lists through --args FD, and after the run
  * moves what the command created at protected names to the quarantine
  * (after_run.h). */
-#ifndef EXEC_HOST_MODE_H
-#define EXEC_HOST_MODE_H
+#ifndef EXEC_HOST_SIDE_H
+#define EXEC_HOST_SIDE_H
 
 /* At most this many --allow/--deny words (two per rule). */
 #define EXEC_HOST_PROXY_RULES 512

@@ -6,7 +6,7 @@ local core = require("flemma_sandbox.core")
 
 local M = {}
 
----@class flemma_sandbox.Host
+---@class flemma_sandbox.Surroundings
 ---@field cwd fun(): string|nil
 ---@field buffer_dir fun(bufnr: integer|nil): string|nil
 ---@field getenv fun(name: string): string|nil
@@ -18,7 +18,7 @@ local M = {}
 
 local in_nvim = type(vim) == "table" and type(vim.api) == "table"
 
----@type flemma_sandbox.Host
+---@type flemma_sandbox.Surroundings
 local process_host = {
   cwd = function()
     return (core.getcwd())
@@ -36,7 +36,7 @@ local process_host = {
   end,
 }
 
----@type flemma_sandbox.Host
+---@type flemma_sandbox.Surroundings
 local nvim_host = {
   cwd = function()
     return vim.fn.getcwd()
@@ -70,7 +70,7 @@ local nvim_host = {
   end,
 }
 
----@type flemma_sandbox.Host
+---@type flemma_sandbox.Surroundings
 local current = in_nvim and nvim_host or process_host
 
 --- Where core.so was loaded from: package.cpath (LuaRocks, specs), else
