@@ -204,9 +204,19 @@ describe("escape: names created during a run", function()
 
   --- Runs cmd in the sandbox in the background; once it has touched
   --- work/started, runs on_host on the host; returns the command's output.
+  --- Runs cmd (or the argv given) and, once it has started, on_host: its
+  --- output and, for the wrapped command, its records.
   local function while_running(cmd, on_host, argv)
     os.remove(w.work .. "/started")
-    argv = argv or assert(sandbox.wrap_command({ "sh", "-c", cmd }, nil))
+    local records = require("flemma_sandbox.run.records")
+    local check
+    if not argv then
+      argv = assert(sandbox.wrap_command({ "sh", "-c", cmd }, nil))
+      check = require("flemma_sandbox.backends.helper").check_file_of(argv)
+      if check then
+        records.create(check)
+      end
+    end
     local words = {}
     for _, word in ipairs(argv) do
       words[#words + 1] = q(word)
@@ -219,7 +229,15 @@ describe("escape: names created during a run", function()
     on_host()
     local output = run:read("*a")
     run:close()
-    return output
+    return output, check and records.take(check) or {}
+  end
+
+  --- The run was stopped, once, because path changed while it ran.
+  local function assert_stopped_for(recs, path, output)
+    local stopped = h.records_of(recs, "stopped")
+    assert.are.equal(1, #stopped, output)
+    assert.are.equal("protection_changed", stopped[1].reason)
+    assert.truthy(stopped[1].why:find(path, 1, true), stopped[1].why)
   end
 
   --- The control's argv: plain bwrap, no helper, the project writable and
@@ -260,8 +278,9 @@ describe("escape: names created during a run", function()
     -- a bind over the file alone is lost when git replaces the file: the
     -- helper sees the replacement and stops the command (fail closed)
     f.policy({ deny_write = { "!.git/", ".git/config" } })
-    output = while_running(cmd, host_git_config)
-    assert.matches("stopped: [^\n]*%.git/config, protected or hidden when it started, was replaced", output)
+    local recs
+    output, recs = while_running(cmd, host_git_config)
+    assert_stopped_for(recs, w.proj .. "/.git/config", output)
     assert.is_nil(h.read(w.proj .. "/.git/config"):find("fsmonitor", 1, true))
     -- control: bwrap with the same bind over the file alone, no helper
     local bare = bare_bwrap(w.proj .. "/.git/config", w.proj .. "/.git/config", cmd)
@@ -278,16 +297,16 @@ describe("escape: names created during a run", function()
       h.write(w.proj .. "/4913", "API_KEY=" .. f.SECRET .. "-saved\n") -- Neovim's probe name
       os.rename(w.proj .. "/4913", w.proj .. "/.env")
     end
-    local output = while_running(reader, save_by_rename)
+    local output, recs = while_running(reader, save_by_rename)
     assert.is_nil(output:find(f.SECRET, 1, true), output)
-    assert.matches("stopped: [^\n]*/%.env, protected or hidden when it started, was replaced", output)
+    assert_stopped_for(recs, w.proj .. "/.env", output)
     -- a new secret file in the project's folder
     local function create()
       h.write(w.proj .. "/.env.new", f.SECRET .. "\n")
     end
-    output = while_running(reader, create)
+    output, recs = while_running(reader, create)
     assert.is_nil(output:find(f.SECRET, 1, true), output)
-    assert.matches("stopped: [^\n]*/%.env%.new, a name secret_files hides, was created while it ran", output)
+    assert_stopped_for(recs, w.proj .. "/.env.new", output)
     os.remove(w.proj .. "/.env.new")
     -- control: bwrap with the same mask over .env, no helper: the saved file shows
     local bare = bare_bwrap("/dev/null", w.proj .. "/.env", reader)
@@ -304,9 +323,9 @@ describe("escape: names created during a run", function()
       h.write(w.proj .. "/4913", f.SECRET .. "-saved\n")
       os.rename(w.proj .. "/4913", w.proj .. "/notes.txt")
     end
-    local output = while_running(reader, save_by_rename)
+    local output, recs = while_running(reader, save_by_rename)
     assert.is_nil(output:find(f.SECRET, 1, true), output)
-    assert.matches("stopped: [^\n]*/notes%.txt, protected or hidden when it started, was replaced", output)
+    assert_stopped_for(recs, w.proj .. "/notes.txt", output)
     -- control: bwrap with the same mask over the file, no helper: the saved file shows
     local bare = bare_bwrap("/dev/null", w.proj .. "/notes.txt", reader)
     output = while_running(reader, save_by_rename, bare)
