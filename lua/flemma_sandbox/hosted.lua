@@ -12,7 +12,7 @@ local bwrap = util.lazy_require("flemma_sandbox.backends.bwrap")
 
 local M = {}
 
----@class flemma_sandbox.SurroundingsedCall
+---@class flemma_sandbox.HostedCall
 ---@field backend_config table|nil the host's config for flemma-sandbox (plain values)
 ---@field config_key string where that config sits in the host's config, for errors
 --- the host's resolved policy: { rw_paths, network, allow_privileged }
@@ -40,7 +40,7 @@ end
 --- flemma-sandbox's own config asks for the host's network or for
 --- questions; the host's environment reaches the command, but
 --- credential-like names only when env_allow names them exactly.
----@param call flemma_sandbox.SurroundingsedCall
+---@param call flemma_sandbox.HostedCall
 ---@return flemma_sandbox.ResolvedPolicy|nil resolved, string|nil err, flemma_sandbox.Config|nil cfg
 function M.policy(call)
   local cfg, err = M.config(call.backend_config, call.config_key)
@@ -100,7 +100,7 @@ end
 
 --- Wraps a hosted command: the same path as wrap_command from the
 --- resolved policy on (backends/init.lua), with the bwrap backend.
----@param call flemma_sandbox.SurroundingsedCall
+---@param call flemma_sandbox.HostedCall
 ---@param inner_cmd string[]
 ---@return string[]|nil argv, string|nil err
 function M.wrap(call, inner_cmd)

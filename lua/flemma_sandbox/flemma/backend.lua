@@ -95,7 +95,7 @@ end
 ---@param flemma_policy table Flemma's resolved policy (rw_paths absolute)
 ---@param backend_config table|nil
 ---@param context flemma_sandbox.FlemmaCall|nil the tool call, when known
----@return flemma_sandbox.SurroundingsedCall
+---@return flemma_sandbox.HostedCall
 local function hosted_call(flemma_policy, backend_config, context)
   return {
     backend_config = plain(backend_config or {}),
