@@ -142,7 +142,17 @@ function M.check()
     return
   end
 
-  if require("flemma_sandbox.flemma").flemma_present() then
+  report.start("flemma-sandbox: tool calls")
+  local refused = require("flemma_sandbox").tools_refusal(vim.api.nvim_get_current_buf())
+  if refused then
+    report.warn(refused, { "unset FLEMMA_SANDBOX_TOOLS, or set tools.enabled = true, to allow them" })
+  else
+    report.ok("tool calls are on (FLEMMA_SANDBOX_TOOLS=off or tools.enabled = false turns them off)")
+  end
+
+  if refused then
+    report.info("the test sandbox is not run while tool calls are off")
+  elseif require("flemma_sandbox.flemma").flemma_present() then
     check_flemma(report)
   else
     check_standalone(report)

@@ -4,6 +4,7 @@
 --- backend: the effective config, the resolved policy, whether the
 --- backend works, and the wrapped command.
 local config = require("flemma_sandbox.config")
+local gates = require("flemma_sandbox.config.gates")
 local registry = require("flemma_sandbox.backends")
 local policy = require("flemma_sandbox.policy")
 local util = require("flemma_sandbox.util")
@@ -111,6 +112,10 @@ function M.wrap(call, inner_cmd)
   local resolved, err, cfg = M.policy(call)
   if not resolved then
     return nil, err
+  end
+  local refused = gates.tools_refusal(cfg)
+  if refused then
+    return nil, "refused: " .. refused
   end
   -- the test sandbox, when no check started it yet: fail closed
   local ok, why = bwrap.available(cfg.backends.bwrap)

@@ -12,6 +12,7 @@ if not core_ok then
 end
 
 local config = require("flemma_sandbox.config")
+local gates = require("flemma_sandbox.config.gates")
 local hooks = require("flemma_sandbox.hooks")
 local policy = require("flemma_sandbox.util").lazy_require("flemma_sandbox.policy")
 local registry = require("flemma_sandbox.backends")
@@ -184,6 +185,10 @@ function M.wrap_command(inner_cmd, bufnr, opts)
     return nil, bad
   end
   local cfg = config.resolve_shared(config_opts(bufnr, opts))
+  local refused = gates.tools_refusal(cfg)
+  if refused then
+    return nil, "refused: " .. refused
+  end
   if not cfg.enabled then
     return inner_cmd, nil
   end
@@ -199,6 +204,16 @@ function M.wrap_command(inner_cmd, bufnr, opts)
   end
   local resolved = policy.resolve(cfg.policy, bufnr)
   return registry.wrap_resolved(entry.wrap, resolved, cfg, cfg.backends[entry.name] or {}, inner_cmd, opts)
+end
+
+--- Why tool calls are refused for the buffer (FLEMMA_SANDBOX_TOOLS=off in
+--- Neovim's environment, or tools.enabled = false), or nil when they are
+--- not. wrap_command refuses then too.
+---@param bufnr? integer
+---@param opts? integer|table
+---@return string|nil
+function M.tools_refusal(bufnr, opts)
+  return gates.tools_refusal(config.resolve_shared(config_opts(bufnr, opts)))
 end
 
 --- Asks the buffer's resolved policy about a path (check is

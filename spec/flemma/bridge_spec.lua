@@ -259,6 +259,42 @@ describe("flemma-sandbox inside Flemma", function()
     assert.are.equal("approve", (resolve_in(project .. "/x.chat", "-- nothing")))
   end)
 
+  it("FLEMMA_SANDBOX_TOOLS=off: the resolver denies every call, the backend refuses; nothing runs", function()
+    setup_flemma({ tools = { auto_approve = { "bash", "write" } } })
+    vim.env.FLEMMA_SANDBOX_TOOLS = "off"
+    local ok, err = pcall(function()
+      -- run by hand (:Flemma tool:execute asks no resolver): the backend refuses
+      local input = { label = "t", command = "echo ran > ran.txt", timeout = 20 }
+      local _, bufnr = execute(project .. "/off.chat", "bash", input)
+      local text
+      assert(
+        vim.wait(10000, function()
+          text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+          return text:find("(error)", 1, true) ~= nil
+        end, 20),
+        "no error result"
+      )
+      assert.matches("tool calls are off: FLEMMA_SANDBOX_TOOLS=off", text)
+      assert.are.equal(0, vim.fn.filereadable(project .. "/ran.txt"))
+      -- what Flemma asks before it runs a call the model made: denied, even auto-approved
+      local approval = require("flemma.tools.approval")
+      local context = { bufnr = bufnr, tool_id = "toolu_x" }
+      assert.are.equal("deny", approval.resolve("write", { path = "w.txt", content = "x" }, context))
+      assert.are.equal("deny", approval.resolve("bash", input, context))
+      local flemma_policy = { rw_paths = { project }, network = false }
+      local argv, why = require("flemma_sandbox.flemma.backend").wrap(flemma_policy, nil, { "true" })
+      assert.is_nil(argv)
+      assert.matches("FLEMMA_SANDBOX_TOOLS=off", why)
+      local status = table.concat(require("flemma_sandbox.nvim.status").lines(0), "\n")
+      assert.matches("tool calls: tool calls are off: FLEMMA_SANDBOX_TOOLS=off", status)
+    end)
+    vim.env.FLEMMA_SANDBOX_TOOLS = nil
+    assert(ok, err)
+    -- control: without it the same call runs
+    execute(project .. "/on.chat", "bash", { label = "t", command = "echo ran > ran.txt", timeout = 20 })
+    assert.are.equal(1, vim.fn.filereadable(project .. "/ran.txt"))
+  end)
+
   it("passes Flemma's tools.bash.env, but not credential-like names", function()
     setup_flemma({ tools = { bash = { env = { PROJECT_MODE = "dev", DEPLOY_TOKEN = "t0k" } } } })
     local text = execute(project .. "/h.chat", "bash", {

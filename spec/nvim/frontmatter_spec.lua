@@ -182,6 +182,24 @@ describe("frontmatter in .chat buffers", function()
     assert.are.equal(2, cfg.policy.limits.inotify_instances)
   end)
 
+  it("a frontmatter may turn tool calls off, but turning them on over setup() needs trust", function()
+    local function chat(name, value)
+      return n.open_chat(dir .. "/" .. name, {
+        "```lua",
+        "flemma.opt.sandbox = { tools = { enabled = " .. tostring(value) .. " } }",
+        "```",
+      })
+    end
+    assert.matches("tools%.enabled = false", sandbox.tools_refusal(chat("off.chat", false)))
+    sandbox.setup({ tools = { enabled = false } })
+    local buf = chat("on.chat", true)
+    assert.matches("tools%.enabled = false", sandbox.tools_refusal(buf), "untrusted: setup() holds")
+    vim.api.nvim_set_current_buf(buf)
+    vim.cmd("FlemmaSandbox trust")
+    assert.is_nil(sandbox.tools_refusal(buf), "trusted: the frontmatter's true holds")
+    vim.cmd("FlemmaSandbox untrust")
+  end)
+
   it("never runs a program path from a buffer, trusted or not", function()
     local lines = {
       "```lua",

@@ -157,6 +157,12 @@ function M.split(layer, base)
     for key, value in pairs(layer.tools) do
       if key == "shell" then
         never[#never + 1] = "tools.shell: a program path from a buffer is never run"
+      elseif key == "enabled" then
+        if value == true and (base.tools or {}).enabled == false then
+          lose("tools.enabled = true")
+        else
+          tt[key] = value
+        end
       elseif util.contains(LOOSER_WHEN_LARGER, key) and value > ((base.tools or {})[key] or math.huge) then
         lose("tools." .. key .. " = " .. tostring(value))
       else

@@ -52,6 +52,7 @@ local util = require("flemma_sandbox.util")
 ---@field tools flemma_sandbox.ToolsConfig the tools a model calls
 
 ---@class flemma_sandbox.ToolsConfig
+---@field enabled boolean off: every tool call is refused (so is FLEMMA_SANDBOX_TOOLS=off in Neovim's environment)
 ---@field shell string the bash tool runs `shell -c command`
 ---@field timeout_ms integer default timeout of a bash or git call
 ---@field max_timeout_ms integer the most a call may ask for (the model chooses timeout_ms)
@@ -107,6 +108,7 @@ local M = {
     git = "ask",
   },
   tools = {
+    enabled = true,
     shell = "bash",
     timeout_ms = 120000,
     max_timeout_ms = 600000,

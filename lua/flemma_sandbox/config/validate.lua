@@ -158,9 +158,12 @@ local function check_tools(key, tools)
   if tools.shell ~= nil and (type(tools.shell) ~= "string" or tools.shell == "") then
     return type_error(key .. ".shell", "non-empty string", tools.shell)
   end
+  if tools.enabled ~= nil and type(tools.enabled) ~= "boolean" then
+    return type_error(key .. ".enabled", "boolean", tools.enabled)
+  end
   for name in pairs(DEFAULTS.tools) do
     local v = tools[name]
-    if name ~= "shell" and v ~= nil and (type(v) ~= "number" or v < 1 or v % 1 ~= 0) then
+    if name ~= "shell" and name ~= "enabled" and v ~= nil and (type(v) ~= "number" or v < 1 or v % 1 ~= 0) then
       return string.format("%s.%s: expected a positive whole number, got %s", key, name, tostring(v))
     end
   end

@@ -1,5 +1,7 @@
---- An approval resolver for Flemma's chain: denies Flemma's host-side file
---- tools where flemma-sandbox's rules would refuse the sandboxed command —
+--- An approval resolver for Flemma's chain: denies every tool call while
+--- tool calls are off (FLEMMA_SANDBOX_TOOLS=off, tools.enabled = false);
+--- denies Flemma's host-side file tools where flemma-sandbox's rules would
+--- refuse the sandboxed command —
 --- read, ls, find and grep of a hidden path, write and edit of a protected
 --- one or one outside the writable roots — and asks before flemma-sandbox's
 --- git tool clones outside the playground. It runs above Flemma's own
@@ -134,6 +136,12 @@ end
 ---@return "deny"|"require_approval"|nil
 function M.resolve(tool_name, input, context)
   local bufnr = context and context.bufnr
+  local refused = sandbox.tools_refusal(type(bufnr) == "number" and bufnr or nil)
+  if refused then
+    -- Flemma gives the model its own denial text: the notice names why
+    notify_once(type(bufnr) == "number" and bufnr or 0, refused)
+    return "deny"
+  end
   if type(bufnr) ~= "number" then
     return nil
   end

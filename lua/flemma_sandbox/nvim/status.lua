@@ -26,6 +26,7 @@ function M.standalone_lines(bufnr)
   local lines = {
     string.format("flemma-sandbox, buffer %d%s", bufnr, name ~= "" and (": " .. name) or ""),
     string.format("  enabled:    %s (from %s)", cfg.enabled and "yes" or "no", SOURCES[source]),
+    "  tool calls: " .. (sandbox.tools_refusal(bufnr) or "on"),
   }
   local fm = frontmatter.state(bufnr)
   if fm.error then
@@ -204,6 +205,7 @@ function M.flemma_lines(bufnr)
     string.format("flemma-sandbox (Flemma bridge), buffer %d%s", bufnr, name ~= "" and (": " .. name) or ""),
     "  Flemma's sandbox: " .. (view.enabled and "enabled" or "disabled (commands run unsandboxed)"),
     string.format("  backend:    %s (sandbox.backend = %s)", view.backend or "none", view.mode),
+    "  tool calls: " .. (sandbox.tools_refusal(bufnr) or "on"),
   }
   if not bridge.is_attached() then
     lines[#lines + 1] = "  the bridge is not registered with Flemma (run :FlemmaSandbox after Flemma's setup)"

@@ -147,6 +147,10 @@ end
 ---@param opts flemma_sandbox.ToolRunOpts
 ---@param done fun(result: table)
 function M.run(name, input, opts, done)
+  local refused = sandbox.tools_refusal(opts.bufnr)
+  if refused then
+    return done({ error = refused, not_run = true })
+  end
   local tool = M.registry[name]
   if not tool then
     local renamed = M.RENAMED[name] and (" (its name is now " .. M.RENAMED[name] .. ", as in Flemma)") or ""
