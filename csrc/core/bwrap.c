@@ -68,11 +68,13 @@ static int mountable(const char *path, const char *what, int on_host, fs_vec *sk
     return 1;
 }
 
-/* At equal depth a fresh tmpfs goes first, then what is bound into it. */
-enum { OP_TMPFS, OP_BIND, OP_RO_BIND };
+/* At equal depth a fresh tmpfs (or a kept folder in its place) goes first,
+ * then what is bound into it. */
+enum { OP_TMPFS, OP_BIND_FROM, OP_BIND, OP_RO_BIND };
 
 typedef struct {
     const char *path;
+    const char *source; /* OP_BIND_FROM: the host folder bound at path */
     size_t depth; /* number of '/' in the path; 0 for "/" itself */
     int kind;     /* OP_* */
     size_t order; /* position as given, to keep the sort stable */
@@ -134,6 +136,7 @@ static int add_mounts(const core_bwrap_policy *p, fs_vec *argv, fs_vec *skipped,
 
     for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
         total += lists[i].list->len;
+    total += p->persist_paths.len;
     if (total == 0)
         return FS_OK;
     ops = calloc(total, sizeof(*ops));
@@ -157,11 +160,33 @@ static int add_mounts(const core_bwrap_policy *p, fs_vec *argv, fs_vec *skipped,
             }
         }
     }
+    /* a private folder kept on the host between sandboxes (a chat's /tmp):
+     * its own folder, checked by the caller; one that went missing is left
+     * out, and the command gets none rather than the host's */
+    for (j = 0; j < p->persist_paths.len && rc == FS_OK; j++) {
+        const char *source = p->persist_sources.items[j];
+        int ok = mountable(source, "persist_sources", 1, skipped, &st, err);
+
+        if (ok < 0)
+            rc = ok;
+        else if (ok && !S_ISDIR(st.st_mode))
+            rc = skip(skipped, source, "not a folder") == FS_OK ? FS_OK : FS_ENOMEM;
+        else if (ok) {
+            ops[n].path = p->persist_paths.items[j];
+            ops[n].source = source;
+            ops[n].depth = depth_of(ops[n].path);
+            ops[n].kind = OP_BIND_FROM;
+            ops[n].order = n;
+            n++;
+        }
+    }
     if (rc == FS_OK && n > 1)
         qsort(ops, n, sizeof(*ops), compare_mounts);
     for (i = 0; i < n && rc == FS_OK; i++) {
         if (ops[i].kind == OP_TMPFS)
             rc = push_sized_tmpfs(p, argv, ops[i].path);
+        else if (ops[i].kind == OP_BIND_FROM)
+            rc = push_args(argv, "--bind", ops[i].source, ops[i].path);
         else
             rc = push_args(argv, ops[i].kind == OP_BIND ? "--bind" : "--ro-bind", ops[i].path, ops[i].path);
         if (rc != FS_OK)
@@ -259,6 +284,10 @@ int core_bwrap_argv(const core_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, f
     }
     if (p->inner.len == 0 || !p->inner.items[0][0]) {
         fs_err_set(err, "inner command is empty");
+        return FS_EINVAL;
+    }
+    if (p->persist_paths.len != p->persist_sources.len) {
+        fs_err_set(err, "persist paths and sources differ in number");
         return FS_EINVAL;
     }
     if (p->env_keys.len != p->env_values.len) {

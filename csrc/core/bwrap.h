@@ -20,6 +20,8 @@ typedef struct {
     core_strs show_paths;  /* absolute; bound read-only, typically into a private folder */
     core_strs inner_tmpfs; /* absolute folders inside a private one: a fresh tmpfs each, made there
                           * whether or not the host has such a folder */
+    core_strs persist_paths;   /* absolute folders (a private one, or one inside): bound from persist_sources */
+    core_strs persist_sources; /* per persist_paths entry: the host folder that holds it between sandboxes */
     core_strs readonly_paths; /* private folders remounted read-only once all is mounted in them */
     int network;         /* 0: own network namespace with loopback only */
     int allow_privileged;

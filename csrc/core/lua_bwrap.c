@@ -132,6 +132,8 @@ int bind_bwrap_argv(lua_State *L)
         field_strings(L, 1, "show_paths", "policy.show_paths", &s->vec[10]) ||
         field_strings(L, 1, "inner_tmpfs", "policy.inner_tmpfs", &s->vec[11]) ||
         field_strings(L, 1, "readonly_paths", "policy.readonly_paths", &s->vec[12]) ||
+        field_strings(L, 1, "persist_paths", "policy.persist_paths", &s->vec[13]) ||
+        field_strings(L, 1, "persist_sources", "policy.persist_sources", &s->vec[14]) ||
         read_env(L, 1, &s->vec[2], &s->vec[3], &set_env) ||
         read_strings(L, 3, "inner_cmd", &s->vec[4], 0))
         return lua_pushnil(L), lua_insert(L, -2), 2;
@@ -167,6 +169,8 @@ int bind_bwrap_argv(lua_State *L)
     p.show_paths = strs(&s->vec[10]);
     p.inner_tmpfs = strs(&s->vec[11]);
     p.readonly_paths = strs(&s->vec[12]);
+    p.persist_paths = strs(&s->vec[13]);
+    p.persist_sources = strs(&s->vec[14]);
     p.set_env = set_env;
     p.env_keys = strs(&s->vec[2]);
     p.env_values = strs(&s->vec[3]);

@@ -13,7 +13,7 @@
 /* C allocations of one call, freed by __gc even when a Lua error unwinds. */
 typedef struct {
     fs_buf buf[3];
-    fs_vec vec[13];
+    fs_vec vec[15];
 } scratch;
 
 /* Pushes a fresh scratch on the stack. */

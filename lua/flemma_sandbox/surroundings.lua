@@ -183,6 +183,36 @@ local function xdg_home(var, fallback)
   return home .. fallback
 end
 
+--- Where the chats' own folders are kept (policy/chat_dirs.lua):
+--- $XDG_CACHE_HOME/flemma-sandbox, or ~/.cache/flemma-sandbox.
+---@return string|nil path, string|nil err
+function M.chats_base()
+  local base, err = xdg_home("XDG_CACHE_HOME", "/.cache")
+  return base and (base .. "/flemma-sandbox"), err
+end
+
+--- The SHA-256 of text, in hex: Neovim's sha256(), or sha256sum under
+--- plain LuaJIT (specs, benchmarks).
+---@param text string
+---@return string
+function M.sha256(text)
+  if in_nvim then
+    return vim.fn.sha256(text)
+  end
+  local file = os.tmpname()
+  local f = io.open(file, "wb")
+  local p = f and f:write(text) and f:close() and io.popen("sha256sum < '" .. file .. "'")
+  local hex = p and p:read("*a"):match("^(%x+)")
+  if p then
+    p:close()
+  end
+  os.remove(file)
+  if not hex then
+    error("flemma-sandbox: sha256sum failed", 2)
+  end
+  return hex
+end
+
 --- The XDG base folders for cache, data and state ($XDG_CACHE_HOME, ...,
 --- else under HOME), those that can be named.
 ---@return string[]

@@ -295,6 +295,20 @@ describe("flemma-sandbox inside Flemma", function()
     assert.are.equal(1, vim.fn.filereadable(project .. "/ran.txt"))
   end)
 
+  it("two calls of one Flemma chat share its /tmp; another chat does not see it", function()
+    vim.env.XDG_CACHE_HOME = home .. "/.cache"
+    setup_flemma()
+    local cmd = "echo kept-" .. secret .. " > /tmp/kept.txt; echo written"
+    local text = execute(project .. "/one.chat", "bash", { label = "t", command = cmd, timeout = 20 })
+    assert.matches("written", text)
+    text = execute(project .. "/one.chat", "bash", { label = "t", command = "cat /tmp/kept.txt", timeout = 20 })
+    assert.truthy(text:find("kept-" .. secret, 1, true), text)
+    -- control: the other chat's /tmp is its own
+    text = execute(project .. "/two.chat", "bash", { label = "t", command = "cat /tmp/kept.txt", timeout = 20 })
+    assert.is_nil(text:find("kept-" .. secret, 1, true), text)
+    vim.env.XDG_CACHE_HOME = nil
+  end)
+
   it("passes Flemma's tools.bash.env, but not credential-like names", function()
     setup_flemma({ tools = { bash = { env = { PROJECT_MODE = "dev", DEPLOY_TOKEN = "t0k" } } } })
     local text = execute(project .. "/h.chat", "bash", {

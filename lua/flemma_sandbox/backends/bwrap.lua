@@ -4,6 +4,7 @@
 --- helper client offer is also here under its old names, for callers and
 --- specs that ask the backend (the client's tuning values stay there:
 --- a copy here would not change what it does).
+local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
 local probe = require("flemma_sandbox.backends.bwrap_probe")
@@ -76,6 +77,13 @@ function M.wrap(policy, backend_config, inner_cmd)
       extra[#extra + 1] = arg
     end
     backend_config = setmetatable({ extra_args = extra }, { __index = backend_config })
+  end
+  -- a chat's own folders, made (and checked: folders, not links) before bwrap binds them
+  if policy.chat and policy.persist_subs and #policy.persist_subs > 0 then
+    local ok, perr = chat_dirs.prepare(policy.chat, policy.persist_subs)
+    if not ok then
+      return nil, perr
+    end
   end
   local mounts = policy
   if policy.pins and #policy.pins > 0 then

@@ -196,6 +196,7 @@ local CHECK_FIELDS = {
   "rw_paths",
   "show_paths",
   "secret_scan",
+  "persist_sources",
 }
 
 ---@type { fields: any[], words: string[], bytes: integer }|nil
@@ -260,6 +261,8 @@ local function policy_words(policy, quarantine, index)
       add("disk", { path })
     end
   end
+  -- a chat's own /tmp and home folders are on the host's disk too
+  add("disk", policy.persist_sources)
   add("visible", policy.rw_paths)
   add("visible", policy.show_paths)
   local scan = policy.secret_scan

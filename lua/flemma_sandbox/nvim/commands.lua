@@ -47,7 +47,24 @@ local function set_trust(bufnr, trusted)
   return require("flemma_sandbox.chat.frontmatter").set_trust(bufnr, trusted)
 end
 
----@type table<string, fun(bufnr: integer)>
+--- The chats' own folders (nvim/sandboxes.lua): removed, then said.
+---@param dirs string[]
+---@param what string
+local function remove_and_say(dirs, what)
+  if #dirs == 0 then
+    notify("nothing to remove: " .. what, vim.log.levels.INFO)
+    return
+  end
+  require("flemma_sandbox.nvim.sandboxes").remove(dirs, function(errors)
+    if #errors > 0 then
+      notify("not all removed: " .. table.concat(errors, "; "), vim.log.levels.WARN)
+    else
+      notify(string.format("removed %d folder(s): %s", #dirs, what), vim.log.levels.INFO)
+    end
+  end)
+end
+
+---@type table<string, fun(bufnr: integer, arg: string|nil)>
 M.actions = {
   enable = function(bufnr)
     local bridge = flemma_bridge()
@@ -79,6 +96,35 @@ M.actions = {
   end,
   status = function(bufnr)
     status.show(status.lines(bufnr))
+  end,
+  list = function()
+    status.show(require("flemma_sandbox.nvim.sandboxes").list_lines())
+  end,
+  reset = function(bufnr)
+    local sandboxes = require("flemma_sandbox.nvim.sandboxes")
+    local chat = sandboxes.chat_of(bufnr)
+    if not chat then
+      notify("this buffer's chat has no folders to reset", vim.log.levels.INFO)
+      return
+    end
+    if not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) then
+      notify("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
+      return
+    end
+    remove_and_say(sandboxes.reset_targets(chat), "this chat's /tmp and home folders (" .. chat.name .. ")")
+  end,
+  delete = function(_, name)
+    local sandboxes = require("flemma_sandbox.nvim.sandboxes")
+    local project_dir = sandboxes.current_project_dir()
+    for _, e in ipairs(project_dir and sandboxes.entries(project_dir) or {}) do
+      if e.name == name then
+        return remove_and_say({ e.dir }, "chat " .. name)
+      end
+    end
+    notify("no chat folder named " .. tostring(name) .. " here (see :FlemmaSandbox list)", vim.log.levels.ERROR)
+  end,
+  gc = function()
+    remove_and_say(require("flemma_sandbox.nvim.sandboxes").gc_targets(), "chats whose file or project is gone")
   end,
   trust = function(bufnr)
     local ok, message = set_trust(bufnr, true)
@@ -147,6 +193,10 @@ end
 
 M.SUBCOMMANDS = {
   "status",
+  "list",
+  "reset",
+  "delete",
+  "gc",
   "enable",
   "disable",
   "trust",
@@ -175,12 +225,22 @@ function M.define()
       notify(string.format("unknown subcommand '%s'; use %s", sub, known), vim.log.levels.ERROR)
       return
     end
-    action(vim.api.nvim_get_current_buf())
+    action(vim.api.nvim_get_current_buf(), args.fargs[2])
   end, {
-    nargs = "?",
+    nargs = "*",
     desc = "flemma-sandbox: status, enable, disable and standalone tool calls",
-    complete = function(arglead)
+    complete = function(arglead, line)
       local out = {}
+      if line:match("^%S+%s+delete%s+") then
+        local sandboxes = require("flemma_sandbox.nvim.sandboxes")
+        local project_dir = sandboxes.current_project_dir()
+        for _, e in ipairs(project_dir and sandboxes.entries(project_dir) or {}) do
+          if e.name:sub(1, #arglead) == arglead then
+            out[#out + 1] = e.name
+          end
+        end
+        return out
+      end
       for _, word in ipairs(M.SUBCOMMANDS) do
         if word:sub(1, #arglead) == arglead then
           out[#out + 1] = word

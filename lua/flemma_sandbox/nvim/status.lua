@@ -135,6 +135,17 @@ function M.hardening(lines, policy, network)
   end
   lines[#lines + 1] = "  limits:     " .. table.concat(limits, " ")
   lines[#lines + 1] = "  caps:       " .. bwrap.caps_text(policy)
+  if policy.chat and #(policy.persist_paths or {}) > 0 then
+    local kept = {}
+    for _, path in ipairs(policy.persist_paths) do
+      kept[#kept + 1] = vim.fn.fnamemodify(path, ":~")
+    end
+    lines[#lines + 1] = string.format(
+      "  kept:       %s of chat %s, between its calls (:FlemmaSandbox reset empties them)",
+      table.concat(kept, ", "),
+      policy.chat.name
+    )
+  end
   -- the rest is detail: folded in the window (zo opens it)
   lines.details_from = #lines + 1
   lines[#lines + 1] = "  details (zo shows them):"
@@ -142,7 +153,9 @@ function M.hardening(lines, policy, network)
   -- line of their own, not the list of host paths
   local hiding, made = {}, {}
   for _, folder in ipairs(policy.private.folders) do
-    if vim.tbl_contains(policy.private.inner or {}, folder.path) then
+    if vim.tbl_contains(policy.persist_paths or {}, folder.path) then -- luacheck: ignore 542
+      -- a chat's own, on the "kept" line
+    elseif vim.tbl_contains(policy.private.inner or {}, folder.path) then
       made[#made + 1] = vim.fn.fnamemodify(folder.path, ":~")
     else
       hiding[#hiding + 1] = folder

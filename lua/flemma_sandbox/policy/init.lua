@@ -1,6 +1,7 @@
 --- Turns a configured policy into the resolved policy a backend receives:
 --- variables expanded, paths absolute and symlink-resolved, missing ones
 --- skipped with a reason, the rest deduplicated.
+local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local cache = require("flemma_sandbox.policy.cache")
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.surroundings")
@@ -156,6 +157,37 @@ local function resolve_list(list, vars, cwd, skipped, refuse, looked)
   return out
 end
 
+--- What a chat keeps on disk between its commands: its /tmp and the
+--- home_writable folders of its private home, each bound from a folder of
+--- the chat's own (policy/chat_dirs.lua). The private folders' rules say
+--- so. Nothing without a chat.
+---@param chat flemma_sandbox.ChatDir|nil
+---@param private flemma_sandbox.Private
+---@return { paths: string[], sources: string[], subs: string[] }
+function M.persist(chat, private)
+  local out = { paths = {}, sources = {}, subs = {} }
+  if not chat then
+    return out
+  end
+  local home = core.resolve(surroundings.getenv("HOME") or "/", "/")
+  for _, f in ipairs(private.folders) do
+    local sub
+    if f.path == "/tmp" then
+      sub = "tmp"
+      f.rule = "this chat's /tmp (kept between its commands until :FlemmaSandbox reset)"
+    elseif util.contains(private.inner, f.path) and home and core.is_within(f.path, home) then
+      sub = "home" .. f.path:sub(#home + 1)
+      f.rule = "this chat's " .. f.path .. " (policy.home_writable: kept between its commands until reset)"
+    end
+    if sub then
+      out.paths[#out.paths + 1] = f.path
+      out.sources[#out.sources + 1] = chat.dir .. "/" .. sub
+      out.subs[#out.subs + 1] = sub
+    end
+  end
+  return out
+end
+
 --- Resolves a configured policy for a buffer, without the cache.
 ---@param policy flemma_sandbox.Policy
 ---@param bufnr integer|nil
@@ -201,6 +233,15 @@ local function resolve_fresh(policy, bufnr, looked)
     return private_mod.hiding(real, private, rw) ~= nil
   end
   local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
+  local chat = chat_dirs.for_buffer(bufnr)
+  local persist = M.persist(chat, private)
+  -- every chat's own folders: no command sees or writes them but through
+  -- its own chat's binds
+  local chats_base = surroundings.chats_base()
+  local chats_real = chats_base and core.resolve(chats_base, "/")
+  if chats_real and core.exists(chats_real) and not out_of_view(chats_real) then
+    hidden[#hidden + 1] = { path = chats_real, rule = "the chats' own folders (each chat sees only its own)" }
+  end
   local chat_file = surroundings.buffer_file(bufnr)
   -- the ".git/" rule stands for every repository in the projects
   local git_rule = false
@@ -258,17 +299,26 @@ local function resolve_fresh(policy, bufnr, looked)
     or "allowlist"
   -- the home_writable folders are made inside the private home, not
   -- over a host folder (which the host need not have)
-  local private_paths = {}
+  local private_paths, inner_tmpfs = {}, {}
   for _, f in ipairs(private.folders) do
-    if not util.contains(private.inner, f.path) then
+    if not util.contains(private.inner, f.path) and not util.contains(persist.paths, f.path) then
       private_paths[#private_paths + 1] = f.path
+    end
+  end
+  for _, path in ipairs(private.inner) do
+    if not util.contains(persist.paths, path) then
+      inner_tmpfs[#inner_tmpfs + 1] = path
     end
   end
   return {
     rw_paths = rw,
     private_paths = private_paths,
     show_paths = private.shown,
-    inner_tmpfs = private.inner,
+    inner_tmpfs = inner_tmpfs,
+    persist_paths = persist.paths,
+    persist_sources = persist.sources,
+    persist_subs = persist.subs,
+    chat = chat,
     readonly_paths = private.readonly,
     private = private,
     deny_paths = core.dedupe(deny),

@@ -39,6 +39,11 @@ function M.describe(info)
       .. info.private
       .. ": what it writes there is gone when it ends."
   end
+  if info.kept and info.kept ~= "" then
+    sentences[#sentences + 1] = "This chat's own "
+      .. info.kept
+      .. " keep what commands write there from one call to the next (until the user resets them)."
+  end
   sentences[#sentences + 1] = string.format(
     "Output over %d characters per stream is cut in the middle; the whole output is then saved to a file "
       .. "named in the result, which read can read in parts. Default timeout %d seconds.",

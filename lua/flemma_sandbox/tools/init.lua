@@ -107,6 +107,7 @@ function M.info(bufnr)
     network_text = network_text,
     playground = surroundings.playground() or "(none)",
     private = enabled and table.concat(policy.private_paths or {}, ", ") or "",
+    kept = enabled and table.concat(policy.persist_paths or {}, ", ") or "",
     shell = cfg.tools.shell,
     output_limit = cfg.tools.output_limit,
     timeout_ms = cfg.tools.timeout_ms,

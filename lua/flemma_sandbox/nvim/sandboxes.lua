@@ -1,0 +1,186 @@
+--- The chats' own folders (policy/chat_dirs.lua) seen from the command
+--- line: list, reset, delete, gc. Removal runs `rm -rf --one-file-system`
+--- in the background (rm never follows a link; the editor never waits) and
+--- only on folders found under the base folder by name, each checked to be
+--- a folder, not a link.
+local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
+local core = require("flemma_sandbox.core")
+local surroundings = require("flemma_sandbox.surroundings")
+local util = require("flemma_sandbox.util")
+
+-- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
+local uv = vim.uv or vim.loop
+
+local M = {}
+
+---@class flemma_sandbox.ChatEntry
+---@field name string
+---@field dir string
+---@field chat string|nil the chat file it belongs to
+---@field chat_exists boolean
+---@field kib integer disk used
+---@field used integer|nil last use (seconds since the epoch)
+
+--- A folder's entries that are folders themselves (never links).
+---@param dir string
+---@return string[]
+local function folders_in(dir)
+  local out = {}
+  if core.file_type(dir) ~= "directory" then
+    return out
+  end
+  for _, name in ipairs(vim.fn.readdir(dir)) do
+    local plain = name:match("^[%w._-]+$") and name ~= "." and name ~= ".."
+    if plain and core.file_type(dir .. "/" .. name) == "directory" then
+      out[#out + 1] = name
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+--- KiB used by a folder (du counts links as links).
+---@param dir string
+---@return integer
+local function kib_of(dir)
+  local out = vim.fn.system({ "du", "-sk", "--one-file-system", dir })
+  return tonumber(out:match("^(%d+)")) or 0
+end
+
+--- The chats kept for a project folder (policy/chat_dirs.lua project_dir).
+---@param project_dir string
+---@return flemma_sandbox.ChatEntry[]
+function M.entries(project_dir)
+  local out = {}
+  for _, name in ipairs(folders_in(project_dir)) do
+    local dir = project_dir .. "/" .. name
+    local chat = util.first_line(dir .. "/.chat")
+    local stat = uv.fs_stat(dir .. "/.chat")
+    out[#out + 1] = {
+      name = name,
+      dir = dir,
+      chat = chat,
+      chat_exists = chat ~= nil and core.file_type(chat) ~= nil,
+      kib = kib_of(dir),
+      used = stat and stat.mtime.sec or nil,
+    }
+  end
+  return out
+end
+
+--- This project's folder (Neovim's working directory).
+---@return string|nil
+function M.current_project_dir()
+  local cwd = surroundings.cwd()
+  local real = cwd and core.resolve(cwd, "/")
+  return real and chat_dirs.project_dir(real)
+end
+
+--- Lines for :FlemmaSandbox list.
+---@return string[]
+function M.list_lines()
+  local project_dir = M.current_project_dir()
+  local lines = { "flemma-sandbox: the chats' own folders of " .. tostring(surroundings.cwd()) }
+  local entries = project_dir and M.entries(project_dir) or {}
+  if #entries == 0 then
+    lines[#lines + 1] = "  none yet (a chat's first tool call makes its folders)"
+  end
+  for _, e in ipairs(entries) do
+    lines[#lines + 1] = string.format(
+      "  %-30s %8d KiB  %s  %s%s",
+      e.name,
+      e.kib,
+      e.used and os.date("%Y-%m-%d %H:%M", e.used) or "-",
+      e.chat or "?",
+      e.chat_exists and "" or " (gone)"
+    )
+  end
+  if project_dir then
+    lines[#lines + 1] = "  in " .. project_dir
+  end
+  return lines
+end
+
+--- Removes folders in the background; done(errors) when all are gone.
+---@param dirs string[]
+---@param done fun(errors: string[])
+function M.remove(dirs, done)
+  local left, errors = #dirs, {}
+  if left == 0 then
+    return done(errors)
+  end
+  for _, dir in ipairs(dirs) do
+    local handle
+    handle = uv.spawn("rm", { args = { "-rf", "--one-file-system", "--", dir } }, function(code)
+      handle:close()
+      if code ~= 0 then
+        errors[#errors + 1] = dir .. ": rm exited " .. code
+      end
+      left = left - 1
+      if left == 0 then
+        vim.schedule(function()
+          done(errors)
+        end)
+      end
+    end)
+    if not handle then
+      errors[#errors + 1] = dir .. ": cannot start rm"
+      left = left - 1
+      if left == 0 then
+        vim.schedule(function()
+          done(errors)
+        end)
+      end
+    end
+  end
+end
+
+--- The chat of a buffer, if it has folders.
+---@param bufnr integer
+---@return flemma_sandbox.ChatDir|nil
+function M.chat_of(bufnr)
+  local chat = chat_dirs.for_buffer(bufnr)
+  return chat and core.file_type(chat.dir) == "directory" and chat or nil
+end
+
+--- What reset removes: the chat's /tmp and home folders (made again by
+--- its next tool call); its name and notes stay.
+---@param chat flemma_sandbox.ChatDir
+---@return string[]
+function M.reset_targets(chat)
+  local out = {}
+  for _, sub in ipairs({ "tmp", "home" }) do
+    if core.file_type(chat.dir .. "/" .. sub) == "directory" then
+      out[#out + 1] = chat.dir .. "/" .. sub
+    end
+  end
+  return out
+end
+
+--- What gc removes: projects whose folder is gone, and chats whose file is.
+---@return string[]
+function M.gc_targets()
+  local base = surroundings.chats_base()
+  local out = {}
+  for _, project in ipairs(base and folders_in(base) or {}) do
+    local project_dir = base .. "/" .. project
+    local entries = M.entries(project_dir)
+    local gone_project = true
+    for _, e in ipairs(entries) do
+      local real_project = util.first_line(e.dir .. "/.project")
+      gone_project = gone_project and not (real_project and core.file_type(real_project) == "directory")
+    end
+    if gone_project then
+      out[#out + 1] = project_dir
+    else
+      for _, e in ipairs(entries) do
+        if not e.chat_exists then
+          out[#out + 1] = e.dir
+        end
+      end
+    end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,111 @@
+--- A chat's own folders. Its /tmp and the writable folders of its private
+--- home (policy.home_writable) are kept on disk, in
+--- $XDG_CACHE_HOME/flemma-sandbox/<project>-<sha256 of the project's real
+--- path>/<chat name>/, so what one tool call of the chat writes there the
+--- next one finds, also after Neovim restarts, until the user resets or
+--- deletes it (:FlemmaSandbox reset, delete, gc). Another chat has its own.
+---
+--- The base folder is hidden from every sandbox (policy/init.lua), so no
+--- command can plant a link on the way; the host still checks that every
+--- folder on the way is a folder, not a link, before bwrap binds it (fail
+--- closed), and removes them with rm, which never follows a link.
+local core = require("flemma_sandbox.core")
+local surroundings = require("flemma_sandbox.surroundings")
+
+local M = {}
+
+---@class flemma_sandbox.ChatDir
+---@field dir string the chat's folder
+---@field name string the chat's name (its file's name and a hash of its path)
+---@field project string the project's real path (Neovim's working directory)
+---@field chat string the chat file's real path
+
+--- What a folder name may hold.
+---@param s string
+---@return string
+local function safe_name(s)
+  return (s:gsub("[^%w._-]", "_"))
+end
+
+--- The folder of a project's chats.
+---@param real_project string
+---@return string|nil
+function M.project_dir(real_project)
+  local base = surroundings.chats_base()
+  if not base then
+    return nil
+  end
+  local name = real_project:match("([^/]+)$") or "root"
+  return base .. "/" .. safe_name(name) .. "-" .. surroundings.sha256(real_project)
+end
+
+--- A chat's name: its file's name without ".chat", and the first eight
+--- hex digits of the SHA-256 of its real path (two chats of one name in
+--- different folders differ).
+---@param real_chat string
+---@return string
+function M.chat_name(real_chat)
+  local stem = (real_chat:match("([^/]+)$") or "chat"):gsub("%.chat$", "")
+  return safe_name(stem):sub(1, 60) .. "-" .. surroundings.sha256(real_chat):sub(1, 8)
+end
+
+--- The chat of a buffer with a file, in Neovim's working directory as its
+--- project; nil for a buffer without a file (its calls get fresh folders).
+---@param bufnr integer|nil
+---@return flemma_sandbox.ChatDir|nil
+function M.for_buffer(bufnr)
+  local file = bufnr and surroundings.buffer_file(bufnr)
+  local cwd = surroundings.cwd()
+  local chat = file and core.resolve(file, "/")
+  local project = cwd and core.resolve(cwd, "/")
+  local project_dir = project and M.project_dir(project)
+  if not chat or not project_dir then
+    return nil
+  end
+  local name = M.chat_name(chat)
+  return { dir = project_dir .. "/" .. name, name = name, project = project, chat = chat }
+end
+
+--- Makes the chat's folders (mode 0700): sub is each folder below the
+--- chat's own, e.g. "tmp". Every folder from the base down must be a
+--- folder, not a link. Notes the chat file and the project for list and gc.
+---@param chat flemma_sandbox.ChatDir
+---@param subs string[]
+---@return boolean|nil ok, string|nil err
+function M.prepare(chat, subs)
+  local base = surroundings.chats_base()
+  for _, sub in ipairs(subs) do
+    local path = chat.dir .. "/" .. sub
+    local ok, err = core.make_dirs(path, 448) -- 0700
+    if not ok then
+      return nil, "flemma-sandbox: cannot make the chat's folder: " .. tostring(err)
+    end
+    -- from the base down: folders, never links (fail closed)
+    local at = path
+    while at and #at >= #base do
+      if core.file_type(at) ~= "directory" then
+        return nil, "flemma-sandbox: " .. at .. " is not a folder (a link?): the chat's folders are not used"
+      end
+      at = at:match("^(.*)/[^/]+$")
+    end
+  end
+  for name, value in pairs({ chat = chat.chat, project = chat.project }) do
+    local file = chat.dir .. "/." .. name
+    if core.file_type(file) == nil then
+      local f = io.open(file, "wb")
+      if f then
+        f:write(value, "\n")
+        f:close()
+      end
+    end
+  end
+  -- its time is the chat's last use (:FlemmaSandbox list)
+  local uv = vim and (vim.uv or vim.loop)
+  if uv then
+    local now = os.time()
+    uv.fs_utime(chat.dir .. "/.chat", now, now)
+  end
+  return true
+end
+
+return M

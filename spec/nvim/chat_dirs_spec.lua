@@ -1,0 +1,123 @@
+--- A chat's own /tmp and home_writable folders, kept on disk between its
+--- tool calls (policy/chat_dirs.lua), and :FlemmaSandbox list, reset,
+--- delete and gc (nvim/sandboxes.lua).
+local h = require("support.helpers")
+local n = require("support.nvim")
+local sandbox = require("flemma_sandbox")
+
+describe("a chat's own folders", function()
+  local dir, old_cwd, old_cache, notes, restore
+
+  --- Runs cmd as a tool command of the buffer; its result.
+  local function run_in(bufnr, cmd)
+    return n.run_job({ "bash", "-c", cmd }, { bufnr = bufnr, wrap = sandbox.wrapper(bufnr) })
+  end
+
+  local function wait_notes(count)
+    assert(vim.wait(10000, function()
+      return #notes >= count
+    end, 10))
+  end
+
+  before_each(function()
+    dir = h.tmpdir()
+    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = dir .. "/cache"
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj"))
+    vim.cmd("cd " .. vim.fn.fnameescape(dir .. "/proj"))
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD", "/tmp" } } })
+    notes, restore = n.capture_notify()
+  end)
+  after_each(function()
+    restore()
+    vim.cmd("silent! %bwipeout!")
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    vim.env.XDG_CACHE_HOME = old_cache
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  it("keep /tmp and ~/.cache from one call of a chat to the next; another chat has its own", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local r = run_in(a, "echo kept > /tmp/out.txt; mkdir -p ~/.cache/t && echo c > ~/.cache/t/f")
+    assert.are.equal(0, r.exit_code, r.stderr)
+    r = run_in(a, "cat /tmp/out.txt ~/.cache/t/f")
+    assert.are.equal("kept\nc\n", r.stdout, r.stderr)
+    -- another chat of the project: its own, empty
+    local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
+    r = run_in(b, "cat /tmp/out.txt ~/.cache/t/f")
+    assert.are_not.equal(0, r.exit_code)
+    assert.are.equal("", r.stdout)
+    -- control: a buffer without a file gets fresh folders each call, as before
+    local scratch = vim.api.nvim_create_buf(true, false)
+    run_in(scratch, "echo x > /tmp/out.txt")
+    r = run_in(scratch, "cat /tmp/out.txt")
+    assert.are_not.equal(0, r.exit_code)
+    -- on disk, under the cache folder, named after the chat
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(a)
+    assert.matches("^" .. vim.pesc(dir .. "/cache/flemma-sandbox/proj-") .. "%x+/a%-%x+$", chat.dir)
+    assert.are.equal("kept\n", h.read(chat.dir .. "/tmp/out.txt"))
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
+    assert.matches("kept:       /tmp, ~/%.cache[^\n]* of chat " .. vim.pesc(chat.name), status)
+  end)
+
+  it("hides every chat's folders from the sandbox, even where the cache folder is writable", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    assert.are.equal(0, run_in(a, "echo secret-of-a > /tmp/a.txt").exit_code)
+    local chat_a = require("flemma_sandbox.policy.chat_dirs").for_buffer(a)
+    assert.are.equal("secret-of-a\n", h.read(chat_a.dir .. "/tmp/a.txt"), "control: it is there on the host")
+    -- chat b's policy makes the cache folder writable
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD", dir .. "/cache" } } })
+    local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
+    local r =
+      run_in(b, "cat " .. h.shell_quote(chat_a.dir .. "/tmp/a.txt") .. "; ls " .. h.shell_quote(dir .. "/cache"))
+    assert.is_nil(r.stdout:find("secret-of-a", 1, true), r.stdout)
+    r = run_in(b, "ln -s / " .. h.shell_quote(dir .. "/cache/flemma-sandbox/planted"))
+    assert.are_not.equal(0, r.exit_code, "nothing can be made there")
+    assert.is_nil(require("flemma_sandbox.core").file_type(dir .. "/cache/flemma-sandbox/planted"))
+  end)
+
+  it("refuses to bind a chat folder that is a link (fail closed)", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    assert.are.equal(0, run_in(a, "true").exit_code)
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(a)
+    h.sh("rm -rf " .. h.shell_quote(chat.dir .. "/tmp") .. " && mkdir " .. h.shell_quote(dir .. "/elsewhere"))
+    h.sh("ln -s " .. h.shell_quote(dir .. "/elsewhere") .. " " .. h.shell_quote(chat.dir .. "/tmp"))
+    local argv, err = sandbox.wrap_command({ "true" }, a)
+    assert.is_nil(argv)
+    assert.matches("is not a folder %(a link%?%)", err)
+    -- control: a real folder again, and it runs
+    h.sh("rm " .. h.shell_quote(chat.dir .. "/tmp"))
+    assert.are.equal(0, run_in(a, "echo ok > /tmp/x").exit_code)
+    assert.is_nil(h.read(dir .. "/elsewhere/x"))
+  end)
+
+  it(":FlemmaSandbox list, reset, delete NAME and gc", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    run_in(a, "echo kept > /tmp/out.txt")
+    local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
+    run_in(b, "echo kept > /tmp/out.txt")
+    local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
+    local chat_a, chat_b = chat_dirs.for_buffer(a), chat_dirs.for_buffer(b)
+    local text = table.concat(require("flemma_sandbox.nvim.sandboxes").list_lines(), "\n")
+    assert.truthy(text:find(chat_a.name, 1, true), text)
+    assert.truthy(text:find(dir .. "/proj/b.chat", 1, true), text)
+    vim.api.nvim_set_current_buf(a)
+    vim.cmd("FlemmaSandbox reset")
+    wait_notes(1)
+    assert.is_nil(h.read(chat_a.dir .. "/tmp/out.txt"))
+    assert.are.equal("kept\n", h.read(chat_b.dir .. "/tmp/out.txt"), "only this chat's")
+    local r = run_in(a, "cat /tmp/out.txt")
+    assert.are_not.equal(0, r.exit_code)
+    vim.cmd("FlemmaSandbox delete " .. chat_b.name)
+    wait_notes(2)
+    assert.is_nil(require("flemma_sandbox.core").file_type(chat_b.dir))
+    -- gc: a chat whose file is gone
+    run_in(b, "true")
+    os.remove(dir .. "/proj/b.chat")
+    vim.cmd("FlemmaSandbox gc")
+    wait_notes(3)
+    assert.is_nil(require("flemma_sandbox.core").file_type(chat_b.dir))
+    assert.are.equal("directory", require("flemma_sandbox.core").file_type(chat_a.dir), "a's file is there")
+  end)
+end)
