@@ -20,7 +20,12 @@ function M.open(lines, row)
     width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
   end
   width = math.min(width, vim.o.columns - 4)
-  local height = math.min(#lines, vim.o.lines - 4)
+  -- a line wider than the window wraps: it takes more than one row
+  local rows = 0
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+  end
+  local height = math.min(rows, vim.o.lines - 4)
   local win = vim.api.nvim_open_win(buf, true, {
     relative = "editor",
     width = width,
