@@ -1,7 +1,8 @@
 --- make bench, part 2 (inside headless Neovim):
 ---  1. wall time of a `true` tool command through job.run, next to bare bwrap
 ---     started with jobstart
----  2. Neovim's peak memory (VmHWM) while a command prints 1 GB
+---  2. wrap_command for a chat buffer (its own folders) and a buffer without a file
+---  3. Neovim's peak memory (VmHWM) while a command prints 1 GB
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 package.path = "spec/?.lua;" .. package.path
 
@@ -82,6 +83,42 @@ for _, row in ipairs(rows) do
     samples[i] = now_ms() - t
   end
   print(string.format("%-26s median %6.2f ms  (%d runs)", row[1], median(samples), RUNS))
+end
+
+-- a chat's own folders: what wrap_command adds for a buffer with a file
+-- (its /tmp and home folders made once, then checked each call: folders,
+-- not links) next to a buffer without one
+do
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  local old_cache = vim.env.XDG_CACHE_HOME
+  vim.env.XDG_CACHE_HOME = dir .. "/cache"
+  vim.fn.writefile({ "@You:", "hi" }, dir .. "/bench.chat")
+  vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/bench.chat"))
+  local chat_buf = vim.api.nvim_get_current_buf()
+  local plain_buf = vim.api.nvim_create_buf(true, false)
+  local CALLS = 2000
+  local function per_call(bufnr)
+    assert(sandbox.wrap_command({ "true" }, bufnr))
+    local t0 = now_ms()
+    for _ = 1, CALLS do
+      sandbox.wrap_command({ "true" }, bufnr)
+    end
+    return (now_ms() - t0) * 1000 / CALLS
+  end
+  local plain, chat = per_call(plain_buf), per_call(chat_buf)
+  print(
+    string.format(
+      "wrap_command per call: buffer without a file %.0f us, chat buffer %.0f us (%.2fx: its folder writable, "
+        .. "its own folders checked)",
+      plain,
+      chat,
+      chat / plain
+    )
+  )
+  vim.cmd("bwipeout!")
+  vim.env.XDG_CACHE_HOME = old_cache
+  vim.fn.delete(dir, "rf")
 end
 
 local before = vm("VmRSS")

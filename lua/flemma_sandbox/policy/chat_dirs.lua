@@ -74,18 +74,22 @@ end
 ---@return boolean|nil ok, string|nil err
 function M.prepare(chat, subs)
   local base = surroundings.chats_base()
+  local checked = {}
   for _, sub in ipairs(subs) do
     local path = chat.dir .. "/" .. sub
-    local ok, err = core.make_dirs(path, 448) -- 0700
-    if not ok then
-      return nil, "flemma-sandbox: cannot make the chat's folder: " .. tostring(err)
+    if core.file_type(path) == nil then
+      local ok, err = core.make_dirs(path, 448) -- 0700
+      if not ok then
+        return nil, "flemma-sandbox: cannot make the chat's folder: " .. tostring(err)
+      end
     end
-    -- from the base down: folders, never links (fail closed)
+    -- from the base down: folders, never links (fail closed); each once
     local at = path
-    while at and #at >= #base do
+    while at and #at >= #base and not checked[at] do
       if core.file_type(at) ~= "directory" then
         return nil, "flemma-sandbox: " .. at .. " is not a folder (a link?): the chat's folders are not used"
       end
+      checked[at] = true
       at = at:match("^(.*)/[^/]+$")
     end
   end
