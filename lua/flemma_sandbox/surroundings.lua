@@ -184,11 +184,15 @@ local function xdg_home(var, fallback)
 end
 
 --- Where the chats' own folders are kept (policy/chat_dirs.lua):
---- $XDG_CACHE_HOME/flemma-sandbox, or ~/.cache/flemma-sandbox.
+--- $XDG_CACHE_HOME/flemma-sandbox, or ~/.cache/flemma-sandbox, with the
+--- cache folder's real path (~/.cache is often a link to another disk).
 ---@return string|nil path, string|nil err
 function M.chats_base()
-  local base, err = xdg_home("XDG_CACHE_HOME", "/.cache")
-  return base and (base .. "/flemma-sandbox"), err
+  local cache, err = xdg_home("XDG_CACHE_HOME", "/.cache")
+  if not cache then
+    return nil, err
+  end
+  return (core.resolve(cache, "/") or cache) .. "/flemma-sandbox"
 end
 
 --- The SHA-256 of text, in hex: Neovim's sha256(), or sha256sum under

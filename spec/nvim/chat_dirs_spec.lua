@@ -77,6 +77,20 @@ describe("a chat's own folders", function()
     assert.is_nil(require("flemma_sandbox.core").file_type(dir .. "/cache/flemma-sandbox/planted"))
   end)
 
+  it("works where the cache folder is a link to another folder (as ~/.cache often is)", function()
+    h.sh(
+      "mkdir -p " .. h.shell_quote(dir .. "/real-cache") .. " && ln -s real-cache " .. h.shell_quote(dir .. "/linked")
+    )
+    vim.env.XDG_CACHE_HOME = dir .. "/linked"
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local r = run_in(a, "echo kept > /tmp/out.txt")
+    assert.are.equal(0, r.exit_code, r.stderr)
+    assert.are.equal("kept\n", run_in(a, "cat /tmp/out.txt").stdout)
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(a)
+    assert.are.equal(1, vim.fn.isdirectory(dir .. "/real-cache/flemma-sandbox"))
+    assert.truthy(chat.dir:find(dir .. "/real-cache/", 1, true), chat.dir)
+  end)
+
   it("refuses to bind a chat folder that is a link (fail closed)", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     assert.are.equal(0, run_in(a, "true").exit_code)
