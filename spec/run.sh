@@ -35,11 +35,13 @@ passed=0
 failed=0
 status=0
 
-# our state (check files, the quarantine, trust records) in a folder of the
-# run's own, never the real one of whoever runs the specs
+# our state (check files, the quarantine, trust records) and the chats' own
+# folders (the cache) in folders of the run's own, never the real ones of
+# whoever runs the specs
 XDG_STATE_HOME=$(mktemp -d /tmp/flemma-spec-state.XXXXXX)
-export XDG_STATE_HOME
-trap 'rm -rf "$XDG_STATE_HOME"' EXIT
+XDG_CACHE_HOME=$(mktemp -d /tmp/flemma-spec-cache.XXXXXX)
+export XDG_STATE_HOME XDG_CACHE_HOME
+trap 'rm -rf "$XDG_STATE_HOME" "$XDG_CACHE_HOME"' EXIT
 
 # Flemma's own sandbox and tool specs (plenary, from FLEMMA_DIR and
 # PLENARY_DIR) with flemma-sandbox's bridge registered: they must still pass.

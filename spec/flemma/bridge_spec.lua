@@ -296,6 +296,7 @@ describe("flemma-sandbox inside Flemma", function()
   end)
 
   it("two calls of one Flemma chat share its /tmp; another chat does not see it", function()
+    local old_cache = vim.env.XDG_CACHE_HOME
     vim.env.XDG_CACHE_HOME = home .. "/.cache"
     setup_flemma()
     local cmd = "echo kept-" .. secret .. " > /tmp/kept.txt; echo written"
@@ -306,7 +307,7 @@ describe("flemma-sandbox inside Flemma", function()
     -- control: the other chat's /tmp is its own
     text = execute(project .. "/two.chat", "bash", { label = "t", command = "cat /tmp/kept.txt", timeout = 20 })
     assert.is_nil(text:find("kept-" .. secret, 1, true), text)
-    vim.env.XDG_CACHE_HOME = nil
+    vim.env.XDG_CACHE_HOME = old_cache
   end)
 
   it("passes Flemma's tools.bash.env, but not credential-like names", function()

@@ -31,7 +31,10 @@ describe("the chats' folders in a real terminal", function()
       "require('flemma_sandbox.run.job').run({ 'bash', '-c', 'echo hi > /tmp/k.txt' }, "
         .. "{ wrap = require('flemma_sandbox').wrapper(0), on_exit = function() vim.g.ran = 1 end })\n"
     )
-    local env = "env TERM=xterm-256color HOME=" .. h.shell_quote(t .. "/home")
+    local env = "env TERM=xterm-256color HOME="
+      .. h.shell_quote(t .. "/home")
+      .. " XDG_CACHE_HOME="
+      .. h.shell_quote(t .. "/home/.cache")
     term:start(
       "cd "
         .. h.shell_quote(t .. "/proj")
