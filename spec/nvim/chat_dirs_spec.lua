@@ -48,10 +48,16 @@ describe("a chat's own folders", function()
     r = run_in(b, "cat /tmp/out.txt ~/.cache/t/f")
     assert.are_not.equal(0, r.exit_code)
     assert.are.equal("", r.stdout)
-    -- control: a buffer without a file gets fresh folders each call, as before
+    -- control: a buffer without a file, or one that is not a chat, gets
+    -- fresh folders each call, as before
     local scratch = vim.api.nvim_create_buf(true, false)
     run_in(scratch, "echo x > /tmp/out.txt")
     r = run_in(scratch, "cat /tmp/out.txt")
+    assert.are_not.equal(0, r.exit_code)
+    vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/proj/code.lua"))
+    local code = vim.api.nvim_get_current_buf()
+    run_in(code, "echo x > /tmp/out.txt")
+    r = run_in(code, "cat /tmp/out.txt")
     assert.are_not.equal(0, r.exit_code)
     -- on disk, under the cache folder, named after the chat
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(a)

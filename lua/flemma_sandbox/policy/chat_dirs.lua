@@ -49,12 +49,28 @@ function M.chat_name(real_chat)
   return safe_name(stem):sub(1, 60) .. "-" .. surroundings.sha256(real_chat):sub(1, 8)
 end
 
---- The chat of a buffer with a file, in Neovim's working directory as its
---- project; nil for a buffer without a file (its calls get fresh folders).
+--- Whether a buffer is a chat: its file's name ends in ".chat", or
+--- Neovim set its filetype to "chat" (Flemma's).
+---@param bufnr integer
+---@param file string
+---@return boolean
+local function is_chat(bufnr, file)
+  if file:match("%.chat$") then
+    return true
+  end
+  local in_nvim = type(vim) == "table" and type(vim.api) == "table"
+  return in_nvim and bufnr ~= 0 and vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].filetype == "chat" or false
+end
+
+--- The chat of a chat buffer with a file, in Neovim's working directory as
+--- its project; nil for any other buffer (its calls get fresh folders).
 ---@param bufnr integer|nil
 ---@return flemma_sandbox.ChatDir|nil
 function M.for_buffer(bufnr)
   local file = bufnr and surroundings.buffer_file(bufnr)
+  if file and not is_chat(bufnr, file) then
+    return nil
+  end
   local cwd = surroundings.cwd()
   local chat = file and core.resolve(file, "/")
   local project = cwd and core.resolve(cwd, "/")
