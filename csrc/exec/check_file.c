@@ -24,6 +24,14 @@
 /* a scan index in use is touched once a day (csrc/shared/scan.c) */
 #define STALE_INDEX_SECONDS (7 * 24 * 60 * 60)
 
+/* Whether name is longer than suffix and ends with it. */
+static int has_suffix(const char *name, const char *suffix)
+{
+    size_t len = strlen(name), n = strlen(suffix);
+
+    return len > n && strcmp(name + len - n, suffix) == 0;
+}
+
 static void report(const char *what, const char *path, int errnum)
 {
     fprintf(stderr, "flemma-sandbox-exec: %s %s: %s\n", what, path ? path : "", strerror(errnum));
@@ -87,10 +95,9 @@ static int check_if_abandoned(const char *file, int earlier, int records_fd)
 
 int exec_check_running(const char *file)
 {
-    size_t len = strlen(file);
     int records_fd, checked;
 
-    if (len <= 8 || strcmp(file + len - 8, ".running") != 0) {
+    if (!has_suffix(file, ".running")) {
         report("--check-after must name a file ending in .running:", file, EINVAL);
         return -1;
     }
@@ -112,22 +119,19 @@ void exec_check_sweep(const char *dir_path, const char *own, int records_fd)
     if (!dir)
         return;
     while ((e = readdir(dir)) != NULL) {
-        size_t len = strlen(e->d_name);
         char file[4096];
         struct stat st;
 
         if (e->d_name[0] == '.' || (size_t)snprintf(file, sizeof(file), "%s/%s", dir_path, e->d_name) >= sizeof(file) ||
             strcmp(file, own) == 0)
             continue;
-        if ((len > 6 && strcmp(e->d_name + len - 6, ".check") == 0) ||
-            (len > 4 && strcmp(e->d_name + len - 4, ".new") == 0) ||
-            (len > 5 && strcmp(e->d_name + len - 5, ".sock") == 0) ||
-            (len > 8 && strcmp(e->d_name + len - 8, ".records") == 0)) {
+        if (has_suffix(e->d_name, ".check") || has_suffix(e->d_name, ".new") || has_suffix(e->d_name, ".sock") ||
+            has_suffix(e->d_name, ".records")) {
             if (lstat(file, &st) == 0 && st.st_mtime + STALE_SECONDS < time(NULL))
                 unlink(file);
             continue;
         }
-        if (len > 8 && strcmp(e->d_name + len - 8, ".running") == 0)
+        if (has_suffix(e->d_name, ".running"))
             check_if_abandoned(file, 1, records_fd);
     }
     closedir(dir);
@@ -143,12 +147,11 @@ void exec_check_sweep_index(const char *dir_path)
     if (!dir)
         return;
     while ((e = readdir(dir)) != NULL) {
-        size_t len = strlen(e->d_name);
         char file[4096];
         struct stat st;
-        int is_index = len > 4 && strcmp(e->d_name + len - 4, ".idx") == 0;
+        int is_index = has_suffix(e->d_name, ".idx");
 
-        if ((is_index || (len > 4 && strcmp(e->d_name + len - 4, ".tmp") == 0)) &&
+        if ((is_index || has_suffix(e->d_name, ".tmp")) &&
             (size_t)snprintf(file, sizeof(file), "%s/%s", dir_path, e->d_name) < sizeof(file) &&
             lstat(file, &st) == 0 && st.st_mtime + (is_index ? STALE_INDEX_SECONDS : STALE_SECONDS) < time(NULL))
             unlink(file);
@@ -163,7 +166,7 @@ int exec_check_take_up(const char *check_file, char *running, size_t n)
     size_t len = strlen(check_file);
     int fd;
 
-    if (len <= 6 || strcmp(check_file + len - 6, ".check") != 0 || len + 3 >= n) {
+    if (!has_suffix(check_file, ".check") || len + 3 >= n) {
         report("--check-file must end in .check:", check_file, EINVAL);
         return -1;
     }
@@ -188,7 +191,7 @@ int exec_check_write_up(const char *check_file, char **words, int count, char *r
     char fresh[4096];
     int fd, i;
 
-    if (len <= 6 || strcmp(check_file + len - 6, ".check") != 0 || len + 3 >= n || len + 3 >= sizeof(fresh)) {
+    if (!has_suffix(check_file, ".check") || len + 3 >= n || len + 3 >= sizeof(fresh)) {
         report("--check-words must name a file ending in .check:", check_file, EINVAL);
         return -1;
     }

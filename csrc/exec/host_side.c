@@ -316,6 +316,23 @@ static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opt
     }
 }
 
+/* A run given up before bwrap started: its check file and records file
+ * let go, what it opened closed and freed. The exit status to report. */
+static int give_up(int lock_fd, const char *running, int records_fd, fs_vec *opened, fs_vec *roots, fs_vec *masks)
+{
+    if (lock_fd >= 0) {
+        unlink(running);
+        close(lock_fd);
+    }
+    if (records_fd >= 0)
+        close(records_fd);
+    close_all(opened);
+    fs_vec_free(opened);
+    fs_vec_free(roots);
+    fs_vec_free(masks);
+    return EXIT_SETUP;
+}
+
 int exec_host_run(const exec_host_opts *o, char **cmd, int n)
 {
     sigset_t set, old;
@@ -370,13 +387,7 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
             /* fail closed: without its masks the command would see secrets */
             fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
             fs_record(records_fd, "setup_failed", "error", plan_err.msg, FS_RECORD_END);
-            unlink(running);
-            close(lock_fd);
-            close_all(&opened);
-            fs_vec_free(&opened);
-            fs_vec_free(&roots);
-            fs_vec_free(&masks);
-            return EXIT_SETUP;
+            return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
         }
     }
     if (exec_userns_gate_open(&gate, o->inotify_instances, o->inotify_watches) != 0) {
@@ -388,15 +399,7 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
     }
     if (!argv) {
         exec_userns_gate_close(&gate);
-        if (lock_fd >= 0) {
-            unlink(running);
-            close(lock_fd);
-        }
-        close_all(&opened);
-        fs_vec_free(&opened);
-        fs_vec_free(&roots);
-        fs_vec_free(&masks);
-        return EXIT_SETUP;
+        return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
     }
     if (o->proxy_socket) {
         fs_err proxy_err;
@@ -407,16 +410,8 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
             fprintf(stderr, "flemma-sandbox-exec: %s\n", proxy_err.msg);
             fs_record(records_fd, "setup_failed", "error", proxy_err.msg, FS_RECORD_END);
             exec_userns_gate_close(&gate);
-            if (lock_fd >= 0) {
-                unlink(running);
-                close(lock_fd);
-            }
             free(argv);
-            close_all(&opened);
-            fs_vec_free(&opened);
-            fs_vec_free(&roots);
-            fs_vec_free(&masks);
-            return EXIT_SETUP;
+            return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
         }
     }
     /* before bwrap starts: a name replaced from now on is caught */
