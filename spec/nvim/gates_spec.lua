@@ -2,18 +2,8 @@
 --- Neovim's environment and tools.enabled = false (config/gates.lua).
 local h = require("support.helpers")
 local sandbox = require("flemma_sandbox")
-local tools = require("flemma_sandbox.tools")
 
-local function run(name, input, opts)
-  local result
-  tools.run(name, input, opts or {}, function(r)
-    result = r
-  end)
-  assert.truthy(vim.wait(20000, function()
-    return result ~= nil
-  end, 10))
-  return result
-end
+local run = require("support.nvim").run_tool
 
 describe("tool calls off", function()
   local dir, old_cwd

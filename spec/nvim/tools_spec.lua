@@ -3,16 +3,7 @@ local approval = require("flemma_sandbox.questions")
 local sandbox = require("flemma_sandbox")
 local tools = require("flemma_sandbox.tools")
 
-local function run(name, input, opts)
-  local result
-  tools.run(name, input, opts or {}, function(r)
-    result = r
-  end)
-  assert.truthy(vim.wait(20000, function()
-    return result ~= nil
-  end, 10))
-  return result
-end
+local run = require("support.nvim").run_tool
 
 describe("tools", function()
   local dir, asked, old_cwd, old_xdg

@@ -31,6 +31,25 @@ function M.open_chat(path, lines)
   return vim.api.nvim_get_current_buf()
 end
 
+--- Runs a tool call through flemma_sandbox.tools and waits for its result.
+---@param name string
+---@param input table
+---@param opts? table tools.run's options
+---@return table result
+function M.run_tool(name, input, opts)
+  local result
+  require("flemma_sandbox.tools").run(name, input, opts or {}, function(r)
+    result = r
+  end)
+  assert(
+    vim.wait(20000, function()
+      return result ~= nil
+    end, 10),
+    "the tool call did not finish"
+  )
+  return result
+end
+
 --- Runs job.run and waits (processing events) until on_exit fired.
 ---@return flemma_sandbox.JobResult result, flemma_sandbox.JobHandle handle
 function M.run_job(argv, opts, wait_ms)
