@@ -7,7 +7,7 @@ local util = require("flemma_sandbox.util")
 ---@field deny_read string[] paths hidden inside the sandbox ("!entry" removes one)
 ---@field home_allow string[] what the private home folder shows, read-only ("!entry" removes one; "~": the whole home)
 ---@field home_writable string[] folders of the private home a command may write (each its own empty tmpfs, thrown
---- away after the command); the rest of it is read-only ("~": all of it writable)
+--- away after the command; a chat keeps its own); the rest of it is read-only ("~": all of it writable)
 ---@field deny_write string[] paths kept read-only inside writable folders ("!entry" removes one)
 ---@field secret_files string[] name patterns hidden when found anywhere in a project
 ---@field secret_scan_depth integer how many levels the secret scan looks down (0: off; default 64, the whole tree)
