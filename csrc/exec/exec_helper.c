@@ -34,10 +34,12 @@
 #include "fd_io.h"
 #include "host_side.h"
 #include "landlock.h"
+#include "live_attach.h"
 #include "proxy_bridge.h"
 #include "scan.h"
 #include "seccomp.h"
 #include "status.h"
+#include "supervisor.h"
 
 #define EXIT_SETUP 126
 
@@ -156,6 +158,9 @@ static int usage(void)
           "                           [--disk-reserve MB] [--inotify-instances N] [--inotify-watches N]\n"
           "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
           "                           -- BWRAP [ARG]...\n"
+          "       flemma-sandbox-exec --live DIR --owner PID [--idle-ttl S] [the host side's options]\n"
+          "                           -- BWRAP [ARG]...   (a call in a chat's live sandbox)\n"
+          "       flemma-sandbox-exec --live-stop DIR | --live-info DIR\n"
           "       flemma-sandbox-exec --index-repos INDEX_DIR ROOT...\n"
           "       flemma-sandbox-exec --check-after NAME.running\n"
           "       flemma-sandbox-exec --info\n",
@@ -166,7 +171,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     exec_host_opts host;
-    int i, seccomp = 0, scope = 0, host_side = 0, rc, bridge_port = 0;
+    int i, seccomp = 0, scope = 0, host_side = 0, rc, bridge_port = 0, supervise_fd = -1;
     const char *bridge_socket = NULL;
 
     memset(&host, 0, sizeof(host));
@@ -177,6 +182,10 @@ int main(int argc, char **argv)
         return index_repos(argv[2], argv + 3, argc - 3);
     if (argc == 3 && strcmp(argv[1], "--check-after") == 0)
         return exec_check_running(argv[2]) < 0 ? 2 : 0;
+    if (argc == 3 && strcmp(argv[1], "--live-stop") == 0)
+        return exec_live_stop(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "--live-info") == 0)
+        return exec_live_info(argv[2]);
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         int has_value = i + 1 < argc;
 
@@ -254,6 +263,36 @@ int main(int argc, char **argv)
                 host.inotify_watches = count;
             host_side = 1;
             i++;
+        } else if (strcmp(argv[i], "--live") == 0 && has_value) {
+            host.live_dir = argv[++i];
+            host_side = 1;
+        } else if ((strcmp(argv[i], "--owner") == 0 || strcmp(argv[i], "--idle-ttl") == 0 ||
+                    strcmp(argv[i], "--supervise") == 0) &&
+                   has_value) {
+            char *end;
+            long value = strtol(argv[i + 1], &end, 10);
+
+            if (*end != '\0' || value < 0 || value > INT_MAX)
+                return usage();
+            if (argv[i][2] == 'o') {
+                host.owner_pid = value;
+                host_side = 1;
+            } else if (argv[i][2] == 'i') {
+                host.idle_ttl_s = value; /* the attach passes it on to the supervisor */
+            } else {
+                supervise_fd = (int)value;
+            }
+            i++;
+        } else if (strcmp(argv[i], "--live-keeper") == 0 && i + 2 < argc) {
+            char *end1, *end2;
+            long fd = strtol(argv[i + 1], &end1, 10), owner = strtol(argv[i + 2], &end2, 10);
+
+            if (*end1 != '\0' || *end2 != '\0' || fd < 3 || fd > INT_MAX || owner < 1)
+                return usage();
+            host.listen_fd = (int)fd;
+            host.owner_pid = owner;
+            host_side = 1;
+            i += 2;
         } else if (strcmp(argv[i], "--clearenv") == 0) {
             host.clear_env = 1;
             host_side = 1;
@@ -269,8 +308,11 @@ int main(int argc, char **argv)
             return usage();
         }
     }
-    if (i + 1 >= argc || (host_side && (seccomp || scope || bridge_socket)))
+    if ((supervise_fd < 0 && i + 1 >= argc) || (host_side && (seccomp || scope || bridge_socket || supervise_fd >= 0)) ||
+        (supervise_fd >= 0 && i < argc) || (host.live_dir && (!host.check_file || host.owner_pid <= 0)))
         return usage();
+    if (host.live_dir)
+        return exec_live_run(&host, argv[0], argv + i + 1, argc - i - 1);
     if (host_side)
         return exec_host_run(&host, argv + i + 1, argc - i - 1);
     if ((seccomp || scope) && (rc = set_no_new_privs()) != 0)
@@ -281,6 +323,8 @@ int main(int argc, char **argv)
         return rc;
     if (bridge_socket && exec_proxy_bridge_start(bridge_socket, bridge_port) != 0)
         return die("the network bridge to the proxy", strerror(errno));
+    if (supervise_fd >= 0)
+        return exec_supervise(supervise_fd, host.idle_ttl_s);
     execvp(argv[i + 1], argv + i + 1);
     rc = errno;
     fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], strerror(rc));

@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -202,14 +203,14 @@ static int stop_if_watch_says(pid_t child, exec_run_watch *watch, long long *dea
 }
 
 static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opts *o, exec_run_watch *watch,
-                           int records_fd, int *stopped)
+                           int records_fd, int owner_fd, int *stopped)
 {
     long long deadline = o->time_limit_ms > 0 ? now_ms() + o->time_limit_ms : 0;
     int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), status;
 
     *stopped = 0;
     for (;;) {
-        struct pollfd p[2];
+        struct pollfd p[3];
         struct signalfd_siginfo info;
         int watching = *stopped == 0;
         long wait_ms = watching ? exec_run_watch_wait_ms(watch, now_ms()) : -1;
@@ -233,7 +234,16 @@ static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opt
         p[0].events = POLLIN;
         p[1].fd = watching ? exec_run_watch_fd(watch) : -1;
         p[1].events = POLLIN;
-        poll(p, 2, left < 0 ? -1 : (int)left);
+        p[2].fd = owner_fd;
+        p[2].events = POLLIN;
+        if (o->owner_pid > 0 && owner_fd < 0 && (left < 0 || left > 1000))
+            left = 1000; /* no pidfd: the owner is looked at every second */
+        poll(p, 3, left < 0 ? -1 : (int)left);
+        if (o->owner_pid > 0 && ((p[2].revents & POLLIN) || (owner_fd < 0 && kill((pid_t)o->owner_pid, 0) != 0)) &&
+            !*stopped) {
+            kill_bwrap(child); /* Neovim is gone: so is the chat's sandbox */
+            *stopped = 3;
+        }
         /* an event, or the time the watch asked for */
         if (watching && ((p[1].fd >= 0 && (p[1].revents & POLLIN)) || exec_run_watch_wait_ms(watch, now_ms()) == 0) &&
             stop_if_watch_says(child, watch, &deadline, records_fd))
@@ -272,7 +282,7 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
     char fdtext[16], running[4096], runs_dir[4096], why[512];
     char **argv;
     char *slash, *front[4];
-    int args_fd, lock_fd = -1, records_fd = -1, rc, stopped, nfront = 0, gate_failed = 0;
+    int args_fd, lock_fd = -1, records_fd = -1, owner_fd = -1, rc, stopped, nfront = 0, gate_failed = 0;
     exec_userns_gate gate;
     pid_t child, proxy = -1, self = getpid();
     fs_vec masks, opened, roots;
@@ -300,9 +310,20 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
     /* when Neovim dies, still stop the sandbox and check */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() == 1)
-        kill(self, SIGTERM);
+    if (o->owner_pid > 0) {
+        /* a chat's live sandbox outlives the call that started it, not Neovim */
+#ifdef SYS_pidfd_open
+        owner_fd = (int)syscall(SYS_pidfd_open, (pid_t)o->owner_pid, 0);
+#else
+        errno = ENOSYS;
+#endif
+        if (owner_fd < 0 && errno == ESRCH)
+            return setup_error("the sandbox's owner is gone:", NULL, ESRCH);
+    } else {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() == 1)
+            kill(self, SIGTERM);
+    }
     if (o->check_file) {
         lock_fd = o->check_words
                       ? exec_check_write_up(o->check_file, o->check_words, o->check_count, running, sizeof(running))
@@ -359,6 +380,8 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
         if (lock_fd >= 0)
             close(lock_fd);
         keep_for_exec(&opened);
+        if (o->listen_fd > 0)
+            fcntl(o->listen_fd, F_SETFD, 0); /* the supervisor's socket */
         exec_userns_gate_child(&gate);
         sigprocmask(SIG_SETMASK, &old, NULL);
         exec_command(o, argv);
@@ -375,7 +398,7 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
         gate_failed = 1;
     }
     exec_userns_gate_close(&gate);
-    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o, &watch, records_fd, &stopped);
+    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o, &watch, records_fd, owner_fd, &stopped);
     if (gate_failed)
         rc = EXIT_SETUP;
     exec_run_watch_free(&watch);
@@ -395,6 +418,8 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
     }
     if (records_fd >= 0)
         close(records_fd);
+    if (owner_fd >= 0)
+        close(owner_fd);
     free(argv);
     fs_vec_free(&opened);
     fs_vec_free(&roots);

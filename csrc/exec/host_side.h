@@ -22,6 +22,11 @@ typedef struct {
     const char *proxy_socket; /* the allowlist proxy for this run listens here, or NULL */
     char *proxy_rules[EXEC_HOST_PROXY_RULES]; /* "--allow", ENTRY, "--deny", ENTRY, ... */
     int proxy_rule_count;
+    /* a chat's live sandbox (live_attach.h) */
+    const char *live_dir; /* --live: its folder in our state folder, or NULL */
+    long idle_ttl_s;      /* --idle-ttl: its supervisor ends after this long without a call (0: never) */
+    long owner_pid;       /* --owner: it ends when this process (Neovim) does */
+    int listen_fd;        /* --live-keeper: the socket its supervisor serves (inherited by bwrap), or 0 */
 } exec_host_opts;
 
 /* Runs cmd (bwrap and its arguments, NULL-terminated, n items) and returns

@@ -7,6 +7,7 @@
 local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
+local live = require("flemma_sandbox.backends.live")
 local probe = require("flemma_sandbox.backends.bwrap_probe")
 
 local M = {}
@@ -101,9 +102,18 @@ function M.wrap(policy, backend_config, inner_cmd)
   if not base then
     return nil, berr
   end
+  -- a chat's calls share its sandbox, and so its proxy
+  local live_dir = nil
+  if live.wanted(policy) then
+    local derr
+    live_dir, derr = live.dir_for(policy.chat)
+    if not live_dir then
+      return nil, "flemma-sandbox: no state folder for the chat's sandbox: " .. tostring(derr)
+    end
+  end
   local proxy = {}
   if client.uses_proxy(policy) then
-    local socket = base .. ".sock"
+    local socket = live_dir and live_dir .. "/proxy.sock" or base .. ".sock"
     if #socket >= 108 then
       return nil,
         "flemma-sandbox: the network proxy's socket path is too long for a unix socket ("
@@ -203,6 +213,22 @@ function M.wrap(policy, backend_config, inner_cmd)
     return nil, cerr
   end
   local out = { helper }
+  if live_dir then
+    local sandboxes = policy.sandboxes
+    for _, word in ipairs(live.options(live_dir, sandboxes)) do
+      out[#out + 1] = word
+    end
+    local capped = live.touch(helper, live_dir, policy.chat, sandboxes)
+    if capped and type(vim) == "table" then
+      require("flemma_sandbox.notice").say(
+        string.format(
+          "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",
+          capped,
+          sandboxes.max_running
+        )
+      )
+    end
+  end
   for _, word in ipairs(check) do
     out[#out + 1] = word
   end

@@ -197,6 +197,7 @@ local CHECK_FIELDS = {
   "show_paths",
   "secret_scan",
   "persist_sources",
+  "persist_paths",
 }
 
 ---@type { fields: any[], words: string[], bytes: integer }|nil
@@ -256,14 +257,24 @@ local function policy_words(policy, quarantine, index)
   for _, path in ipairs(policy.private_paths or {}) do
     in_tmpfs[path] = true
   end
+  -- a chat's own folders stand at these paths, not the host's
+  local persisted = {}
+  for _, path in ipairs(policy.persist_paths or {}) do
+    persisted[path] = true
+  end
+  add("private", policy.persist_paths)
   for _, path in ipairs(policy.rw_paths or {}) do
-    if not in_tmpfs[path] then
+    if not in_tmpfs[path] and not persisted[path] then
       add("disk", { path })
     end
   end
   -- a chat's own /tmp and home folders are on the host's disk too
   add("disk", policy.persist_sources)
-  add("visible", policy.rw_paths)
+  for _, path in ipairs(policy.rw_paths or {}) do
+    if not persisted[path] then
+      add("visible", { path })
+    end
+  end
   add("visible", policy.show_paths)
   local scan = policy.secret_scan
   if scan and #scan.roots > 0 then

@@ -193,6 +193,8 @@ function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
   -- the cap holds even where no job runner applies a timeout (Flemma), and
   -- whatever timeout the model asked a tool for
   resolved.time_limit_ms = cfg.tools.max_timeout_ms
+  -- a chat's calls share its live sandbox (backends/live.lua) unless it is off
+  resolved.sandboxes = cfg.sandboxes
   return wrap(resolved, backend_config, inner_cmd)
 end
 

@@ -50,6 +50,14 @@ local util = require("flemma_sandbox.util")
 ---@field backends table<string, table> each backend's own settings, by its name
 ---@field approval table<string, "allow"|"ask"|"deny"> per tool
 ---@field tools flemma_sandbox.ToolsConfig the tools a model calls
+---@field sandboxes flemma_sandbox.SandboxesConfig a chat's own sandbox, kept running between its tool calls
+
+---@class flemma_sandbox.SandboxesConfig
+---@field live boolean a chat's tool calls run in one sandbox that lives between them (its processes too); off:
+--- a fresh sandbox for each call (the chat's folders are kept either way)
+---@field idle_ttl_s integer a chat's sandbox is stopped after this many seconds without a call (its files stay)
+---@field max_running integer at most this many chats' sandboxes run at once; past it the one used longest ago is
+--- stopped (its files stay)
 
 ---@class flemma_sandbox.ToolsConfig
 ---@field enabled boolean off: every tool call is refused (so is FLEMMA_SANDBOX_TOOLS=off in Neovim's environment)
@@ -117,6 +125,11 @@ local M = {
     max_parallel = 4,
     output_file_max_bytes = 104857600,
     cache_max_bytes = 1073741824,
+  },
+  sandboxes = {
+    live = true,
+    idle_ttl_s = 900,
+    max_running = 4,
   },
 }
 

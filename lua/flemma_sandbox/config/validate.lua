@@ -178,6 +178,25 @@ local function check_tools(key, tools)
   end
 end
 
+local function check_sandboxes(key, sandboxes)
+  if type(sandboxes) ~= "table" then
+    return type_error(key, "table", sandboxes)
+  end
+  local err = check_keys(key, sandboxes, DEFAULTS.sandboxes)
+  if err then
+    return err
+  end
+  if sandboxes.live ~= nil and type(sandboxes.live) ~= "boolean" then
+    return type_error(key .. ".live", "boolean", sandboxes.live)
+  end
+  for _, name in ipairs({ "idle_ttl_s", "max_running" }) do
+    local v = sandboxes[name]
+    if v ~= nil and (type(v) ~= "number" or v < 1 or v % 1 ~= 0) then
+      return string.format("%s.%s: expected a positive whole number, got %s", key, name, tostring(v))
+    end
+  end
+end
+
 --- Checks a (partial) sandbox config table.
 ---@param cfg any
 ---@param key? string prefix for messages, default "sandbox"
@@ -205,6 +224,9 @@ function M.validate(cfg, key)
   end
   if not err and cfg.tools ~= nil then
     err = check_tools(key .. ".tools", cfg.tools)
+  end
+  if not err and cfg.sandboxes ~= nil then
+    err = check_sandboxes(key .. ".sandboxes", cfg.sandboxes)
   end
   return err == nil, err
 end

@@ -175,6 +175,9 @@ function M.persist(chat, private)
     if f.path == "/tmp" then
       sub = "tmp"
       f.rule = "this chat's /tmp (kept between its commands until :FlemmaSandbox reset)"
+    elseif f.path == "/run" then
+      sub = "run"
+      f.rule = "this chat's /run (kept between its commands until :FlemmaSandbox reset)"
     elseif util.contains(private.inner, f.path) and home and core.is_within(f.path, home) then
       sub = "home" .. f.path:sub(#home + 1)
       f.rule = "this chat's " .. f.path .. " (policy.home_writable: kept between its commands until reset)"
@@ -241,6 +244,14 @@ local function resolve_fresh(policy, bufnr, looked)
   local chats_real = chats_base and core.resolve(chats_base, "/")
   if chats_real and core.exists(chats_real) and not out_of_view(chats_real) then
     hidden[#hidden + 1] = { path = chats_real, rule = "the chats' own folders (each chat sees only its own)" }
+  end
+  -- the live sandboxes' sockets (backends/live.lua): a socket on a
+  -- read-only bind still connects, and another chat's sandbox is another
+  -- policy
+  local live_base = chat and surroundings.state_dir("live")
+  local live_real = live_base and core.resolve(live_base, "/")
+  if live_real and core.exists(live_real) and not out_of_view(live_real) then
+    hidden[#hidden + 1] = { path = live_real, rule = "the chats' live sandboxes (their sockets)" }
   end
   local chat_file = surroundings.buffer_file(bufnr)
   -- the ".git/" rule stands for every repository in the projects

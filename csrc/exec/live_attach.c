@@ -1,0 +1,460 @@
+/* A call in a chat's live sandbox (live_attach.h): the plan and the key,
+ * the keeper found or started, the call relayed. */
+#define _GNU_SOURCE
+#include "live_attach.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_file.h"
+#include "fd_io.h"
+#include "live_dir.h"
+#include "live_relay.h"
+#include "live_wire.h"
+#include "record.h"
+#include "run_plan.h"
+#include "status.h"
+
+#define EXIT_SETUP 126
+/* how long a call waits for the keeper it replaces to end */
+#define REPLACE_MS 5000
+
+/* What the call holds while it runs: its check file and records, the
+ * live folder, the plan's masks and the key made of them. */
+typedef struct {
+    int dirfd, check_fd, records_fd, lock_fd;
+    char running[4096];
+    fs_buf check_before; /* the check file as Neovim asked (the keeper's) */
+    fs_buf key;
+    fs_vec masks;
+    size_t inner_at; /* the inner helper's "--" in cmd */
+    int started_keeper, replaced;
+} live_call;
+
+static int fail(live_call *c, const char *what, int errnum)
+{
+    char text[512];
+
+    snprintf(text, sizeof(text), "the chat's sandbox: %s%s%s", what, errnum ? ": " : "", errnum ? strerror(errnum) : "");
+    fprintf(stderr, "flemma-sandbox-exec: %s\n", text);
+    fs_record(c->records_fd, "setup_failed", "error", text, FS_RECORD_END);
+    return EXIT_SETUP;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int read_fd_all(int fd, fs_buf *out)
+{
+    char chunk[8192];
+    ssize_t got;
+
+    fs_buf_truncate(out, 0);
+    while ((got = pread(fd, chunk, sizeof(chunk), (off_t)out->len)) > 0)
+        if (fs_buf_append(out, chunk, (size_t)got) != 0)
+            return -1;
+    return got < 0 ? -1 : 0;
+}
+
+static int add_word(fs_buf *b, const char *w)
+{
+    return fs_buf_append(b, w, strlen(w) + 1);
+}
+
+/* The sandbox's key: every host option that shapes it, the check file
+ * with what the plan found now, bwrap's and the inner helper's words (and
+ * the args file's), and the masks, with the numbers of the descriptors
+ * they bind left out (they differ from run to run). */
+static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
+{
+    fs_buf check, args;
+    char num[64];
+    size_t i;
+    int rc = 0, j;
+
+    fs_buf_init(&check);
+    fs_buf_init(&args);
+    snprintf(num, sizeof(num), "%d %ld %ld %ld %ld", o->clear_env, o->disk_reserve_mb, o->inotify_instances,
+             o->inotify_watches, o->idle_ttl_s);
+    rc |= add_word(&c->key, "flemma-sandbox live 1") | add_word(&c->key, num);
+    rc |= add_word(&c->key, o->proxy_socket ? o->proxy_socket : "-");
+    for (j = 0; j < o->proxy_rule_count; j++)
+        rc |= add_word(&c->key, o->proxy_rules[j]);
+    rc |= read_fd_all(c->check_fd, &check);
+    rc |= fs_buf_append(&c->key, check.data ? check.data : "", check.len);
+    for (i = 0; i < c->inner_at; i++)
+        rc |= add_word(&c->key, cmd[i]);
+    if (o->args_file) {
+        int fd = open(o->args_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+        rc |= fd < 0 ? -1 : read_fd_all(fd, &args);
+        if (fd >= 0)
+            close(fd);
+        rc |= fs_buf_append(&c->key, args.data ? args.data : "", args.len);
+    }
+    for (i = 0; i < c->masks.len; i++)
+        rc |= add_word(&c->key, i > 0 && strcmp(c->masks.items[i - 1], "--ro-bind-fd") == 0 ? "#" : c->masks.items[i]);
+    fs_buf_free(&check);
+    fs_buf_free(&args);
+    return rc ? -1 : 0;
+}
+
+/* The keeper's argv: this helper as the sandbox's host side, its check
+ * file (the one Neovim asked for, before this call's plan), the host
+ * options, bwrap's words up to the inner helper's "--", and the
+ * supervisor's. */
+static char **keeper_argv(const live_call *c, const exec_host_opts *o, const char *self, char **cmd, int listen_fd,
+                          char *texts)
+{
+    char **argv = calloc((size_t)o->proxy_rule_count + c->inner_at + 32, sizeof(char *));
+    char *fd_text = texts, *owner_text = texts + 32, *reserve = texts + 64, *inst = texts + 96, *watches = texts + 128,
+         *ttl = texts + 160;
+    size_t i, at = 0;
+    int j;
+
+    if (!argv)
+        return NULL;
+    snprintf(fd_text, 32, "%d", listen_fd);
+    snprintf(owner_text, 32, "%ld", o->owner_pid);
+    argv[at++] = (char *)self;
+    argv[at++] = (char *)"--live-keeper";
+    argv[at++] = fd_text;
+    argv[at++] = owner_text;
+    argv[at++] = (char *)"--check-file";
+    argv[at++] = (char *)"keeper.check"; /* relative: the keeper runs in the folder */
+    if (o->clear_env)
+        argv[at++] = (char *)"--clearenv";
+    if (o->args_file) {
+        argv[at++] = (char *)"--args-file";
+        argv[at++] = (char *)"keeper.args";
+    }
+    if (o->disk_reserve_mb > 0) {
+        snprintf(reserve, 32, "%ld", o->disk_reserve_mb);
+        argv[at++] = (char *)"--disk-reserve";
+        argv[at++] = reserve;
+    }
+    if (o->inotify_instances > 0) {
+        snprintf(inst, 32, "%ld", o->inotify_instances);
+        argv[at++] = (char *)"--inotify-instances";
+        argv[at++] = inst;
+    }
+    if (o->inotify_watches > 0) {
+        snprintf(watches, 32, "%ld", o->inotify_watches);
+        argv[at++] = (char *)"--inotify-watches";
+        argv[at++] = watches;
+    }
+    if (o->proxy_socket) {
+        argv[at++] = (char *)"--proxy";
+        argv[at++] = (char *)o->proxy_socket;
+        for (j = 0; j < o->proxy_rule_count; j++)
+            argv[at++] = o->proxy_rules[j];
+    }
+    argv[at++] = (char *)"--";
+    for (i = 0; i < c->inner_at; i++)
+        argv[at++] = cmd[i];
+    argv[at++] = (char *)"--supervise";
+    argv[at++] = fd_text;
+    if (o->idle_ttl_s > 0) {
+        snprintf(ttl, 32, "%ld", o->idle_ttl_s);
+        argv[at++] = (char *)"--idle-ttl";
+        argv[at++] = ttl;
+    }
+    return argv;
+}
+
+static int copy_file(int dirfd, const char *from, const char *to)
+{
+    fs_buf data;
+    int fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc;
+
+    fs_buf_init(&data);
+    rc = fd < 0 ? -1 : read_fd_all(fd, &data);
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0)
+        rc = exec_live_write(dirfd, to, data.data ? data.data : "", data.len);
+    fs_buf_free(&data);
+    return rc;
+}
+
+/* Starts the keeper, with the lock (held by lock_fd) passed on to it. */
+static int start_keeper(live_call *c, const exec_host_opts *o, const char *self, char **cmd)
+{
+    struct sockaddr_un addr;
+    char texts[192], pid_text[24];
+    char **argv;
+    int listen_fd, records, log_fd, status;
+    pid_t first, keeper = 0;
+
+    if (exec_live_write(c->dirfd, "key", c->key.data, c->key.len) != 0 ||
+        exec_live_write(c->dirfd, "keeper.check", c->check_before.data ? c->check_before.data : "",
+                        c->check_before.len) != 0 ||
+        (o->args_file && copy_file(c->dirfd, o->args_file, "keeper.args") != 0))
+        return fail(c, "cannot write its folder", errno);
+    records = openat(c->dirfd, "keeper.records", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    log_fd = openat(c->dirfd, "keeper.log", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (records >= 0)
+        close(records);
+    if (log_fd < 0)
+        return fail(c, "cannot write its log", errno);
+    unlinkat(c->dirfd, "socket", 0);
+    memset(&addr, 0, sizeof(addr));
+    addr.sun_family = AF_UNIX;
+    exec_live_path_in(c->dirfd, "socket", addr.sun_path, sizeof(addr.sun_path));
+    listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(listen_fd, 64) != 0) {
+        if (listen_fd >= 0)
+            close(listen_fd);
+        close(log_fd);
+        return fail(c, "cannot make its socket", errno);
+    }
+    argv = keeper_argv(c, o, self, cmd, listen_fd, texts);
+    if (!argv) {
+        close(listen_fd);
+        close(log_fd);
+        return fail(c, "out of memory", ENOMEM);
+    }
+    /* twice forked, in a session of its own: no child of this call (a
+     * cancel signals the call's tree), and no parent to die with; it
+     * watches Neovim instead (--owner) */
+    first = fork();
+    if (first == 0) {
+        setsid();
+        keeper = fork();
+        if (keeper == 0) {
+            int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+            if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0 ||
+                fchdir(c->dirfd) != 0)
+                _exit(EXIT_SETUP);
+            fcntl(listen_fd, F_SETFD, 0);
+            fcntl(c->lock_fd, F_SETFD, 0); /* the lock goes with the keeper */
+            execv(self, argv);
+            _exit(EXIT_SETUP);
+        }
+        snprintf(pid_text, sizeof(pid_text), "%d", keeper > 0 ? (int)keeper : 0);
+        exec_live_write(c->dirfd, "pid", pid_text, strlen(pid_text));
+        _exit(keeper > 0 ? 0 : EXIT_SETUP);
+    }
+    free(argv);
+    close(listen_fd);
+    close(log_fd);
+    if (first < 0 || waitpid(first, &status, 0) != first || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return fail(c, "cannot start its keeper", errno);
+    c->started_keeper = 1;
+    return 0;
+}
+
+/* Finds the keeper of the folder with this call's key, or starts one
+ * (stopping one with another key first). 0, or an exit status. */
+static int find_or_start(live_call *c, const exec_host_opts *o, const char *self, char **cmd)
+{
+    long long give_up = now_ms() + REPLACE_MS;
+    pid_t signalled = 0;
+    fs_buf key;
+    int rc;
+
+    fs_buf_init(&key);
+    for (;;) {
+        if (exec_live_take_lock(c->lock_fd, 0) == 0) {
+            rc = start_keeper(c, o, self, cmd);
+            break;
+        }
+        if (exec_live_read(c->dirfd, "key", &key) == 0 && key.len == c->key.len &&
+            memcmp(key.data, c->key.data, key.len) == 0) {
+            rc = 0; /* the same sandbox: join it */
+            break;
+        }
+        if (now_ms() > give_up) {
+            rc = fail(c, "its keeper with another policy would not stop", ETIMEDOUT);
+            break;
+        }
+        if (!signalled && (signalled = exec_live_keeper_pid(c->dirfd)) > 0) {
+            kill(signalled, SIGTERM);
+            c->replaced = 1;
+        }
+        {
+            struct timespec pause = {0, 5 * 1000 * 1000};
+
+            nanosleep(&pause, NULL);
+        }
+    }
+    fs_buf_free(&key);
+    return rc;
+}
+
+/* Copies what the keeper's proxy recorded since from to this call's records. */
+static void copy_records_since(const live_call *c, off_t from)
+{
+    char chunk[8192];
+    ssize_t got;
+    int fd = openat(c->dirfd, "keeper.records", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0)
+        return;
+    if (c->records_fd >= 0)
+        while ((got = pread(fd, chunk, sizeof(chunk), from)) > 0) {
+            if (fs_write_all(c->records_fd, chunk, (size_t)got) != 0)
+                break;
+            from += got;
+        }
+    close(fd);
+}
+
+static off_t records_size(const live_call *c)
+{
+    struct stat st;
+
+    return fstatat(c->dirfd, "keeper.records", &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_size : 0;
+}
+
+/* What the keeper and bwrap said, for a sandbox that never ran the call
+ * (bwrap's own "Can't ..." among it), once the keeper is done. */
+static void tell_keeper_log(const live_call *c)
+{
+    fs_buf log;
+    int lock = exec_live_open_lock(c->dirfd);
+
+    if (lock >= 0) {
+        exec_live_take_lock(lock, 3000);
+        close(lock);
+    }
+    fs_buf_init(&log);
+    if (exec_live_read(c->dirfd, "keeper.log", &log) == 0 && log.len > 0)
+        fs_write_all(2, log.data, log.len);
+    fs_buf_free(&log);
+}
+
+static int connect_socket(const live_call *c)
+{
+    char path[108];
+
+    exec_live_path_in(c->dirfd, "socket", path, sizeof(path));
+    return fs_unix_connect(path);
+}
+
+static void end_call(live_call *c)
+{
+    if (c->check_fd >= 0) {
+        exec_check_after(c->running, 0, c->records_fd);
+        unlink(c->running);
+        close(c->check_fd);
+    }
+    if (c->records_fd >= 0)
+        close(c->records_fd);
+    if (c->lock_fd >= 0)
+        close(c->lock_fd);
+    if (c->dirfd >= 0)
+        close(c->dirfd);
+    fs_buf_free(&c->check_before);
+    fs_buf_free(&c->key);
+    fs_vec_free(&c->masks);
+}
+
+int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
+{
+    live_call c;
+    fs_vec opened, pairs;
+    fs_err err;
+    size_t mask_at = 0, i;
+    int rc = 0, conn = -1, started = 0, status, tries;
+    off_t records_from;
+
+    memset(&c, 0, sizeof(c));
+    c.check_fd = c.records_fd = c.lock_fd = -1;
+    fs_buf_init(&c.check_before);
+    fs_buf_init(&c.key);
+    fs_vec_init(&c.masks);
+    fs_vec_init(&opened);
+    fs_vec_init(&pairs);
+    c.dirfd = exec_live_open_dir(o->live_dir, 1);
+    if (c.dirfd < 0) {
+        rc = fail(&c, "cannot open its folder", errno);
+        goto out;
+    }
+    c.check_fd = o->check_words ? exec_check_write_up(o->check_file, o->check_words, o->check_count, c.running,
+                                                      sizeof(c.running))
+                                : exec_check_take_up(o->check_file, c.running, sizeof(c.running));
+    if (c.check_fd < 0) {
+        rc = EXIT_SETUP;
+        goto out;
+    }
+    c.records_fd = fs_record_open_for(o->check_file);
+    if (read_fd_all(c.check_fd, &c.check_before) != 0 ||
+        exec_plan_masks(c.check_fd, &c.masks, &opened, &pairs, &mask_at, c.records_fd, &err) != FS_OK) {
+        rc = fail(&c, "cannot prepare the run", errno);
+        goto out;
+    }
+    for (i = 0; i < opened.len; i++)
+        close(atoi(opened.items[i])); /* the keeper opens its own */
+    for (i = mask_at + 1; i < (size_t)n && strcmp(cmd[i], "--") != 0; i++)
+        ;
+    if (mask_at == 0 || i + 1 >= (size_t)n) {
+        rc = fail(&c, "no command after the inner helper's \"--\"", EINVAL);
+        goto out;
+    }
+    c.inner_at = i;
+    if (make_key(&c, o, cmd) != 0) {
+        rc = fail(&c, "cannot read the policy", errno);
+        goto out;
+    }
+    for (tries = 0; conn < 0 && tries < 3; tries++) {
+        if (c.lock_fd >= 0)
+            close(c.lock_fd); /* a fresh description: the lock may have passed to a keeper */
+        c.lock_fd = exec_live_open_lock(c.dirfd);
+        if (c.lock_fd < 0) {
+            rc = fail(&c, "cannot open its lock", errno);
+            goto out;
+        }
+        rc = find_or_start(&c, o, self, cmd);
+        if (rc != 0)
+            goto out;
+        conn = connect_socket(&c);
+    }
+    if (conn < 0) {
+        rc = fail(&c, "cannot reach it", errno);
+        goto out;
+    }
+    if (c.replaced) {
+        fprintf(stderr, "flemma-sandbox: this chat's sandbox was started again: its policy or what its protection "
+                        "rests on changed (what ran in it was stopped)\n");
+        fs_record(c.records_fd, "restarted", "why", "policy_changed", FS_RECORD_END);
+    }
+    records_from = records_size(&c);
+    status = exec_live_relay(conn, cmd + c.inner_at + 1, o, c.records_fd, &started);
+    close(conn);
+    copy_records_since(&c, records_from);
+    if (status >= 0) {
+        rc = status;
+    } else if (!started && c.started_keeper) {
+        tell_keeper_log(&c);
+        rc = EXIT_SETUP;
+    } else {
+        fprintf(stderr, "flemma-sandbox: the chat's sandbox ended while the command ran\n");
+        fs_record(c.records_fd, "stopped", "reason", "sandbox_ended", "why", "the chat's sandbox ended", FS_RECORD_END);
+        rc = started ? 128 + SIGKILL : EXIT_SETUP;
+    }
+out:
+    fs_vec_free(&opened);
+    fs_vec_free(&pairs);
+    end_call(&c);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* A call in a chat's live sandbox, on the host (--live DIR): the same
+ * argv as a fresh run's (check file, proxy, limits, then bwrap and the
+ * inner helper and the command), run in the sandbox kept in DIR (a folder
+ * of our state folder, never visible inside).
+ *
+ * The plan right before the run (run_plan.h) is made as for a fresh run;
+ * with the policy it makes the sandbox's key. When the keeper of DIR runs
+ * with the same key, the command goes to its supervisor (live_wire.h);
+ * otherwise the keeper is stopped (its key differs: the policy or what the
+ * protection rests on changed, which the call's stderr and records say)
+ * and a new one is started: this helper again with --live-keeper, in its
+ * own session, the sandbox's host side for as long as the sandbox lives
+ * (host_side.c), its bwrap's inner helper the supervisor.
+ *
+ * What is per call stays so: the time limit (SIGTERM to the call's process
+ * group, SIGKILL after the grace period), signals, the exit status, the
+ * output (relayed through pipes of this helper's own, so a process the
+ * call leaves running never holds Neovim's), the records, and the check
+ * after the run. */
+#ifndef EXEC_LIVE_ATTACH_H
+#define EXEC_LIVE_ATTACH_H
+
+#include "host_side.h"
+
+/* Runs cmd (bwrap ... -- HELPER ... -- COMMAND ...) in the live sandbox of
+ * o->live_dir; self is this helper's path. The exit status to report. */
+int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n);
+
+/* --live-stop DIR: stops the sandbox of DIR, if it runs, and waits for its
+ * keeper to end (at most a few seconds). 0, or 1 when it would not end. */
+int exec_live_stop(const char *dir);
+
+/* --live-info DIR: prints "running KEEPER_PID PROCESSES" (the processes in
+ * the sandbox besides bwrap's and the helper's own) or "stopped". */
+int exec_live_info(const char *dir);
+
+#endif

@@ -1,0 +1,114 @@
+/* The live sandbox's folder (live_dir.h). */
+#define _GNU_SOURCE
+#include "live_dir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd_io.h"
+
+int exec_live_open_dir(const char *path, int create)
+{
+    struct stat st;
+    int fd;
+
+    if (path[0] != '/') {
+        errno = EINVAL;
+        return -1;
+    }
+    if (create && mkdir(path, 0700) != 0 && errno != EEXIST)
+        return -1;
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    /* only we may put a socket, a key or a pid here */
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+int exec_live_read(int dirfd, const char *name, fs_buf *out)
+{
+    char chunk[8192];
+    ssize_t got;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    fs_buf_truncate(out, 0);
+    if (fd < 0)
+        return -1;
+    while ((got = read(fd, chunk, sizeof(chunk))) > 0)
+        if (fs_buf_append(out, chunk, (size_t)got) != 0) {
+            close(fd);
+            return -1;
+        }
+    close(fd);
+    return got < 0 ? -1 : 0;
+}
+
+int exec_live_write(int dirfd, const char *name, const char *data, size_t len)
+{
+    char tmp[256];
+    int fd;
+
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", name) >= sizeof(tmp))
+        return -1;
+    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (fs_write_all(fd, data, len) != 0) {
+        close(fd);
+        unlinkat(dirfd, tmp, 0);
+        return -1;
+    }
+    close(fd);
+    return renameat(dirfd, tmp, dirfd, name);
+}
+
+int exec_live_open_lock(int dirfd)
+{
+    return openat(dirfd, "keeper.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+int exec_live_take_lock(int lock_fd, int ms)
+{
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    int waited = 0;
+
+    for (;;) {
+        if (flock(lock_fd, LOCK_EX | LOCK_NB) == 0)
+            return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        if (waited >= ms)
+            return -1;
+        nanosleep(&pause, NULL);
+        waited += 5;
+    }
+}
+
+pid_t exec_live_keeper_pid(int dirfd)
+{
+    fs_buf text;
+    long pid = 0;
+
+    fs_buf_init(&text);
+    if (exec_live_read(dirfd, "pid", &text) == 0 && text.data)
+        pid = strtol(text.data, NULL, 10);
+    fs_buf_free(&text);
+    return pid > 1 ? (pid_t)pid : 0;
+}
+
+void exec_live_path_in(int dirfd, const char *name, char *out, size_t n)
+{
+    snprintf(out, n, "/proc/self/fd/%d/%s", dirfd, name);
+}

@@ -1,0 +1,43 @@
+/* The folder of a chat's live sandbox (live_attach.h), in our state
+ * folder: what the attach and the keeper keep there, opened beneath it
+ * without following symlinks.
+ *   keeper.lock     held (flock) by the keeper for as long as it runs
+ *   pid             the keeper's pid
+ *   key             the sandbox's key: its policy and its plan
+ *   socket          the supervisor's socket (the keeper made it)
+ *   keeper.check    the keeper's check file; keeper.records its records
+ *                   (the proxy's, copied to each call's own)
+ *   keeper.log      what the keeper and bwrap said */
+#ifndef EXEC_LIVE_DIR_H
+#define EXEC_LIVE_DIR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
+
+/* Opens (made first, with create) the folder at path: ours, not a
+ * symlink, closed to others. A descriptor, or -1 with errno. */
+int exec_live_open_dir(const char *path, int create);
+
+/* The whole file name in dirfd into out (replaced): 0, or -1. */
+int exec_live_read(int dirfd, const char *name, fs_buf *out);
+
+/* Writes data as the file name in dirfd (through name.new, renamed): 0 or -1. */
+int exec_live_write(int dirfd, const char *name, const char *data, size_t len);
+
+/* The keeper's lock file, opened (close-on-exec): a descriptor or -1. */
+int exec_live_open_lock(int dirfd);
+
+/* Takes lock_fd's lock, trying for up to ms milliseconds: 0 when taken,
+ * -1 when the keeper still holds it. */
+int exec_live_take_lock(int lock_fd, int ms);
+
+/* The keeper's pid as written in the folder, or 0. */
+pid_t exec_live_keeper_pid(int dirfd);
+
+/* A path that names the entry name in dirfd, short enough for a unix
+ * socket's address (/proc/self/fd/N/NAME). */
+void exec_live_path_in(int dirfd, const char *name, char *out, size_t n);
+
+#endif

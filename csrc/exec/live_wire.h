@@ -1,0 +1,41 @@
+/* The messages between the attach (on the host, live_attach.c) and the
+ * supervisor of a chat's live sandbox (inside it, supervisor.c), over the
+ * unix socket the sandbox's keeper made. A message is a type byte, its
+ * payload's length (4 bytes, host order: both ends are this program on
+ * this machine) and the payload; descriptors travel with its first byte
+ * (SCM_RIGHTS).
+ *
+ *   attach -> supervisor
+ *     'R' run: "CWD\0ARG0\0ARG1\0..." with stdin, stdout, stderr
+ *     'S' signal: the signal's number in text, for the call's process group
+ *     'A' adopt: no payload, with the read ends of the call's output
+ *         pipes: the supervisor reads them empty until every writer (a
+ *         process the call left running) is gone
+ *   supervisor -> attach
+ *     'P' started: the call's pid in text
+ *     'X' exit: the status in text (the code, or 128 + signal)
+ *
+ * A connection carries one call. When it closes before 'X', the call's
+ * process group is killed. */
+#ifndef EXEC_LIVE_WIRE_H
+#define EXEC_LIVE_WIRE_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+/* At most this many descriptors with one message. */
+#define EXEC_WIRE_MAX_FDS 3
+/* At most this many payload bytes (an argv is at most a few MB). */
+#define EXEC_WIRE_MAX_PAYLOAD (16u * 1024 * 1024)
+
+/* Sends one message: 0, or -1 with errno (no SIGPIPE). */
+int exec_wire_send(int sock, char type, const void *data, size_t len, const int *fds, int nfds);
+
+/* Receives one message into *type and payload (replaced), and up to
+ * EXEC_WIRE_MAX_FDS descriptors into fds (close-on-exec; *nfds says how
+ * many). 1 for a message, 0 at a clean end of the stream, -1 with errno
+ * on an error or a malformed message (descriptors that came are closed). */
+int exec_wire_recv(int sock, char *type, fs_buf *payload, int *fds, int *nfds);
+
+#endif

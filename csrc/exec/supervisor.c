@@ -1,0 +1,291 @@
+/* The live sandbox's supervisor (supervisor.h). One thread, one poll:
+ * the listening socket, each call's connection, a signalfd for SIGCHLD,
+ * and the output pipes adopted from calls that ended (read empty, so a
+ * process a call left running never blocks on a full pipe nor dies of
+ * SIGPIPE). All of it lives in one struct on the stack. */
+#define _GNU_SOURCE
+#include "supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "live_wire.h"
+
+#define EXIT_SETUP 126
+#define DRAINS 64
+
+enum call_state { CALL_FREE, CALL_WAITING, CALL_RUNNING, CALL_ENDED, CALL_ORPHAN };
+
+typedef struct {
+    enum call_state state;
+    int conn;  /* the attach's connection, -1 once it closed */
+    pid_t pid; /* the call's first process, also its process group */
+} live_call;
+
+typedef struct {
+    live_call calls[EXEC_SUPERVISOR_CALLS];
+    int drains[DRAINS];
+    int ndrains;
+    sigset_t old_mask;
+    fs_buf payload;
+} supervisor;
+
+static long long now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec;
+}
+
+/* The child's part of a call: its own session and process group, the
+ * attach's descriptors as 0-2, the call's folder, then exec. A folder the
+ * sandbox lacks falls back as bwrap's own start does: $HOME, then /. */
+static void start_child(const supervisor *s, const int *fds, char **argv, const char *cwd)
+{
+    const char *home = getenv("HOME");
+    int i, err;
+
+    setsid();
+    for (i = 0; i < 3; i++)
+        if (dup2(fds[i], i) < 0)
+            _exit(EXIT_SETUP);
+    for (i = 0; i < 3; i++)
+        if (fds[i] > 2)
+            close(fds[i]);
+    sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+    if (chdir(cwd) != 0 && (!home || chdir(home) != 0) && chdir("/") != 0)
+        _exit(EXIT_SETUP);
+    execvp(argv[0], argv);
+    err = errno;
+    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[0], strerror(err));
+    _exit(err == ENOENT ? 127 : EXIT_SETUP);
+}
+
+static void end_connection(live_call *c)
+{
+    if (c->conn >= 0)
+        close(c->conn);
+    c->conn = -1;
+    c->state = c->state == CALL_RUNNING ? CALL_ORPHAN : CALL_FREE;
+    if (c->state == CALL_ORPHAN)
+        kill(-c->pid, SIGKILL); /* the attach is gone: so is its call */
+}
+
+static void send_number(int conn, char type, long value)
+{
+    char text[24];
+    int n = snprintf(text, sizeof(text), "%ld", value);
+
+    exec_wire_send(conn, type, text, (size_t)n, NULL, 0);
+}
+
+/* A run request: "CWD\0ARG0\0..." with three descriptors. */
+static void start_call(supervisor *s, live_call *c, int *fds, int nfds)
+{
+    char **argv = NULL;
+    size_t i, count = 0, at = 0;
+    const char *data = s->payload.data;
+    size_t len = s->payload.len;
+    pid_t pid;
+
+    if (nfds == 3 && len > 0 && data[len - 1] == '\0') {
+        for (i = 0; i < len; i++)
+            count += data[i] == '\0';
+        argv = count >= 2 ? calloc(count, sizeof(char *)) : NULL; /* count-1 words and the NULL */
+    }
+    if (!argv) {
+        end_connection(c);
+        return;
+    }
+    at = strlen(data) + 1; /* past the cwd */
+    for (i = 0; at < len; i++) {
+        argv[i] = (char *)data + at;
+        at += strlen(data + at) + 1;
+    }
+    pid = fork();
+    if (pid == 0)
+        start_child(s, fds, argv, data);
+    free(argv);
+    if (pid < 0) {
+        send_number(c->conn, 'X', EXIT_SETUP);
+        c->state = CALL_ENDED;
+        return;
+    }
+    c->pid = pid;
+    c->state = CALL_RUNNING;
+    setpgid(pid, pid); /* the child does it too: whichever comes first */
+    send_number(c->conn, 'P', (long)pid);
+}
+
+static void adopt(supervisor *s, const int *fds, int nfds)
+{
+    int i;
+
+    for (i = 0; i < nfds; i++) {
+        if (s->ndrains < DRAINS) {
+            fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+            s->drains[s->ndrains++] = fds[i];
+        } else {
+            close(fds[i]); /* a writer left gets SIGPIPE: still never blocks */
+        }
+    }
+}
+
+/* One message on a call's connection. */
+static void on_message(supervisor *s, live_call *c)
+{
+    int fds[EXEC_WIRE_MAX_FDS], nfds = 0, i;
+    char type = 0;
+    int got = exec_wire_recv(c->conn, &type, &s->payload, fds, &nfds);
+
+    if (got <= 0) {
+        end_connection(c);
+        return;
+    }
+    if (type == 'R' && c->state == CALL_WAITING) {
+        start_call(s, c, fds, nfds);
+    } else if (type == 'S' && c->state == CALL_RUNNING) {
+        long sig = strtol(s->payload.data ? s->payload.data : "", NULL, 10);
+
+        if (sig > 0 && sig < 65)
+            kill(-c->pid, (int)sig);
+    } else if (type == 'A' && c->state == CALL_ENDED) {
+        adopt(s, fds, nfds);
+        nfds = 0;
+        end_connection(c);
+    } else {
+        end_connection(c); /* out of order: the attach is not ours */
+    }
+    for (i = 0; i < nfds; i++)
+        close(fds[i]);
+}
+
+static void reap(supervisor *s)
+{
+    int status, i;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++) {
+            live_call *c = &s->calls[i];
+
+            if ((c->state != CALL_RUNNING && c->state != CALL_ORPHAN) || c->pid != pid)
+                continue;
+            if (c->state == CALL_ORPHAN) {
+                c->state = CALL_FREE;
+            } else {
+                send_number(c->conn, 'X', WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+                c->state = CALL_ENDED;
+            }
+        }
+}
+
+static void accept_calls(supervisor *s, int listen_fd)
+{
+    int i;
+
+    for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
+        if (s->calls[i].state == CALL_FREE) {
+            int conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+            if (conn < 0)
+                return;
+            s->calls[i].conn = conn;
+            s->calls[i].state = CALL_WAITING;
+            return;
+        }
+}
+
+static void drain(supervisor *s, int at)
+{
+    char chunk[65536];
+    ssize_t n = read(s->drains[at], chunk, sizeof(chunk));
+
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(s->drains[at]);
+        s->drains[at] = s->drains[--s->ndrains];
+    }
+}
+
+int exec_supervise(int listen_fd, long idle_ttl_s)
+{
+    supervisor s;
+    sigset_t set;
+    struct pollfd p[2 + EXEC_SUPERVISOR_CALLS + DRAINS];
+    int sfd, i;
+    long long last = now_s();
+
+    memset(&s, 0, sizeof(s));
+    for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
+        s.calls[i].conn = -1;
+    fs_buf_init(&s.payload);
+    /* no call may inherit the socket, nor ptrace this process (seccomp
+     * forbids ptrace too; this holds where it could not be installed) */
+    fcntl(listen_fd, F_SETFD, FD_CLOEXEC);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &s.old_mask);
+    sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        fprintf(stderr, "flemma-sandbox-exec: signalfd: %s\n", strerror(errno));
+        return EXIT_SETUP;
+    }
+    for (;;) {
+        int n = 0, busy = 0, timeout = -1, calls_at, drains_at;
+        struct signalfd_siginfo info;
+
+        p[n].fd = listen_fd;
+        p[n++].events = POLLIN;
+        p[n].fd = sfd;
+        p[n++].events = POLLIN;
+        calls_at = n;
+        for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++) {
+            p[n].fd = s.calls[i].conn;
+            p[n++].events = POLLIN;
+            busy |= s.calls[i].state != CALL_FREE;
+        }
+        drains_at = n;
+        for (i = 0; i < s.ndrains; i++) {
+            p[n].fd = s.drains[i];
+            p[n++].events = POLLIN;
+        }
+        if (busy)
+            last = now_s();
+        else if (idle_ttl_s > 0) {
+            long long left = last + idle_ttl_s - now_s();
+
+            if (left <= 0)
+                break;
+            timeout = (int)(left * 1000);
+        }
+        if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
+            break;
+        while (read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info))
+            ;
+        reap(&s);
+        for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
+            if (p[calls_at + i].fd >= 0 && p[calls_at + i].fd == s.calls[i].conn &&
+                (p[calls_at + i].revents & (POLLIN | POLLHUP | POLLERR)))
+                on_message(&s, &s.calls[i]);
+        for (i = s.ndrains - 1; i >= 0; i--)
+            if (i < s.ndrains && (p[drains_at + i].revents & (POLLIN | POLLHUP | POLLERR)))
+                drain(&s, i);
+        if (p[0].revents & POLLIN)
+            accept_calls(&s, listen_fd);
+    }
+    fs_buf_free(&s.payload);
+    return 0;
+}

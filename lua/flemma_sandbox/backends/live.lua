@@ -1,0 +1,139 @@
+--- A chat's live sandbox: one sandbox per chat that lives between its
+--- tool calls, so what a call leaves running (a server, a REPL) is there
+--- for the next one. The helper does the work (csrc/exec/live_attach.h):
+--- a call's argv is the fresh run's with "--live DIR" in front, and the
+--- helper joins the chat's running sandbox when its key (policy and plan)
+--- is the same, or starts it again when not. Here: the chat's folder in
+--- our state folder, the cap on running sandboxes (sandboxes.max_running),
+--- and stopping one (reset, delete, the cap).
+local core = require("flemma_sandbox.core")
+local surroundings = require("flemma_sandbox.surroundings")
+
+local M = {}
+
+--- The sandboxes this Neovim used: live folder -> { last = os.time(), name, chat }.
+---@type table<string, { last: integer, name: string, chat: string }>
+M.used = {}
+
+--- The sandbox the cap stopped last: { name, at }, for the status.
+---@type { name: string, at: integer }|nil
+M.last_capped = nil
+
+--- The folder of a chat's live sandbox, in our state folder (never
+--- visible in a sandbox): short, since its socket's path must fit.
+---@param chat flemma_sandbox.ChatDir
+---@return string|nil dir, string|nil err
+function M.dir_for(chat)
+  local base, err = surroundings.state_dir("live")
+  if not base then
+    return nil, err
+  end
+  return base .. "/" .. surroundings.sha256(chat.dir):sub(1, 16)
+end
+
+--- Whether the policy's chat gets a live sandbox.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@return boolean
+function M.wanted(policy)
+  return policy.chat ~= nil and (policy.sandboxes or {}).live == true
+end
+
+---@param helper string
+---@param dir string
+---@param on_exit? fun() called when done; nil: wait for it
+local function run_stop(helper, dir, on_exit)
+  local uv = vim and (vim.uv or vim.loop)
+  if on_exit and uv then
+    local handle
+    handle = uv.spawn(helper, { args = { "--live-stop", dir } }, function()
+      if handle then
+        handle:close()
+      end
+      vim.schedule(on_exit)
+    end)
+    if handle then
+      return
+    end
+  end
+  os.execute(string.format("'%s' --live-stop '%s' >/dev/null 2>&1", helper, dir))
+  if on_exit then
+    on_exit()
+  end
+end
+
+--- Stops the sandbox kept in dir (its files stay): waits for it, or in
+--- the background when on_exit is given.
+---@param helper string
+---@param dir string
+---@param on_exit? fun()
+function M.stop(helper, dir, on_exit)
+  M.used[dir] = nil
+  run_stop(helper, dir, on_exit)
+end
+
+--- "running", with its processes (besides the sandbox's own), or "stopped".
+---@param helper string
+---@param dir string
+---@return "running"|"stopped" state, integer processes
+function M.info(helper, dir)
+  if not core.exists(dir) then
+    return "stopped", 0
+  end
+  local f = io.popen(string.format("'%s' --live-info '%s' 2>/dev/null", helper, dir))
+  local text = f and f:read("*a") or ""
+  if f then
+    f:close()
+  end
+  local count = text:match("^running %d+ (%d+)")
+  if count then
+    return "running", tonumber(count)
+  end
+  return "stopped", 0
+end
+
+--- Notes a call of the chat whose sandbox is kept in dir; past
+--- max_running, the sandbox used longest ago (of those this Neovim used
+--- within their idle time) is stopped in the background.
+---@param helper string
+---@param dir string
+---@param chat flemma_sandbox.ChatDir
+---@param sandboxes flemma_sandbox.SandboxesConfig
+---@return string|nil name the chat whose sandbox was stopped
+function M.touch(helper, dir, chat, sandboxes)
+  local now = os.time()
+  local alive, oldest = 0, nil
+  for other, entry in pairs(M.used) do
+    if now - entry.last > sandboxes.idle_ttl_s then
+      M.used[other] = nil -- stopped by its own idle time
+    elseif other ~= dir then
+      alive = alive + 1
+      if not oldest or entry.last < M.used[oldest].last then
+        oldest = other
+      end
+    end
+  end
+  M.used[dir] = { last = now, name = chat.name, chat = chat.chat }
+  if alive + 1 > sandboxes.max_running and oldest then
+    local name = M.used[oldest].name
+    M.stop(helper, oldest, function() end)
+    M.last_capped = { name = name, at = now }
+    return name
+  end
+end
+
+--- The helper's options in front of a live call's argv.
+---@param dir string
+---@param sandboxes flemma_sandbox.SandboxesConfig
+---@return string[]
+function M.options(dir, sandboxes)
+  return {
+    "--live",
+    dir,
+    "--owner",
+    string.format("%d", core.getpid()),
+    "--idle-ttl",
+    string.format("%d", sandboxes.idle_ttl_s),
+  }
+end
+
+return M
