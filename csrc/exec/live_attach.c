@@ -288,6 +288,8 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
             break;
         }
         if (!signalled && (signalled = exec_live_keeper_pid(c->dirfd)) > 0) {
+            /* kept beside the new one: what changed can be looked up */
+            exec_live_write(c->dirfd, "key.old", key.data ? key.data : "", key.len);
             kill(signalled, SIGTERM);
             c->replaced = 1;
         }

@@ -32,6 +32,8 @@ describe("a chat's own folders", function()
     restore()
     vim.cmd("silent! %bwipeout!")
     vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    -- what the chats of this test left running ends with it
+    require("flemma_sandbox.backends.live").stop_all(require("flemma_sandbox.backends.helper").helper())
     vim.env.XDG_CACHE_HOME = old_cache
     sandbox.setup()
     h.rmdir(dir)
@@ -64,7 +66,7 @@ describe("a chat's own folders", function()
     assert.matches("^" .. vim.pesc(dir .. "/cache/flemma-sandbox/proj-") .. "%x+/a%-%x+$", chat.dir)
     assert.are.equal("kept\n", h.read(chat.dir .. "/tmp/out.txt"))
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
-    assert.matches("kept:       /tmp, ~/%.cache[^\n]* of chat " .. vim.pesc(chat.name), status)
+    assert.matches("kept:       /tmp, /run, ~/%.cache[^\n]* of chat " .. vim.pesc(chat.name), status)
     assert.matches("caps:[^\n]*%(a chat's kept folders are on disk, not in RAM%)", status)
   end)
 

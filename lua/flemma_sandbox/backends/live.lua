@@ -71,6 +71,15 @@ function M.stop(helper, dir, on_exit)
   run_stop(helper, dir, on_exit)
 end
 
+--- Stops every sandbox this Neovim used, and waits for them.
+---@param helper string
+function M.stop_all(helper)
+  for dir in pairs(M.used) do
+    run_stop(helper, dir)
+  end
+  M.used = {}
+end
+
 --- "running", with its processes (besides the sandbox's own), or "stopped".
 ---@param helper string
 ---@param dir string

@@ -4,7 +4,9 @@
 --- only on folders found under the base folder by name, each checked to be
 --- a folder, not a link.
 local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
+local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
+local live = require("flemma_sandbox.backends.live")
 local surroundings = require("flemma_sandbox.surroundings")
 local util = require("flemma_sandbox.util")
 
@@ -20,6 +22,8 @@ local M = {}
 ---@field chat_exists boolean
 ---@field kib integer disk used
 ---@field used integer|nil last use (seconds since the epoch)
+---@field state "running"|"stopped" its live sandbox (backends/live.lua)
+---@field processes integer what runs in it besides the sandbox's own
 
 --- A folder's entries that are folders themselves (never links).
 ---@param dir string
@@ -56,7 +60,15 @@ function M.entries(project_dir)
     local dir = project_dir .. "/" .. name
     local chat = util.first_line(dir .. "/.chat")
     local stat = uv.fs_stat(dir .. "/.chat")
+    local helper = client.helper()
+    local live_dir = live.dir_for({ dir = dir })
+    local state, processes = "stopped", 0
+    if helper and live_dir then
+      state, processes = live.info(helper, live_dir)
+    end
     out[#out + 1] = {
+      state = state,
+      processes = processes,
       name = name,
       dir = dir,
       chat = chat,
@@ -87,8 +99,9 @@ function M.list_lines()
   end
   for _, e in ipairs(entries) do
     lines[#lines + 1] = string.format(
-      "  %-30s %8d KiB  %s  %s%s",
+      "  %-30s %-22s %8d KiB  %s  %s%s",
       e.name,
+      e.state == "running" and string.format("running, %d processes", e.processes) or "stopped",
       e.kib,
       e.used and os.date("%Y-%m-%d %H:%M", e.used) or "-",
       e.chat or "?",
@@ -101,10 +114,71 @@ function M.list_lines()
   return lines
 end
 
---- Removes folders in the background; done(errors) when all are gone.
+--- The chats' folders among dirs, or holding one of them, or in one of
+--- them (a project's folder).
+---@param dirs string[]
+---@return string[]
+local function chats_among(dirs)
+  local out, seen = {}, {}
+  local function add(dir)
+    if not seen[dir] and core.file_type(dir .. "/.chat") == "file" then
+      seen[dir] = true
+      out[#out + 1] = dir
+    end
+  end
+  for _, dir in ipairs(dirs) do
+    add(dir)
+    add(dir:match("^(.*)/[^/]+$") or dir)
+    for _, name in ipairs(folders_in(dir)) do
+      add(dir .. "/" .. name)
+    end
+  end
+  return out
+end
+
+--- Stops the live sandboxes of the chats among dirs (their processes
+--- end; nothing more can write to the folders), then done().
+---@param dirs string[]
+---@param done fun()
+function M.stop_live(dirs, done)
+  local helper = client.helper()
+  local chats = chats_among(dirs)
+  local left = #chats
+  if not helper or left == 0 then
+    return done()
+  end
+  for _, chat in ipairs(chats) do
+    local live_dir = live.dir_for({ dir = chat })
+    if live_dir then
+      live.stop(helper, live_dir, function()
+        left = left - 1
+        if left == 0 then
+          done()
+        end
+      end)
+    else
+      left = left - 1
+      if left == 0 then
+        done()
+      end
+    end
+  end
+end
+
+--- Removes folders in the background, once the live sandboxes of the
+--- chats among them stopped; done(errors) when all are gone.
 ---@param dirs string[]
 ---@param done fun(errors: string[])
 function M.remove(dirs, done)
+  M.stop_live(dirs, function()
+    M.remove_now(dirs, done)
+  end)
+end
+
+--- Removes folders in the background; done(errors) when all are gone.
+---@param dirs string[]
+---@param done fun(errors: string[])
+function M.remove_now(dirs, done)
   local left, errors = #dirs, {}
   if left == 0 then
     return done(errors)
@@ -149,7 +223,7 @@ end
 ---@return string[]
 function M.reset_targets(chat)
   local out = {}
-  for _, sub in ipairs({ "tmp", "home" }) do
+  for _, sub in ipairs({ "tmp", "run", "home" }) do
     if core.file_type(chat.dir .. "/" .. sub) == "directory" then
       out[#out + 1] = chat.dir .. "/" .. sub
     end

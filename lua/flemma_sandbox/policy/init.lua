@@ -241,6 +241,11 @@ local function resolve_fresh(policy, bufnr, looked)
   -- every chat's own folders: no command sees or writes them but through
   -- its own chat's binds
   local chats_base = surroundings.chats_base()
+  if chat and chats_base and core.file_type(chats_base) == nil then
+    -- made now, so a chat's first call hides it as its later ones do
+    -- (and its live sandbox's key stays the same)
+    core.make_dirs(chats_base, 448)
+  end
   local chats_real = chats_base and core.resolve(chats_base, "/")
   if chats_real and core.exists(chats_real) and not out_of_view(chats_real) then
     hidden[#hidden + 1] = { path = chats_real, rule = "the chats' own folders (each chat sees only its own)" }

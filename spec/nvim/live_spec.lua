@@ -1,0 +1,213 @@
+--- A chat's live sandbox (backends/live.lua, csrc/exec/live_attach.h):
+--- a chat's calls share one sandbox, so what a call leaves running is
+--- there for the next one; cancel, the time limit, a policy change, the
+--- idle time and the cap on running sandboxes, each with its control.
+local h = require("support.helpers")
+local n = require("support.nvim")
+local sandbox = require("flemma_sandbox")
+local live = require("flemma_sandbox.backends.live")
+local client = require("flemma_sandbox.backends.helper")
+
+describe("a chat's live sandbox", function()
+  local dir, old_cwd, old_cache
+
+  local function setup(extra)
+    local opts = { backend = "bwrap", policy = { rw_paths = { "$CWD", "/tmp" }, network = false } }
+    for k, v in pairs(extra or {}) do
+      opts[k] = v
+    end
+    sandbox.setup(opts)
+  end
+
+  local function run_in(bufnr, cmd, opts)
+    opts = opts or {}
+    opts.bufnr = bufnr
+    opts.wrap = sandbox.wrapper(bufnr)
+    return n.run_job({ "bash", "-c", cmd }, opts)
+  end
+
+  --- Starts `sleep 1000.MARKER` in the background of a call; its host pid.
+  local function leave_running(bufnr)
+    local marker = n.marker()
+    local r = run_in(bufnr, "sleep 1000." .. marker .. " > /dev/null 2>&1 & echo started")
+    assert.are.equal("started\n", r.stdout, r.stderr)
+    local pids = n.pids_with("sleep 1000." .. marker)
+    assert.are.equal(1, #pids, "the call left it running")
+    return pids[1], marker
+  end
+
+  local function live_dir(bufnr)
+    return live.dir_for(require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr))
+  end
+
+  before_each(function()
+    dir = h.tmpdir()
+    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = dir .. "/cache"
+    h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj"))
+    vim.cmd("cd " .. vim.fn.fnameescape(dir .. "/proj"))
+    setup()
+  end)
+
+  after_each(function()
+    live.stop_all(client.helper())
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    vim.env.XDG_CACHE_HOME = old_cache
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  it("keeps what a call left running for the next call; reset stops it; without it each call is fresh", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local pid, marker = leave_running(a)
+    local r = run_in(a, "pgrep -f 'sleep 1000." .. marker .. "' >/dev/null && echo alive")
+    assert.are.equal("alive\n", r.stdout, r.stderr)
+    assert.is_true(n.alive(pid))
+    local state, processes = live.info(client.helper(), live_dir(a))
+    assert.are.equal("running", state)
+    assert.are.equal(1, processes)
+    vim.cmd("FlemmaSandbox reset")
+    assert.are.same({}, n.survivors({ pid }), "reset stops what ran in it")
+    -- control: with sandboxes.live off, nothing outlives its call
+    live.stop_all(client.helper())
+    setup({ sandboxes = { live = false } })
+    local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
+    marker = n.marker()
+    run_in(b, "sleep 1000." .. marker .. " > /dev/null 2>&1 & echo started")
+    assert.are.same({}, n.survivors(n.pids_with("sleep 1000." .. marker)))
+  end)
+
+  it("passes each call's exit status and streams, and a call's output never waits for what it left", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local r = run_in(a, "echo out; echo err >&2; exit 7")
+    assert.are.equal("out\n", r.stdout)
+    assert.are.equal("err\n", r.stderr)
+    assert.are.equal(7, r.exit_code)
+    -- a background writer that keeps stdout open: the call ends all the same
+    local started = vim.loop.hrtime()
+    r = run_in(a, "(while true; do echo tick; sleep 0.1; done) & echo first")
+    assert.are.equal(0, r.exit_code)
+    assert.matches("^first\n", r.stdout)
+    assert.is_true((vim.loop.hrtime() - started) / 1e9 < 5, "the call ended while its writer runs")
+    r = run_in(a, "pgrep -c -f 'sleep 0.1' || true; echo next")
+    assert.matches("next\n$", r.stdout, r.stderr)
+  end)
+
+  it("cancel and the time limit stop the call's process group, and nothing else", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local kept = leave_running(a)
+    local marker = n.marker()
+    local result
+    local handle = assert(require("flemma_sandbox.run.job").run({ "bash", "-c", "sleep 1000." .. marker }, {
+      bufnr = a,
+      wrap = sandbox.wrapper(a),
+      on_exit = function(r)
+        result = r
+      end,
+    }))
+    assert(vim.wait(5000, function()
+      return #n.pids_with("sleep 1000." .. marker) == 1
+    end, 10), "control: the call runs")
+    local call_pid = n.pids_with("sleep 1000." .. marker)[1]
+    handle.cancel()
+    assert(vim.wait(10000, function()
+      return result ~= nil
+    end, 10))
+    assert.is_true(result.cancelled)
+    assert.are.same({}, n.survivors({ call_pid }), "the cancelled call is gone")
+    assert.is_true(n.alive(kept), "what an earlier call left runs on")
+    -- the time limit (tools.max_timeout_ms): the same, per call
+    setup({ tools = { max_timeout_ms = 1500 } })
+    marker = n.marker()
+    local r = run_in(a, "sleep 1000." .. marker)
+    assert.are.equal(1, #h.records_of(r.records, "stopped"), vim.inspect(r.records))
+    assert.are.equal("time_limit", h.records_of(r.records, "stopped")[1].reason)
+    assert.are.same({}, n.survivors(n.pids_with("sleep 1000." .. marker)))
+  end)
+
+  it("starts again, with a note, when the chat's policy changes; what ran in it stops", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local pid = leave_running(a)
+    local r = run_in(a, "true")
+    assert.are.equal(0, #h.records_of(r.records, "restarted"), "control: the same policy joins")
+    assert.is_true(n.alive(pid))
+    setup({ policy = { rw_paths = { "$CWD", "/tmp" }, network = false, seccomp = false } })
+    r = run_in(a, "true")
+    assert.are.equal(1, #h.records_of(r.records, "restarted"), vim.inspect(r.records))
+    assert.matches("started again", r.stderr)
+    assert.are.same({}, n.survivors({ pid }))
+  end)
+
+  it("stops after sandboxes.idle_ttl_s without a call; its files stay", function()
+    setup({ sandboxes = { idle_ttl_s = 1 } })
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    run_in(a, "echo kept > /tmp/kept.txt")
+    local pid = leave_running(a)
+    assert.is_true(n.alive(pid), "control: running right after the call")
+    assert(vim.wait(6000, function()
+      return not n.alive(pid)
+    end, 50), "stopped when idle")
+    assert.are.equal("stopped", (live.info(client.helper(), live_dir(a))))
+    local r = run_in(a, "cat /tmp/kept.txt")
+    assert.are.equal("kept\n", r.stdout, r.stderr)
+  end)
+
+  it("leaves no process when Neovim exits, normally or killed (SIGKILL)", function()
+    local root = vim.fn.getcwd() -- the spec's own folder: see before_each
+    for _, how in ipairs({ "exit", "kill" }) do
+      local marker = n.marker()
+      local script = dir .. "/child.lua"
+      h.write(
+        script,
+        table.concat({
+          "vim.opt.rtp:prepend(" .. string.format("%q", old_cwd) .. ")",
+          "local fs = require('flemma_sandbox')",
+          "fs.setup({ backend = 'bwrap', policy = { rw_paths = { '$CWD', '/tmp' }, network = false } })",
+          "vim.cmd('edit " .. root .. "/child.chat')",
+          "local argv = fs.wrap_command({ 'bash', '-c', 'sleep 1000." .. marker .. " >/dev/null 2>&1 &' }, 0)",
+          "vim.fn.system(argv)",
+          "io.open(" .. string.format("%q", dir .. "/ready") .. ", 'w'):close()",
+          -- a normal exit when asked
+          "local t = (vim.uv or vim.loop).new_timer()",
+          "t:start(50, 50, vim.schedule_wrap(function()",
+          "  if vim.loop.fs_stat(" .. string.format("%q", dir .. "/quit") .. ") then vim.cmd('qa!') end",
+          "end))",
+        }, "\n")
+      )
+      local job = vim.fn.jobstart({ "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", "luafile " .. script }, {
+        cwd = root,
+      })
+      assert(vim.wait(15000, function()
+        return h.read(dir .. "/ready") ~= nil
+      end, 20), "the child Neovim ran its call")
+      os.remove(dir .. "/ready")
+      local pids = n.pids_with("sleep 1000." .. marker)
+      assert.are.equal(1, #pids, "control: its sandbox runs what the call left")
+      local keepers = n.pids_with("--live-keeper")
+      assert.is_true(#keepers >= 1, "control: its keeper runs")
+      if how == "kill" then
+        h.sh("kill -9 " .. vim.fn.jobpid(job))
+      else
+        h.write(dir .. "/quit", "")
+      end
+      assert.are_not.equal(-1, vim.fn.jobwait({ job }, 10000)[1], "the child Neovim ended")
+      os.remove(dir .. "/quit")
+      assert.are.same({}, n.survivors(pids), how .. ": what ran in the sandbox is gone")
+      for _, pid in ipairs(n.pids_with("sleep 1000." .. marker)) do
+        error("left running after " .. how .. ": " .. pid)
+      end
+    end
+  end)
+
+  it("runs at most sandboxes.max_running at once: the one used longest ago stops, its files stay", function()
+    setup({ sandboxes = { max_running = 1 } })
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local pid_a = leave_running(a)
+    local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
+    local pid_b = leave_running(b)
+    assert.are.same({}, n.survivors({ pid_a }), "a's sandbox stopped")
+    assert.is_true(n.alive(pid_b), "control: b's runs")
+    assert.are.equal("running", (live.info(client.helper(), live_dir(b))))
+    assert.matches("a%-%x+", live.last_capped.name)
+  end)
+end)
