@@ -105,9 +105,12 @@ describe("a chat's live sandbox", function()
         result = r
       end,
     }))
-    assert(vim.wait(5000, function()
-      return #n.pids_with("sleep 1000." .. marker) == 1
-    end, 10), "control: the call runs")
+    assert(
+      vim.wait(5000, function()
+        return #n.pids_with("sleep 1000." .. marker) == 1
+      end, 10),
+      "control: the call runs"
+    )
     local call_pid = n.pids_with("sleep 1000." .. marker)[1]
     handle.cancel()
     assert(vim.wait(10000, function()
@@ -138,15 +141,41 @@ describe("a chat's live sandbox", function()
     assert.are.same({}, n.survivors({ pid }))
   end)
 
+  it("warm calls get no more than a fresh one: a new secret is hidden, the supervisor out of reach", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local pid = leave_running(a)
+    -- the supervisor holds the socket calls come through: no process in
+    -- the sandbox can look at its descriptors (control: its own)
+    local r = run_in(a, "readlink /proc/self/fd/0 >/dev/null && echo own; readlink /proc/2/fd/* 2>&1 || echo refused")
+    assert.matches("^own\n", r.stdout, r.stderr)
+    assert.matches("refused\n$", r.stdout)
+    -- a secret file made on the host between two calls: the sandbox is
+    -- stopped (its keeper watches what its protection rests on) or started
+    -- again by the next call; either way nothing of the old plan reads it
+    h.write(dir .. "/proj/.env", "TOKEN=host-secret\n")
+    r = run_in(a, "cat .env")
+    assert.is_nil(r.stdout:find("host-secret", 1, true), r.stdout)
+    assert.are.same({}, n.survivors({ pid }), "what ran with the old plan stopped")
+    -- control: the host copy is there, and a plain file made the same way
+    -- shows in the warm sandbox
+    assert.are.equal("TOKEN=host-secret\n", h.read(dir .. "/proj/.env"))
+    h.write(dir .. "/proj/notes.txt", "plain\n")
+    r = run_in(a, "cat notes.txt")
+    assert.are.equal("plain\n", r.stdout, r.stderr)
+  end)
+
   it("stops after sandboxes.idle_ttl_s without a call; its files stay", function()
     setup({ sandboxes = { idle_ttl_s = 1 } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     run_in(a, "echo kept > /tmp/kept.txt")
     local pid = leave_running(a)
     assert.is_true(n.alive(pid), "control: running right after the call")
-    assert(vim.wait(6000, function()
-      return not n.alive(pid)
-    end, 50), "stopped when idle")
+    assert(
+      vim.wait(6000, function()
+        return not n.alive(pid)
+      end, 50),
+      "stopped when idle"
+    )
     assert.are.equal("stopped", (live.info(client.helper(), live_dir(a))))
     local r = run_in(a, "cat /tmp/kept.txt")
     assert.are.equal("kept\n", r.stdout, r.stderr)
@@ -177,9 +206,12 @@ describe("a chat's live sandbox", function()
       local job = vim.fn.jobstart({ "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", "luafile " .. script }, {
         cwd = root,
       })
-      assert(vim.wait(15000, function()
-        return h.read(dir .. "/ready") ~= nil
-      end, 20), "the child Neovim ran its call")
+      assert(
+        vim.wait(15000, function()
+          return h.read(dir .. "/ready") ~= nil
+        end, 20),
+        "the child Neovim ran its call"
+      )
       os.remove(dir .. "/ready")
       local pids = n.pids_with("sleep 1000." .. marker)
       assert.are.equal(1, #pids, "control: its sandbox runs what the call left")
