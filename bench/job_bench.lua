@@ -2,7 +2,8 @@
 ---  1. wall time of a `true` tool command through job.run, next to bare bwrap
 ---     started with jobstart
 ---  2. wrap_command for a chat buffer (its own folders) and a buffer without a file
----  3. Neovim's peak memory (VmHWM) while a command prints 1 GB
+---  3. a chat's live sandbox: a warm and a cold call next to Flemma's bare bwrap argv
+---  4. Neovim's peak memory (VmHWM) while a command prints 1 GB
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 package.path = "spec/?.lua;" .. package.path
 
@@ -119,6 +120,85 @@ do
   vim.cmd("bwipeout!")
   vim.env.XDG_CACHE_HOME = old_cache
   vim.fn.delete(dir, "rf")
+end
+
+-- a chat's live sandbox: the next call of a chat whose sandbox runs
+-- (warm), and a call that starts one (cold: a chat never used), next to
+-- Flemma's own bare bwrap argv (network off) in the same run
+do
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. "/proj", "p")
+  local old_cache, old_cwd = vim.env.XDG_CACHE_HOME, vim.fn.getcwd()
+  vim.env.XDG_CACHE_HOME = dir .. "/cache"
+  vim.cmd("cd " .. vim.fn.fnameescape(dir .. "/proj"))
+  local project = dir .. "/proj"
+  local bare = { "bwrap", "--ro-bind", "/", "/", "--bind", project, project, "--bind", "/tmp", "/tmp" }
+  vim.list_extend(bare, { "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--unshare-uts" })
+  vim.list_extend(bare, { "--unshare-ipc", "--unshare-net", "--die-with-parent", "--new-session", "true" })
+  local chats = 0
+  local function chat_call(bufnr)
+    local done
+    assert(job.run({ "true" }, {
+      bufnr = bufnr,
+      wrap = sandbox.wrapper(bufnr),
+      on_exit = function(r)
+        done = r
+      end,
+    }))
+    vim.wait(60000, function()
+      return done ~= nil
+    end, 1)
+    assert(done.exit_code == 0, done.stderr)
+  end
+  local function new_chat()
+    chats = chats + 1
+    local file = string.format("%s/proj/c%d.chat", dir, chats)
+    vim.fn.writefile({ "@You:", "hi" }, file)
+    vim.cmd("edit " .. vim.fn.fnameescape(file))
+    return vim.api.nvim_get_current_buf()
+  end
+  sandbox.setup({ policy = { network = false }, sandboxes = { max_running = 64 } })
+  local warm_buf = new_chat()
+  chat_call(warm_buf)
+  local cases = {
+    {
+      "Flemma's bare bwrap",
+      function()
+        via_jobstart(bare)
+      end,
+    },
+    {
+      "warm call (live)",
+      function()
+        chat_call(warm_buf)
+      end,
+    },
+    {
+      "cold call (live, new)",
+      function()
+        chat_call(new_chat())
+      end,
+    },
+  }
+  local medians = {}
+  for _, case in ipairs(cases) do
+    local samples = {}
+    for i = 1, 15 do
+      local t0 = now_ms()
+      case[2]()
+      samples[i] = now_ms() - t0
+    end
+    medians[#medians + 1] = median(samples)
+  end
+  for i, case in ipairs(cases) do
+    print(string.format("%-26s median %6.2f ms  %.2fx the bare bwrap", case[1], medians[i], medians[i] / medians[1]))
+  end
+  require("flemma_sandbox.backends.live").stop_all(require("flemma_sandbox.backends.helper").helper())
+  vim.cmd("silent! %bwipeout!")
+  vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+  vim.env.XDG_CACHE_HOME = old_cache
+  vim.fn.delete(dir, "rf")
+  sandbox.setup({ policy = { network = false } })
 end
 
 local before = vm("VmRSS")
