@@ -455,6 +455,8 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
         rc = started ? 128 + SIGKILL : EXIT_SETUP;
     }
 out:
+    if (o->args_file)
+        unlink(o->args_file); /* read for the key, copied for a keeper: done with */
     fs_vec_free(&opened);
     fs_vec_free(&pairs);
     end_call(&c);
