@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "after_run.h"
 #include "check_file.h"
 #include "fd_io.h"
 #include "live_dir.h"
@@ -86,12 +87,14 @@ static int add_word(fs_buf *b, const char *w)
 static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
 {
     fs_buf check, args;
+    fs_vec pairs;
     char num[64];
     size_t i;
     int rc = 0, j;
 
     fs_buf_init(&check);
     fs_buf_init(&args);
+    fs_vec_init(&pairs);
     snprintf(num, sizeof(num), "%d %ld %ld %ld %ld", o->clear_env, o->disk_reserve_mb, o->inotify_instances,
              o->inotify_watches, o->idle_ttl_s);
     rc |= add_word(&c->key, "flemma-sandbox live 1") | add_word(&c->key, num);
@@ -110,6 +113,16 @@ static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
             close(fd);
         rc |= fs_buf_append(&c->key, args.data ? args.data : "", args.len);
     }
+    /* the folders bound from the host, by identity: one removed and
+     * made again (a chat's folders reset by hand) is another bind */
+    if (exec_check_pairs(check.data ? check.data : "", check.len, &pairs) == FS_OK)
+        for (i = 0; i + 1 < pairs.len; i += 2)
+            if (strcmp(pairs.items[i], "disk") == 0 || strcmp(pairs.items[i], "visible") == 0) {
+                char id[48];
+
+                rc |= add_word(&c->key, fs_node_id(pairs.items[i + 1], id, sizeof(id)) == 0 ? id : "-");
+            }
+    fs_vec_free(&pairs);
     for (i = 0; i < c->masks.len; i++)
         rc |= add_word(&c->key, i > 0 && strcmp(c->masks.items[i - 1], "--ro-bind-fd") == 0 ? "#" : c->masks.items[i]);
     fs_buf_free(&check);

@@ -99,11 +99,11 @@ function M.list_lines()
   end
   for _, e in ipairs(entries) do
     lines[#lines + 1] = string.format(
-      "  %-30s %-22s %8d KiB  %s  %s%s",
+      "  %-30s %8d KiB  %s  %s  %s%s",
       e.name,
-      e.state == "running" and string.format("running, %d processes", e.processes) or "stopped",
       e.kib,
       e.used and os.date("%Y-%m-%d %H:%M", e.used) or "-",
+      e.state == "running" and string.format("running (%d)", e.processes) or "stopped",
       e.chat or "?",
       e.chat_exists and "" or " (gone)"
     )
