@@ -160,6 +160,11 @@ do
   sandbox.setup({ policy = { network = false }, sandboxes = { max_running = 64 } })
   local warm_buf = new_chat()
   chat_call(warm_buf)
+  local cold_buf = new_chat()
+  chat_call(cold_buf)
+  local live = require("flemma_sandbox.backends.live")
+  local helper = require("flemma_sandbox.backends.helper").helper()
+  local chat_of = require("flemma_sandbox.policy.chat_dirs").for_buffer
   local cases = {
     {
       "Flemma's bare bwrap",
@@ -174,7 +179,18 @@ do
       end,
     },
     {
-      "cold call (live, new)",
+      -- the chat's sandbox stopped (idle, reset): every protection set up again
+      "cold call (live, stopped)",
+      function()
+        chat_call(cold_buf)
+      end,
+      function()
+        live.stop(helper, live.dir_for(chat_of(cold_buf)))
+      end,
+    },
+    {
+      -- a chat never used: its policy resolved and its folders made too
+      "first call of a new chat",
       function()
         chat_call(new_chat())
       end,
@@ -184,6 +200,9 @@ do
   for _, case in ipairs(cases) do
     local samples = {}
     for i = 1, 15 do
+      if case[3] then
+        case[3]() -- not timed
+      end
       local t0 = now_ms()
       case[2]()
       samples[i] = now_ms() - t0
@@ -193,7 +212,7 @@ do
   for i, case in ipairs(cases) do
     print(string.format("%-26s median %6.2f ms  %.2fx the bare bwrap", case[1], medians[i], medians[i] / medians[1]))
   end
-  require("flemma_sandbox.backends.live").stop_all(require("flemma_sandbox.backends.helper").helper())
+  live.stop_all(helper)
   vim.cmd("silent! %bwipeout!")
   vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
   vim.env.XDG_CACHE_HOME = old_cache

@@ -33,6 +33,7 @@
 #include "buf.h"
 #include "check_file.h"
 #include "fd_io.h"
+#include "live_dir.h"
 #include "record.h"
 #include "run_watch.h"
 #include "status.h"
@@ -92,6 +93,21 @@ static char **command_argv(const exec_host_opts *o, char **cmd, int n, const fs_
         argv[at++] = cmd[i];
     }
     return argv;
+}
+
+/* A live sandbox's keeper (live_attach.h) runs in the sandbox's folder:
+ * the masks its bwrap gets, for the calls that join it. */
+static int write_live_masks(const fs_vec *masks)
+{
+    fs_buf set;
+    int rc;
+
+    fs_buf_init(&set);
+    rc = exec_live_mask_set(masks, &set);
+    if (rc == 0)
+        rc = exec_live_write(AT_FDCWD, "masks", set.data ? set.data : "", set.len);
+    fs_buf_free(&set);
+    return rc;
 }
 
 /* bwrap's first process inside the sandbox is a copy of bwrap, and the
@@ -341,6 +357,10 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
             /* fail closed: without its masks the command would see secrets */
             fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
             fs_record(records_fd, "setup_failed", "error", plan_err.msg, FS_RECORD_END);
+            return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
+        }
+        if (o->listen_fd > 0 && write_live_masks(&masks) != 0) {
+            fprintf(stderr, "flemma-sandbox-exec: cannot write the live sandbox's masks: %s\n", strerror(errno));
             return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
         }
     }

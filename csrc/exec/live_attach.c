@@ -39,7 +39,8 @@ typedef struct {
     int dirfd, check_fd, records_fd, lock_fd;
     char running[4096];
     fs_buf check_before; /* the check file as Neovim asked (the keeper's) */
-    fs_buf key;
+    fs_buf key;      /* the policy and the plan's facts */
+    fs_buf mask_set; /* the plan's masks (exec_live_mask_set) */
     fs_vec masks;
     size_t inner_at; /* the inner helper's "--" in cmd */
     int started_keeper, replaced;
@@ -82,8 +83,9 @@ static int add_word(fs_buf *b, const char *w)
 
 /* The sandbox's key: every host option that shapes it, the check file
  * with what the plan found now, bwrap's and the inner helper's words (and
- * the args file's), and the masks, with the numbers of the descriptors
- * they bind left out (they differ from run to run). */
+ * the args file's), and the identity of the folders bound from the host.
+ * The plan's masks are kept apart: a sandbox that masks more than the
+ * call needs (a socket since closed, a secret since deleted) is joined. */
 static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
 {
     fs_buf check, args;
@@ -123,8 +125,7 @@ static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
                 rc |= add_word(&c->key, fs_node_id(pairs.items[i + 1], id, sizeof(id)) == 0 ? id : "-");
             }
     fs_vec_free(&pairs);
-    for (i = 0; i < c->masks.len; i++)
-        rc |= add_word(&c->key, i > 0 && strcmp(c->masks.items[i - 1], "--ro-bind-fd") == 0 ? "#" : c->masks.items[i]);
+    rc |= exec_live_mask_set(&c->masks, &c->mask_set);
     fs_buf_free(&check);
     fs_buf_free(&args);
     return rc ? -1 : 0;
@@ -229,6 +230,7 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
     if (log_fd < 0)
         return fail(c, "cannot write its log", errno);
     unlinkat(c->dirfd, "socket", 0);
+    unlinkat(c->dirfd, "masks", 0); /* the new keeper writes its own */
     memset(&addr, 0, sizeof(addr));
     addr.sun_family = AF_UNIX;
     exec_live_path_in(c->dirfd, "socket", addr.sun_path, sizeof(addr.sun_path));
@@ -282,10 +284,11 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
 {
     long long give_up = now_ms() + REPLACE_MS;
     pid_t signalled = 0;
-    fs_buf key;
+    fs_buf key, masks;
     int rc;
 
     fs_buf_init(&key);
+    fs_buf_init(&masks);
     for (;;) {
         if (exec_live_take_lock(c->lock_fd, 0) == 0) {
             rc = start_keeper(c, o, self, cmd);
@@ -293,8 +296,19 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
         }
         if (exec_live_read(c->dirfd, "key", &key) == 0 && key.len == c->key.len &&
             memcmp(key.data, c->key.data, key.len) == 0) {
-            rc = 0; /* the same sandbox: join it */
-            break;
+            /* the keeper writes its masks once planned: a call right
+             * after the start waits for them */
+            long long masks_by = now_ms() + REPLACE_MS;
+
+            while (exec_live_read(c->dirfd, "masks", &masks) != 0 && errno == ENOENT && now_ms() < masks_by) {
+                struct timespec pause = {0, 2 * 1000 * 1000};
+
+                nanosleep(&pause, NULL);
+            }
+            if (exec_live_mask_subset(&c->mask_set, &masks)) {
+                rc = 0; /* the same sandbox, masking all this call needs: join it */
+                break;
+            }
         }
         if (now_ms() > give_up) {
             rc = fail(c, "its keeper with another policy would not stop", ETIMEDOUT);
@@ -303,6 +317,7 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
         if (!signalled && (signalled = exec_live_keeper_pid(c->dirfd)) > 0) {
             /* kept beside the new one: what changed can be looked up */
             exec_live_write(c->dirfd, "key.old", key.data ? key.data : "", key.len);
+            exec_live_write(c->dirfd, "masks.old", masks.data ? masks.data : "", masks.len);
             kill(signalled, SIGTERM);
             c->replaced = 1;
         }
@@ -313,6 +328,7 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
         }
     }
     fs_buf_free(&key);
+    fs_buf_free(&masks);
     return rc;
 }
 
@@ -381,6 +397,7 @@ static void end_call(live_call *c)
         close(c->dirfd);
     fs_buf_free(&c->check_before);
     fs_buf_free(&c->key);
+    fs_buf_free(&c->mask_set);
     fs_vec_free(&c->masks);
 }
 
@@ -397,6 +414,7 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
     c.check_fd = c.records_fd = c.lock_fd = -1;
     fs_buf_init(&c.check_before);
     fs_buf_init(&c.key);
+    fs_buf_init(&c.mask_set);
     fs_vec_init(&c.masks);
     fs_vec_init(&opened);
     fs_vec_init(&pairs);

@@ -112,3 +112,58 @@ void exec_live_path_in(int dirfd, const char *name, char *out, size_t n)
 {
     snprintf(out, n, "/proc/self/fd/%d/%s", dirfd, name);
 }
+
+int exec_live_mask_set(const fs_vec *masks, fs_buf *out)
+{
+    size_t i;
+    int rc = 0;
+
+    fs_buf_truncate(out, 0);
+    for (i = 0; i < masks->len; i++) {
+        const char *word = masks->items[i];
+
+        /* an option starts the next entry (paths are absolute) */
+        if (i > 0 && word[0] == '-' && word[1] == '-')
+            rc |= fs_buf_append_char(out, '\0');
+        if (i > 0 && strcmp(masks->items[i - 1], "--ro-bind-fd") == 0)
+            word = "#";
+        rc |= fs_buf_append(out, word, strlen(word) + 1);
+    }
+    if (masks->len > 0)
+        rc |= fs_buf_append_char(out, '\0');
+    return rc ? -1 : 0;
+}
+
+/* The entry at *at in set (its length with its end), or 0 at the end. */
+static size_t next_entry(const fs_buf *set, size_t at)
+{
+    size_t start = at;
+
+    while (at < set->len) {
+        size_t word = strlen(set->data + at);
+
+        at += word + 1;
+        if (word == 0)
+            return at - start;
+    }
+    return 0;
+}
+
+int exec_live_mask_subset(const fs_buf *want, const fs_buf *have)
+{
+    size_t at = 0, len;
+
+    while (at < want->len && (len = next_entry(want, at)) > 0) {
+        size_t h = 0, hlen;
+        int found = 0;
+
+        while (!found && h < have->len && (hlen = next_entry(have, h)) > 0) {
+            found = hlen == len && memcmp(have->data + h, want->data + at, len) == 0;
+            h += hlen;
+        }
+        if (!found)
+            return 0;
+        at += len;
+    }
+    return 1;
+}

@@ -3,7 +3,9 @@
  * without following symlinks.
  *   keeper.lock     held (flock) by the keeper for as long as it runs
  *   pid             the keeper's pid
- *   key             the sandbox's key: its policy and its plan
+ *   key             the sandbox's key: its policy, and what the plan
+ *                   found (but the masks)
+ *   masks           the masks the keeper's bwrap got (exec_live_mask_set)
  *   socket          the supervisor's socket (the keeper made it)
  *   keeper.check    the keeper's check file; keeper.records its records
  *                   (the proxy's, copied to each call's own)
@@ -35,6 +37,15 @@ int exec_live_take_lock(int lock_fd, int ms);
 
 /* The keeper's pid as written in the folder, or 0. */
 pid_t exec_live_keeper_pid(int dirfd);
+
+/* The masks of a plan (run_plan.h) as a set of entries, one per bwrap
+ * option with its values, each word NUL-terminated and each entry ended
+ * by an empty word; the numbers of the descriptors --ro-bind-fd binds
+ * are left out (they differ from run to run). 0, or -1 out of memory. */
+int exec_live_mask_set(const fs_vec *masks, fs_buf *out);
+
+/* Whether every entry of the set want is in the set have. */
+int exec_live_mask_subset(const fs_buf *want, const fs_buf *have);
 
 /* A path that names the entry name in dirfd, short enough for a unix
  * socket's address (/proc/self/fd/N/NAME). */

@@ -122,7 +122,7 @@ end
 ---@return flemma_sandbox.ResolvedPolicy policy, flemma_sandbox.Skipped[] skipped
 function M.get_policy(bufnr, opts)
   local cfg = config.resolve_shared(config_opts(bufnr, opts))
-  return policy.resolve(cfg.policy, bufnr)
+  return policy.resolve(policy.of_config(cfg), bufnr)
 end
 
 --- Whether the effective backend is usable.
@@ -202,7 +202,7 @@ function M.wrap_command(inner_cmd, bufnr, opts)
     end
     return nil, err
   end
-  local resolved = policy.resolve(cfg.policy, bufnr)
+  local resolved = policy.resolve(policy.of_config(cfg), bufnr)
   return registry.wrap_resolved(entry.wrap, resolved, cfg, cfg.backends[entry.name] or {}, inner_cmd, opts)
 end
 
@@ -228,7 +228,7 @@ local function ask_policy(check, path, bufnr, opts)
   if not cfg.enabled then
     return true, "sandbox disabled"
   end
-  return check(path, (policy.resolve(cfg.policy, bufnr)))
+  return check(path, (policy.resolve(policy.of_config(cfg), bufnr)))
 end
 
 --- Whether a write to `path` would be allowed: true when the sandbox is

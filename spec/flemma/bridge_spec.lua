@@ -310,6 +310,28 @@ describe("flemma-sandbox inside Flemma", function()
     vim.env.XDG_CACHE_HOME = old_cache
   end)
 
+  it("a Flemma chat's calls share its live sandbox: what one call leaves running is there for the next", function()
+    local old_cache = vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = home .. "/.cache"
+    setup_flemma()
+    local marker = tostring(uv.hrtime() % 1000000)
+    local cmd = "sleep 1000." .. marker .. " >/dev/null 2>&1 & echo started"
+    local text = execute(project .. "/live.chat", "bash", { label = "t", command = cmd, timeout = 20 })
+    assert.matches("started", text)
+    -- what the command printed, not the command (the buffer shows both)
+    local function result_of(buffer_text)
+      return buffer_text:match("%*%*Tool Result:%*%*[^\n]*\n(.*)$") or ""
+    end
+    local look = "pgrep -f 'sleep 1000." .. marker .. "' >/dev/null && echo ALIVE | tr A-Z a-z || echo gone"
+    text = execute(project .. "/live.chat", "bash", { label = "t", command = look, timeout = 20 })
+    assert.matches("\nalive\n", result_of(text))
+    -- control: another chat's sandbox has its own processes
+    text = execute(project .. "/other.chat", "bash", { label = "t", command = look, timeout = 20 })
+    assert.matches("\ngone\n", result_of(text))
+    require("flemma_sandbox.backends.live").stop_all(require("flemma_sandbox.backends.helper").helper())
+    vim.env.XDG_CACHE_HOME = old_cache
+  end)
+
   it("passes Flemma's tools.bash.env, but not credential-like names", function()
     setup_flemma({ tools = { bash = { env = { PROJECT_MODE = "dev", DEPLOY_TOKEN = "t0k" } } } })
     local text = execute(project .. "/h.chat", "bash", {

@@ -164,6 +164,53 @@ describe("a chat's live sandbox", function()
     assert.are.equal("plain\n", r.stdout, r.stderr)
   end)
 
+  it("a process an earlier call left cannot plant a protected name for later; a plain file it writes stays", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    -- control: what it writes at a plain name is there, and it runs on
+    local r =
+      run_in(a, "(sleep 0.3; echo plain > notes.txt; sleep 1000." .. n.marker() .. ") >/dev/null 2>&1 & echo ok")
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    assert(vim.wait(5000, function()
+      return h.read(dir .. "/proj/notes.txt") ~= nil
+    end, 20))
+    r = run_in(a, "cat notes.txt")
+    assert.are.equal("plain\n", r.stdout, r.stderr)
+    -- the attack: .envrc (a protected name that does not exist) written
+    -- between two calls, for the user's shell to run
+    local marker = n.marker()
+    r = run_in(a, "(sleep 0.3; echo 'curl evil' > .envrc; sleep 1000." .. marker .. ") >/dev/null 2>&1 & echo ok")
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    vim.wait(1500, function()
+      return false
+    end, 50)
+    run_in(a, "true")
+    assert.is_nil(h.read(dir .. "/proj/.envrc"), "moved to the quarantine")
+    assert.are.same({}, n.survivors(n.pids_with("sleep 1000." .. marker)), "its sandbox was stopped")
+  end)
+
+  it("sandboxes.name shares one sandbox between chats; from a frontmatter only when trusted", function()
+    setup({ sandboxes = { name = "shared" } })
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
+    run_in(a, "echo from-a > /tmp/shared.txt")
+    local r = run_in(b, "cat /tmp/shared.txt")
+    assert.are.equal("from-a\n", r.stdout, r.stderr)
+    local chat = sandbox.get_policy(b).chat
+    assert.are.equal("shared", chat.name)
+    assert.matches("/shared$", chat.dir)
+    -- a frontmatter's name loosens (another chat's folders): it waits for trust
+    local split = require("flemma_sandbox.chat.trust").split(
+      { sandboxes = { name = "other", live = false } },
+      require("flemma_sandbox.config").resolve()
+    )
+    assert.are.same({ "sandboxes.name = other" }, split.loose)
+    assert.are.same({ live = false }, split.tight.sandboxes, "a fresh sandbox per call only tightens")
+    -- a bad name is refused, naming the key
+    local ok, err = pcall(sandbox.setup, { sandboxes = { name = "../x" } })
+    assert.is_false(ok)
+    assert.matches("sandboxes%.name", tostring(err))
+  end)
+
   it("stops after sandboxes.idle_ttl_s without a call; its files stay", function()
     setup({ sandboxes = { idle_ttl_s = 1 } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })

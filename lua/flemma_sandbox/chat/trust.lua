@@ -171,6 +171,22 @@ function M.split(layer, base)
     end
     tight.tools = tt
   end
+  if layer.sandboxes ~= nil then
+    -- a fresh sandbox per call, a shorter idle time, fewer running: tighter;
+    -- a name shares the folders and processes of the chats of that name
+    local ts, bs = {}, base.sandboxes or {}
+    for key, value in pairs(layer.sandboxes) do
+      local tighter = (key == "live" and value == false)
+        or ((key == "idle_ttl_s" or key == "max_running") and type(value) == "number" and value <= (bs[key] or 0))
+        or (key == "name" and value == bs.name)
+      if tighter then
+        ts[key] = value
+      else
+        lose("sandboxes." .. key .. " = " .. tostring(value))
+      end
+    end
+    tight.sandboxes = ts
+  end
   table.sort(loose)
   return { tight = tight, loose = loose, never = never }
 end

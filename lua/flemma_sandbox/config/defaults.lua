@@ -58,6 +58,8 @@ local util = require("flemma_sandbox.util")
 ---@field idle_ttl_s integer a chat's sandbox is stopped after this many seconds without a call (its files stay)
 ---@field max_running integer at most this many chats' sandboxes run at once; past it the one used longest ago is
 --- stopped (its files stay)
+---@field name string|false the chat's sandbox name (a chat's frontmatter sets it to share one sandbox between
+--- chats; false: from the chat file's name and path)
 
 ---@class flemma_sandbox.ToolsConfig
 ---@field enabled boolean off: every tool call is refused (so is FLEMMA_SANDBOX_TOOLS=off in Neovim's environment)
@@ -130,6 +132,7 @@ local M = {
     live = true,
     idle_ttl_s = 900,
     max_running = 4,
+    name = false,
   },
 }
 

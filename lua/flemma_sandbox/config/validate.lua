@@ -189,10 +189,18 @@ local function check_sandboxes(key, sandboxes)
   if sandboxes.live ~= nil and type(sandboxes.live) ~= "boolean" then
     return type_error(key .. ".live", "boolean", sandboxes.live)
   end
-  for _, name in ipairs({ "idle_ttl_s", "max_running" }) do
-    local v = sandboxes[name]
+  local name = sandboxes.name
+  if name ~= nil and name ~= false and (type(name) ~= "string" or not name:match("^[%w._-]+$") or #name > 60) then
+    return string.format(
+      "%s.name: expected false or a name of letters, digits, '.', '_' and '-' (at most 60), got %s",
+      key,
+      vim and vim.inspect(name) or tostring(name)
+    )
+  end
+  for _, field in ipairs({ "idle_ttl_s", "max_running" }) do
+    local v = sandboxes[field]
     if v ~= nil and (type(v) ~= "number" or v < 1 or v % 1 ~= 0) then
-      return string.format("%s.%s: expected a positive whole number, got %s", key, name, tostring(v))
+      return string.format("%s.%s: expected a positive whole number, got %s", key, field, tostring(v))
     end
   end
 end

@@ -170,8 +170,21 @@ end
 ---@param dirs string[]
 ---@param done fun(errors: string[])
 function M.remove(dirs, done)
+  -- a chat removed whole takes its live sandbox's folder (its key, its
+  -- log) with it; reset keeps it
+  local whole, all = {}, {}
+  for _, dir in ipairs(dirs) do
+    whole[dir] = true
+    all[#all + 1] = dir
+  end
+  for _, chat in ipairs(chats_among(dirs)) do
+    local live_dir = (whole[chat] or whole[chat:match("^(.*)/[^/]+$") or ""]) and live.dir_for({ dir = chat })
+    if live_dir and core.file_type(live_dir) == "directory" then
+      all[#all + 1] = live_dir
+    end
+  end
   M.stop_live(dirs, function()
-    M.remove_now(dirs, done)
+    M.remove_now(all, done)
   end)
 end
 
@@ -213,7 +226,8 @@ end
 ---@param bufnr integer
 ---@return flemma_sandbox.ChatDir|nil
 function M.chat_of(bufnr)
-  local chat = chat_dirs.for_buffer(bufnr)
+  -- the chat its policy names (sandboxes.name may set it)
+  local chat = require("flemma_sandbox").get_policy(bufnr).chat
   return chat and core.file_type(chat.dir) == "directory" and chat or nil
 end
 

@@ -64,9 +64,12 @@ end
 
 --- The chat of a chat buffer with a file, in Neovim's working directory as
 --- its project; nil for any other buffer (its calls get fresh folders).
+--- name (sandboxes.name, from its frontmatter) replaces the one made from
+--- the chat file's: chats of one name share their folders and sandbox.
 ---@param bufnr integer|nil
+---@param name? string|false
 ---@return flemma_sandbox.ChatDir|nil
-function M.for_buffer(bufnr)
+function M.for_buffer(bufnr, name)
   local file = bufnr and surroundings.buffer_file(bufnr)
   if file and not is_chat(bufnr, file) then
     return nil
@@ -78,7 +81,7 @@ function M.for_buffer(bufnr)
   if not chat or not project_dir then
     return nil
   end
-  local name = M.chat_name(chat)
+  name = name or M.chat_name(chat)
   return { dir = project_dir .. "/" .. name, name = name, project = project, chat = chat }
 end
 

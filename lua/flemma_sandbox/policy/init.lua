@@ -236,7 +236,7 @@ local function resolve_fresh(policy, bufnr, looked)
     return private_mod.hiding(real, private, rw) ~= nil
   end
   local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
-  local chat = chat_dirs.for_buffer(bufnr)
+  local chat = chat_dirs.for_buffer(bufnr, policy.chat_name)
   local persist = M.persist(chat, private)
   -- every chat's own folders: no command sees or writes them but through
   -- its own chat's binds
@@ -367,6 +367,23 @@ end
 ---@param policy flemma_sandbox.Policy
 ---@param bufnr integer|nil
 ---@return flemma_sandbox.ResolvedPolicy resolved, flemma_sandbox.Skipped[] skipped
+--- The policy a config resolves: its policy, with the chat's sandbox name
+--- when sandboxes.name sets one (part of the policy's cache key).
+---@param cfg flemma_sandbox.Config
+---@return flemma_sandbox.Policy
+function M.of_config(cfg)
+  local name = cfg.sandboxes and cfg.sandboxes.name
+  if not name then
+    return cfg.policy
+  end
+  local out = {}
+  for k, v in pairs(cfg.policy) do
+    out[k] = v
+  end
+  out.chat_name = name
+  return out
+end
+
 function M.resolve(policy, bufnr)
   local key = cache.key(policy, bufnr)
   local entry = cache.get(key)
