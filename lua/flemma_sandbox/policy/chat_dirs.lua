@@ -11,6 +11,7 @@
 --- closed), and removes them with rm, which never follows a link.
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.surroundings")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -129,6 +130,40 @@ function M.prepare(chat, subs)
     uv.fs_utime(chat.dir .. "/.chat", now, now)
   end
   return true
+end
+
+--- What a chat keeps on disk between its commands: its /tmp and the
+--- home_writable folders of its private home, each bound from a folder of
+--- the chat's own (below). The private folders' rules say
+--- so. Nothing without a chat.
+---@param chat flemma_sandbox.ChatDir|nil
+---@param private flemma_sandbox.Private
+---@return { paths: string[], sources: string[], subs: string[] }
+function M.persist(chat, private)
+  local out = { paths = {}, sources = {}, subs = {} }
+  if not chat then
+    return out
+  end
+  local home = core.resolve(surroundings.getenv("HOME") or "/", "/")
+  for _, f in ipairs(private.folders) do
+    local sub
+    if f.path == "/tmp" then
+      sub = "tmp"
+      f.rule = "this chat's /tmp (kept between its commands until :FlemmaSandbox reset)"
+    elseif f.path == "/run" then
+      sub = "run"
+      f.rule = "this chat's /run (kept between its commands until :FlemmaSandbox reset)"
+    elseif util.contains(private.inner, f.path) and home and core.is_within(f.path, home) then
+      sub = "home" .. f.path:sub(#home + 1)
+      f.rule = "this chat's " .. f.path .. " (policy.home_writable: kept between its commands until reset)"
+    end
+    if sub then
+      out.paths[#out.paths + 1] = f.path
+      out.sources[#out.sources + 1] = chat.dir .. "/" .. sub
+      out.subs[#out.subs + 1] = sub
+    end
+  end
+  return out
 end
 
 return M

@@ -157,40 +157,6 @@ local function resolve_list(list, vars, cwd, skipped, refuse, looked)
   return out
 end
 
---- What a chat keeps on disk between its commands: its /tmp and the
---- home_writable folders of its private home, each bound from a folder of
---- the chat's own (policy/chat_dirs.lua). The private folders' rules say
---- so. Nothing without a chat.
----@param chat flemma_sandbox.ChatDir|nil
----@param private flemma_sandbox.Private
----@return { paths: string[], sources: string[], subs: string[] }
-function M.persist(chat, private)
-  local out = { paths = {}, sources = {}, subs = {} }
-  if not chat then
-    return out
-  end
-  local home = core.resolve(surroundings.getenv("HOME") or "/", "/")
-  for _, f in ipairs(private.folders) do
-    local sub
-    if f.path == "/tmp" then
-      sub = "tmp"
-      f.rule = "this chat's /tmp (kept between its commands until :FlemmaSandbox reset)"
-    elseif f.path == "/run" then
-      sub = "run"
-      f.rule = "this chat's /run (kept between its commands until :FlemmaSandbox reset)"
-    elseif util.contains(private.inner, f.path) and home and core.is_within(f.path, home) then
-      sub = "home" .. f.path:sub(#home + 1)
-      f.rule = "this chat's " .. f.path .. " (policy.home_writable: kept between its commands until reset)"
-    end
-    if sub then
-      out.paths[#out.paths + 1] = f.path
-      out.sources[#out.sources + 1] = chat.dir .. "/" .. sub
-      out.subs[#out.subs + 1] = sub
-    end
-  end
-  return out
-end
-
 --- Resolves a configured policy for a buffer, without the cache.
 ---@param policy flemma_sandbox.Policy
 ---@param bufnr integer|nil
@@ -237,7 +203,7 @@ local function resolve_fresh(policy, bufnr, looked)
   end
   local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
   local chat = chat_dirs.for_buffer(bufnr, policy.chat_name)
-  local persist = M.persist(chat, private)
+  local persist = chat_dirs.persist(chat, private)
   -- every chat's own folders: no command sees or writes them but through
   -- its own chat's binds
   local chats_base = surroundings.chats_base()
