@@ -109,6 +109,33 @@ typedef struct {
     int on_host;      /* 1: the path must exist on the host (what is bound, or hidden by a tmpfs) */
 } mount_list;
 
+/* A chat's /dev/shm kept on the host (persist_paths "/dev/shm"): its
+ * folder when it is one, bound over the one --dev makes; NULL for the
+ * usual tmpfs (*rc says an error). */
+static const char *shm_source(const core_bwrap_policy *p, fs_vec *skipped, fs_err *err, int *rc)
+{
+    struct stat st;
+    size_t j;
+
+    *rc = FS_OK;
+    for (j = 0; j < p->persist_paths.len; j++) {
+        const char *source = p->persist_sources.items[j];
+        int ok;
+
+        if (strcmp(p->persist_paths.items[j], "/dev/shm") != 0)
+            continue;
+        ok = mountable(source, "persist_sources", 1, skipped, &st, err);
+        if (ok < 0)
+            *rc = ok;
+        else if (ok && !S_ISDIR(st.st_mode))
+            *rc = skip(skipped, source, "not a folder") == FS_OK ? FS_OK : FS_ENOMEM;
+        else if (ok)
+            return source;
+        return NULL;
+    }
+    return NULL;
+}
+
 /* "--tmpfs PATH", after "--size BYTES" when the policy caps them. */
 static int push_sized_tmpfs(const core_bwrap_policy *p, fs_vec *argv, const char *path)
 {
@@ -165,7 +192,11 @@ static int add_mounts(const core_bwrap_policy *p, fs_vec *argv, fs_vec *skipped,
      * out, and the command gets none rather than the host's */
     for (j = 0; j < p->persist_paths.len && rc == FS_OK; j++) {
         const char *source = p->persist_sources.items[j];
-        int ok = mountable(source, "persist_sources", 1, skipped, &st, err);
+        int ok;
+
+        if (strcmp(p->persist_paths.items[j], "/dev/shm") == 0)
+            continue; /* bound after --dev (shm_source) */
+        ok = mountable(source, "persist_sources", 1, skipped, &st, err);
 
         if (ok < 0)
             rc = ok;
@@ -240,6 +271,7 @@ static int build(const core_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_e
 {
     size_t i;
     int rc;
+    const char *shm;
 
     if (push_args(argv, p->bwrap, NULL, NULL) != FS_OK ||
         push_args(argv, "--ro-bind", "/", "/") != FS_OK)
@@ -247,8 +279,12 @@ static int build(const core_bwrap_policy *p, fs_vec *argv, fs_vec *skipped, fs_e
     rc = add_mounts(p, argv, skipped, err);
     if (rc != FS_OK)
         return rc;
+    shm = shm_source(p, skipped, err, &rc);
+    if (rc != FS_OK)
+        return rc;
     if (push_args(argv, "--dev", "/dev", NULL) != FS_OK ||
-        (p->tmpfs_size > 0 && push_sized_tmpfs(p, argv, "/dev/shm") != FS_OK) ||
+        (shm && push_args(argv, "--bind", shm, "/dev/shm") != FS_OK) ||
+        (!shm && p->tmpfs_size > 0 && push_sized_tmpfs(p, argv, "/dev/shm") != FS_OK) ||
         push_args(argv, "--proc", "/proc", NULL) != FS_OK)
         return FS_ENOMEM;
     rc = add_masks(p, argv, skipped, err);

@@ -188,6 +188,22 @@ describe("a chat's live sandbox", function()
     assert.are.same({}, n.survivors(n.pids_with("sleep 1000." .. marker)), "its sandbox was stopped")
   end)
 
+  it("keeps a chat's /run and /dev/shm on disk, also between fresh sandboxes; another buffer's are its own", function()
+    setup({ sandboxes = { live = false } })
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local r = run_in(a, "echo s > /dev/shm/kept && echo r > /run/kept && echo ok")
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    r = run_in(a, "cat /dev/shm/kept /run/kept")
+    assert.are.equal("s\nr\n", r.stdout, r.stderr)
+    local chat = sandbox.get_policy(a).chat
+    assert.are.equal("s\n", h.read(chat.dir .. "/shm/kept"), "on disk, in the chat's folder")
+    -- control: a buffer that is not a chat gets fresh ones
+    local scratch = vim.api.nvim_create_buf(true, false)
+    run_in(scratch, "echo s > /dev/shm/kept")
+    r = run_in(scratch, "cat /dev/shm/kept")
+    assert.are_not.equal(0, r.exit_code)
+  end)
+
   it("sandboxes.name shares one sandbox between chats; from a frontmatter only when trusted", function()
     setup({ sandboxes = { name = "shared" } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })

@@ -19,6 +19,22 @@ describe("core.bwrap_argv", function()
     return p
   end
 
+  it("binds a kept /dev/shm folder over the one --dev makes; without it, a tmpfs", function()
+    h.sh("mkdir " .. h.shell_quote(dir .. "/shm") .. " " .. h.shell_quote(dir .. "/tmp"))
+    local kept = policy({
+      persist_paths = { "/tmp", "/dev/shm" },
+      persist_sources = { dir .. "/tmp", dir .. "/shm" },
+      tmpfs_size = 1048576,
+    })
+    local text = table.concat(assert(core.bwrap_argv(kept, nil, { "true" })), " ")
+    assert.truthy(text:find("--dev /dev --bind " .. dir .. "/shm /dev/shm --proc", 1, true), text)
+    assert.truthy(text:find("--bind " .. dir .. "/tmp /tmp", 1, true), text)
+    assert.is_nil(text:find("--tmpfs /dev/shm", 1, true), text)
+    -- control: no kept folder, the sized tmpfs as before
+    text = table.concat(assert(core.bwrap_argv(policy({ tmpfs_size = 1048576 }), nil, { "true" })), " ")
+    assert.truthy(text:find("--dev /dev --size 1048576 --tmpfs /dev/shm", 1, true), text)
+  end)
+
   it("binds shallowest first, a writable path before a protected one at equal depth", function()
     h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj/.git/hooks/keep"))
     local argv = assert(core.bwrap_argv(

@@ -237,7 +237,7 @@ end
 ---@return string[]
 function M.reset_targets(chat)
   local out = {}
-  for _, sub in ipairs({ "tmp", "run", "home" }) do
+  for _, sub in ipairs({ "tmp", "run", "shm", "home" }) do
     if core.file_type(chat.dir .. "/" .. sub) == "directory" then
       out[#out + 1] = chat.dir .. "/" .. sub
     end

@@ -163,6 +163,10 @@ function M.persist(chat, private)
       out.subs[#out.subs + 1] = sub
     end
   end
+  -- its /dev/shm (not among the private folders: --dev makes it)
+  out.paths[#out.paths + 1] = "/dev/shm"
+  out.sources[#out.sources + 1] = chat.dir .. "/shm"
+  out.subs[#out.subs + 1] = "shm"
   return out
 end
 
