@@ -3,7 +3,8 @@
 # "N passed, M failed", as the last line.
 #   spec/run.sh            all suites
 #   spec/run.sh unit       only the unit specs (what `make sanitize` runs)
-# Suites: unit (LuaJIT), exec and escape (LuaJIT, real bwrap), nvim (headless
+# Suites: unit (LuaJIT), exec and escape (LuaJIT, real bwrap), escape-warm
+# (the escape suite's attacks in one chat's live sandbox), nvim (headless
 # Neovim), install (first start without a build, luarocks make and pack, and
 # lazy.nvim from LAZY_DIR on Neovim 0.8+), flemma (headless Neovim 0.11+ with
 # the real Flemma from FLEMMA_DIR), flemma-own (Flemma's own specs with the
@@ -14,7 +15,7 @@ set -u
 cd "$(dirname "$0")/.."
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape nvim install flemma flemma-own)
+[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape escape-warm nvim install flemma flemma-own)
 
 busted_bin=$(command -v busted || true)
 if [ -z "$busted_bin" ]; then
@@ -104,6 +105,9 @@ for suite in "${suites[@]}"; do
   if [ "$suite" = nvim ] || [ "$suite" = flemma ]; then
     FLEMMA_SANDBOX_SUITE="spec/$suite" FLEMMA_DIR="$( [ "$suite" = flemma ] && echo "${FLEMMA_DIR:-}" )" \
       nvim --headless -u NONE -i NONE -c "luafile spec/nvim_runner.lua" -c "cquit 1" 2>&1 </dev/null | tee "$log"
+  elif [ "$suite" = escape-warm ]; then
+    # the escape suite's attacks as calls of one chat, in its live sandbox
+    FLEMMA_SANDBOX_WARM=1 LD_PRELOAD="$preload" luajit "$busted_bin" -o utfTerminal spec/escape 2>&1 | tee "$log"
   else
     LD_PRELOAD="$preload" luajit "$busted_bin" -o utfTerminal "spec/$suite" 2>&1 | tee "$log"
   fi

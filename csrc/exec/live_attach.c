@@ -194,34 +194,24 @@ static char **keeper_argv(const live_call *c, const exec_host_opts *o, const cha
     return argv;
 }
 
-static int copy_file(int dirfd, const char *from, const char *to)
-{
-    fs_buf data;
-    int fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc;
-
-    fs_buf_init(&data);
-    rc = fd < 0 ? -1 : read_fd_all(fd, &data);
-    if (fd >= 0)
-        close(fd);
-    if (rc == 0)
-        rc = exec_live_write(dirfd, to, data.data ? data.data : "", data.len);
-    fs_buf_free(&data);
-    return rc;
-}
-
 /* Starts the keeper, with the lock (held by lock_fd) passed on to it. */
 static int start_keeper(live_call *c, const exec_host_opts *o, const char *self, char **cmd)
 {
     struct sockaddr_un addr;
-    char texts[192], pid_text[24];
+    char texts[192];
     char **argv;
     int listen_fd, records, log_fd, status;
     pid_t first, keeper = 0;
 
-    if (exec_live_write(c->dirfd, "key", c->key.data, c->key.len) != 0 ||
-        exec_live_write(c->dirfd, "keeper.check", c->check_before.data ? c->check_before.data : "",
+    /* what described the keeper before goes first; the key comes last, so
+     * a call that finds it finds the socket and the keeper's pid too */
+    unlinkat(c->dirfd, "key", 0);
+    unlinkat(c->dirfd, "pid", 0);
+    unlinkat(c->dirfd, "masks", 0); /* the new keeper writes its own */
+    unlinkat(c->dirfd, "socket", 0);
+    if (exec_live_write(c->dirfd, "keeper.check", c->check_before.data ? c->check_before.data : "",
                         c->check_before.len) != 0 ||
-        (o->args_file && copy_file(c->dirfd, o->args_file, "keeper.args") != 0))
+        (o->args_file && exec_live_copy_in(c->dirfd, o->args_file, "keeper.args") != 0))
         return fail(c, "cannot write its folder", errno);
     records = openat(c->dirfd, "keeper.records", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     log_fd = openat(c->dirfd, "keeper.log", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -229,8 +219,6 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
         close(records);
     if (log_fd < 0)
         return fail(c, "cannot write its log", errno);
-    unlinkat(c->dirfd, "socket", 0);
-    unlinkat(c->dirfd, "masks", 0); /* the new keeper writes its own */
     memset(&addr, 0, sizeof(addr));
     addr.sun_family = AF_UNIX;
     exec_live_path_in(c->dirfd, "socket", addr.sun_path, sizeof(addr.sun_path));
@@ -265,9 +253,7 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
             execv(self, argv);
             _exit(EXIT_SETUP);
         }
-        snprintf(pid_text, sizeof(pid_text), "%d", keeper > 0 ? (int)keeper : 0);
-        exec_live_write(c->dirfd, "pid", pid_text, strlen(pid_text));
-        _exit(keeper > 0 ? 0 : EXIT_SETUP);
+        _exit(keeper > 0 && exec_live_write_pid(c->dirfd, keeper) == 0 ? 0 : EXIT_SETUP);
     }
     free(argv);
     close(listen_fd);
@@ -275,6 +261,8 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
     if (first < 0 || waitpid(first, &status, 0) != first || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return fail(c, "cannot start its keeper", errno);
     c->started_keeper = 1;
+    if (exec_live_write(c->dirfd, "key", c->key.data, c->key.len) != 0)
+        return fail(c, "cannot write its key", errno);
     return 0;
 }
 
@@ -285,7 +273,7 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
     long long give_up = now_ms() + REPLACE_MS;
     pid_t signalled = 0;
     fs_buf key, masks;
-    int rc;
+    int rc, have_key;
 
     fs_buf_init(&key);
     fs_buf_init(&masks);
@@ -294,8 +282,8 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
             rc = start_keeper(c, o, self, cmd);
             break;
         }
-        if (exec_live_read(c->dirfd, "key", &key) == 0 && key.len == c->key.len &&
-            memcmp(key.data, c->key.data, key.len) == 0) {
+        have_key = exec_live_read(c->dirfd, "key", &key) == 0;
+        if (have_key && key.len == c->key.len && memcmp(key.data, c->key.data, key.len) == 0) {
             /* the keeper writes its masks once planned: a call right
              * after the start waits for them */
             long long masks_by = now_ms() + REPLACE_MS;
@@ -314,7 +302,8 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
             rc = fail(c, "its keeper with another policy would not stop", ETIMEDOUT);
             break;
         }
-        if (!signalled && (signalled = exec_live_keeper_pid(c->dirfd)) > 0) {
+        /* no key yet: a keeper is starting; wait for it */
+        if (have_key && !signalled && (signalled = exec_live_keeper_pid(c->dirfd)) > 0) {
             /* kept beside the new one: what changed can be looked up */
             exec_live_write(c->dirfd, "key.old", key.data ? key.data : "", key.len);
             exec_live_write(c->dirfd, "masks.old", masks.data ? masks.data : "", masks.len);
@@ -330,31 +319,6 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
     fs_buf_free(&key);
     fs_buf_free(&masks);
     return rc;
-}
-
-/* Copies what the keeper's proxy recorded since from to this call's records. */
-static void copy_records_since(const live_call *c, off_t from)
-{
-    char chunk[8192];
-    ssize_t got;
-    int fd = openat(c->dirfd, "keeper.records", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-
-    if (fd < 0)
-        return;
-    if (c->records_fd >= 0)
-        while ((got = pread(fd, chunk, sizeof(chunk), from)) > 0) {
-            if (fs_write_all(c->records_fd, chunk, (size_t)got) != 0)
-                break;
-            from += got;
-        }
-    close(fd);
-}
-
-static off_t records_size(const live_call *c)
-{
-    struct stat st;
-
-    return fstatat(c->dirfd, "keeper.records", &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_size : 0;
 }
 
 /* What the keeper and bwrap said, for a sandbox that never ran the call
@@ -449,7 +413,9 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
         rc = fail(&c, "cannot read the policy", errno);
         goto out;
     }
-    for (tries = 0; conn < 0 && tries < 3; tries++) {
+    /* a keeper that just ended (idle) may leave its socket a moment:
+     * again, until it is gone and a new one runs */
+    for (tries = 0; conn < 0 && tries < 200; tries++) {
         if (c.lock_fd >= 0)
             close(c.lock_fd); /* a fresh description: the lock may have passed to a keeper */
         c.lock_fd = exec_live_open_lock(c.dirfd);
@@ -461,6 +427,11 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
         if (rc != 0)
             goto out;
         conn = connect_socket(&c);
+        if (conn < 0) {
+            struct timespec pause = {0, 10 * 1000 * 1000};
+
+            nanosleep(&pause, NULL);
+        }
     }
     if (conn < 0) {
         rc = fail(&c, "cannot reach it", errno);
@@ -471,10 +442,10 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
                         "rests on changed (what ran in it was stopped)\n");
         fs_record(c.records_fd, "restarted", "why", "policy_changed", FS_RECORD_END);
     }
-    records_from = records_size(&c);
+    records_from = exec_live_size(c.dirfd, "keeper.records");
     status = exec_live_relay(conn, cmd + c.inner_at + 1, o, c.records_fd, &started);
     close(conn);
-    copy_records_since(&c, records_from);
+    exec_live_append_since(c.dirfd, "keeper.records", records_from, c.records_fd);
     if (status >= 0) {
         rc = status;
     } else if (!started && c.started_keeper) {

@@ -96,16 +96,59 @@ int exec_live_take_lock(int lock_fd, int ms)
     }
 }
 
+/* The start time of a process (field 22 of /proc/PID/stat), or 0. */
+static unsigned long long start_time_of(pid_t pid)
+{
+    char path[64], text[1024], *close_paren;
+    unsigned long long start = 0;
+    ssize_t n;
+    int fd, field;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    close_paren = strrchr(text, ')'); /* the name may hold spaces */
+    if (!close_paren)
+        return 0;
+    /* after ") " comes field 3 */
+    for (field = 3; field <= 22 && close_paren; field++)
+        close_paren = strchr(close_paren + 1, ' ');
+    if (close_paren)
+        start = strtoull(close_paren + 1, NULL, 10);
+    return start;
+}
+
+int exec_live_write_pid(int dirfd, pid_t pid)
+{
+    char text[64];
+    int n = snprintf(text, sizeof(text), "%d %llu", (int)pid, start_time_of(pid));
+
+    return exec_live_write(dirfd, "pid", text, (size_t)n);
+}
+
 pid_t exec_live_keeper_pid(int dirfd)
 {
     fs_buf text;
     long pid = 0;
+    unsigned long long start = 0;
+    char *end = NULL;
 
     fs_buf_init(&text);
-    if (exec_live_read(dirfd, "pid", &text) == 0 && text.data)
-        pid = strtol(text.data, NULL, 10);
+    if (exec_live_read(dirfd, "pid", &text) == 0 && text.data) {
+        pid = strtol(text.data, &end, 10);
+        start = end ? strtoull(end, NULL, 10) : 0;
+    }
     fs_buf_free(&text);
-    return pid > 1 ? (pid_t)pid : 0;
+    /* the same process, not one that got its number since */
+    if (pid <= 1 || start == 0 || start_time_of((pid_t)pid) != start)
+        return 0;
+    return (pid_t)pid;
 }
 
 void exec_live_path_in(int dirfd, const char *name, char *out, size_t n)
@@ -166,4 +209,45 @@ int exec_live_mask_subset(const fs_buf *want, const fs_buf *have)
         at += len;
     }
     return 1;
+}
+
+int exec_live_copy_in(int dirfd, const char *from, const char *name)
+{
+    fs_buf data;
+    char chunk[8192];
+    ssize_t got = 0;
+    int fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc = fd < 0 ? -1 : 0;
+
+    fs_buf_init(&data);
+    while (rc == 0 && (got = read(fd, chunk, sizeof(chunk))) > 0)
+        rc = fs_buf_append(&data, chunk, (size_t)got);
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0 && got == 0)
+        rc = exec_live_write(dirfd, name, data.data ? data.data : "", data.len);
+    fs_buf_free(&data);
+    return rc == 0 && got == 0 ? 0 : -1;
+}
+
+off_t exec_live_size(int dirfd, const char *name)
+{
+    struct stat st;
+
+    return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_size : 0;
+}
+
+void exec_live_append_since(int dirfd, const char *name, off_t from, int to_fd)
+{
+    char chunk[8192];
+    ssize_t got;
+    int fd = to_fd >= 0 ? openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+
+    if (fd < 0)
+        return;
+    while ((got = pread(fd, chunk, sizeof(chunk), from)) > 0) {
+        if (fs_write_all(to_fd, chunk, (size_t)got) != 0)
+            break;
+        from += got;
+    }
+    close(fd);
 }

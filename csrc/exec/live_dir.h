@@ -2,7 +2,7 @@
  * folder: what the attach and the keeper keep there, opened beneath it
  * without following symlinks.
  *   keeper.lock     held (flock) by the keeper for as long as it runs
- *   pid             the keeper's pid
+ *   pid             the keeper's pid and its start time
  *   key             the sandbox's key: its policy, and what the plan
  *                   found (but the masks)
  *   masks           the masks the keeper's bwrap got (exec_live_mask_set)
@@ -28,6 +28,16 @@ int exec_live_read(int dirfd, const char *name, fs_buf *out);
 /* Writes data as the file name in dirfd (through name.new, renamed): 0 or -1. */
 int exec_live_write(int dirfd, const char *name, const char *data, size_t len);
 
+/* Copies the file at from (not a symlink) as name in dirfd: 0 or -1. */
+int exec_live_copy_in(int dirfd, const char *from, const char *name);
+
+/* The size of name in dirfd, or 0. */
+off_t exec_live_size(int dirfd, const char *name);
+
+/* Appends what name in dirfd holds past from to to_fd (the proxy's
+ * records since a call began, to the call's own). */
+void exec_live_append_since(int dirfd, const char *name, off_t from, int to_fd);
+
 /* The keeper's lock file, opened (close-on-exec): a descriptor or -1. */
 int exec_live_open_lock(int dirfd);
 
@@ -35,7 +45,12 @@ int exec_live_open_lock(int dirfd);
  * -1 when the keeper still holds it. */
 int exec_live_take_lock(int lock_fd, int ms);
 
-/* The keeper's pid as written in the folder, or 0. */
+/* Writes the keeper's pid with its start time: 0 or -1. */
+int exec_live_write_pid(int dirfd, pid_t pid);
+
+/* The keeper's pid as written in the folder, when that process still
+ * runs (its start time is the one written: a pid used again is not it),
+ * or 0. */
 pid_t exec_live_keeper_pid(int dirfd);
 
 /* The masks of a plan (run_plan.h) as a set of entries, one per bwrap

@@ -13,6 +13,16 @@ local M = {}
 --- a check file lives while a command runs and moved entries stay.
 M.STATE = "./home/.local/state/flemma-sandbox"
 
+--- The warm path (spec/run.sh escape-warm): every attack of a world runs
+--- as a call of one chat, in the chat's live sandbox, after the attacks
+--- before it; what one planted must not get a later one more than it
+--- was allowed. The chat's own folders (its /tmp, /run, home) are where
+--- its commands may write: the snapshots leave them out.
+M.WARM = os.getenv("FLEMMA_SANDBOX_WARM") == "1"
+M.CHATS = "./home/.cache/flemma-sandbox"
+--- The chat buffer's number the warm path uses (a fake buffer).
+M.CHAT_BUF = 4242
+
 --- What the quarantine holds now: the original paths, sorted.
 ---@param w table
 ---@return string[]
@@ -91,6 +101,9 @@ function M.create()
   mkfile(w.proj .. "/config/.env.local", "TOKEN=" .. M.SECRET .. "\n")
   mkfile(w.proj .. "/server.pem", M.SECRET .. "\n")
   mkfile(w.proj .. "/src/main.c", "int main(void) { return 0; }\n")
+  if M.WARM then
+    mkfile(base .. "/escape.chat", "@You:\nhi\n")
+  end
   M.ATTACK = base .. "/attack.lua"
   h.sh("cp " .. h.shell_quote(M.ATTACK_SOURCE) .. " " .. h.shell_quote(M.ATTACK))
   h.sh("mkdir -p " .. h.shell_quote(w.work))
@@ -115,6 +128,9 @@ function M.use_host(w, over)
         return v
       end
       return os.getenv(name)
+    end,
+    buffer_file = function(bufnr)
+      return M.WARM and bufnr == M.CHAT_BUF and w.base .. "/escape.chat" or nil
     end,
     environ = function()
       local all = { PATH = os.getenv("PATH"), LANG = "C.UTF-8" }
@@ -157,10 +173,12 @@ function M.snapshot(w)
       .. q(w.base)
       .. " && find . \\( -path ./home/proj/work -o -path "
       .. M.STATE
+      .. (M.WARM and " -o -path " .. M.CHATS or "")
       .. " \\) -prune"
       .. " -o -type d -printf '%y %m %p\\n' -o -printf '%y %m %s %T@ %p\\n'"
       .. " | sort; find . \\( -path ./home/proj/work -o -path "
       .. M.STATE
+      .. (M.WARM and " -o -path " .. M.CHATS or "")
       .. " \\) -prune"
       .. " -o -type f -print0 | sort -z | xargs -0 -r md5sum"
   )
@@ -202,7 +220,7 @@ function M.attack(w, cmd, opts)
   local check
   --- The wrapped command; its records file made, as Neovim's runner does.
   local function command()
-    local argv = assert(sandbox.wrap_command({ "bash", "-c", cmd }, nil))
+    local argv = assert(sandbox.wrap_command({ "bash", "-c", cmd }, M.WARM and M.CHAT_BUF or nil))
     check = require("flemma_sandbox.backends.helper").check_file_of(argv)
     if check then
       records.create(check)

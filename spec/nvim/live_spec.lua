@@ -77,6 +77,32 @@ describe("a chat's live sandbox", function()
     assert.are.same({}, n.survivors(n.pids_with("sleep 1000." .. marker)))
   end)
 
+  it("starts one sandbox for calls of a new chat that come at once, and every call runs", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local results, job = {}, require("flemma_sandbox.run.job")
+    for i = 1, 6 do
+      assert(job.run({ "bash", "-c", "echo call-" .. i .. "; readlink /proc/self/ns/pid" }, {
+        bufnr = a,
+        wrap = sandbox.wrapper(a),
+        on_exit = function(r)
+          results[i] = r
+        end,
+      }))
+    end
+    assert(vim.wait(30000, function()
+      return #vim.tbl_keys(results) == 6
+    end, 10))
+    -- one sandbox: one pid namespace for all of them
+    local namespaces = {}
+    for i = 1, 6 do
+      local ns = results[i].stdout:match("^call%-" .. i .. "\n(pid:%[%d+%])\n$")
+      assert.truthy(ns, results[i].stdout .. results[i].stderr)
+      assert.are.equal(0, #h.records_of(results[i].records, "restarted"), results[i].stderr)
+      namespaces[ns] = true
+    end
+    assert.are.equal(1, #vim.tbl_keys(namespaces), vim.inspect(namespaces))
+  end)
+
   it("passes each call's exit status and streams, and a call's output never waits for what it left", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local r = run_in(a, "echo out; echo err >&2; exit 7")
