@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <linux/seccomp.h>
@@ -34,6 +33,7 @@
 #include "fd_io.h"
 #include "host_side.h"
 #include "landlock.h"
+#include "rlimits.h"
 #include "live_attach.h"
 #include "proxy_bridge.h"
 #include "scan.h"
@@ -43,58 +43,10 @@
 
 #define EXIT_SETUP 126
 
-typedef struct {
-    const char *name;
-    int resource;
-    rlim_t scale; /* the value is given in these units */
-} limit_name;
-
-static const limit_name LIMITS[] = {
-    {"processes", RLIMIT_NPROC, 1},         {"memory_mb", RLIMIT_DATA, 1024 * 1024},
-    {"cpu_seconds", RLIMIT_CPU, 1},         {"file_size_mb", RLIMIT_FSIZE, 1024 * 1024},
-    {"open_files", RLIMIT_NOFILE, 1},
-};
-
 static int die(const char *what, const char *detail)
 {
     fprintf(stderr, "flemma-sandbox-exec: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
     return EXIT_SETUP;
-}
-
-/* NAME=VALUE: lowers soft and hard limit to VALUE (never raises the hard
- * one), so the command cannot raise it back. */
-static int apply_limit(const char *spec)
-{
-    const char *eq = strchr(spec, '=');
-    size_t i;
-    char *end;
-    unsigned long long value;
-    struct rlimit rl;
-
-    if (!eq)
-        return die("--limit expects NAME=VALUE, got", spec);
-    errno = 0;
-    value = strtoull(eq + 1, &end, 10);
-    if (errno || end == eq + 1 || *end || eq[1] == '-')
-        return die("--limit value is not a whole number", spec);
-    for (i = 0; i < sizeof(LIMITS) / sizeof(LIMITS[0]); i++) {
-        rlim_t want;
-
-        if (strlen(LIMITS[i].name) != (size_t)(eq - spec) || strncmp(LIMITS[i].name, spec, (size_t)(eq - spec)))
-            continue;
-        if (value > (unsigned long long)RLIM_INFINITY / LIMITS[i].scale)
-            return die("--limit value too large", spec);
-        want = (rlim_t)value * LIMITS[i].scale;
-        if (getrlimit(LIMITS[i].resource, &rl) != 0)
-            return die("getrlimit", strerror(errno));
-        if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
-            want = rl.rlim_max;
-        rl.rlim_cur = rl.rlim_max = want;
-        if (setrlimit(LIMITS[i].resource, &rl) != 0)
-            return die("setrlimit", strerror(errno));
-        return 0;
-    }
-    return die("--limit: unknown limit", spec);
 }
 
 /* no_new_privs first: both Landlock and seccomp need it unprivileged */
@@ -171,7 +123,8 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     exec_host_opts host;
-    int i, seccomp = 0, scope = 0, host_side = 0, rc, bridge_port = 0, supervise_fd = -1;
+    int i, j, seccomp = 0, scope = 0, host_side = 0, rc, bridge_port = 0, supervise_fd = -1, nlimits = 0;
+    const char *limits[EXEC_SUPERVISOR_LIMITS];
     const char *bridge_socket = NULL;
 
     memset(&host, 0, sizeof(host));
@@ -194,9 +147,10 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--scope") == 0) {
             scope = 1;
         } else if (strcmp(argv[i], "--limit") == 0 && has_value) {
-            rc = apply_limit(argv[++i]);
-            if (rc)
-                return rc;
+            /* applied once parsed: a supervisor passes them to each call */
+            if (nlimits >= EXEC_SUPERVISOR_LIMITS)
+                return usage();
+            limits[nlimits++] = argv[++i];
         } else if (strcmp(argv[i], "--proxy-bridge") == 0 && i + 2 < argc) {
             char *end;
             long port = strtol(argv[i + 2], &end, 10);
@@ -315,6 +269,11 @@ int main(int argc, char **argv)
         return exec_live_run(&host, argv[0], argv + i + 1, argc - i - 1);
     if (host_side)
         return exec_host_run(&host, argv + i + 1, argc - i - 1);
+    /* a live sandbox's supervisor keeps its own (it holds every call's
+     * descriptors); each call gets them (supervisor.c) */
+    for (j = 0; supervise_fd < 0 && j < nlimits; j++)
+        if ((rc = exec_apply_limit(limits[j])) != 0)
+            return rc;
     if ((seccomp || scope) && (rc = set_no_new_privs()) != 0)
         return rc;
     if (scope && exec_landlock_scope() != 0)
@@ -324,7 +283,7 @@ int main(int argc, char **argv)
     if (bridge_socket && exec_proxy_bridge_start(bridge_socket, bridge_port) != 0)
         return die("the network bridge to the proxy", strerror(errno));
     if (supervise_fd >= 0)
-        return exec_supervise(supervise_fd, host.idle_ttl_s);
+        return exec_supervise(supervise_fd, host.idle_ttl_s, limits, nlimits);
     execvp(argv[i + 1], argv + i + 1);
     rc = errno;
     fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], strerror(rc));

@@ -219,7 +219,7 @@ static int stop_if_watch_says(pid_t child, exec_run_watch *watch, long long *dea
 }
 
 static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opts *o, exec_run_watch *watch,
-                           int records_fd, int owner_fd, int *stopped)
+                           int records_fd, int owner_fd, pid_t *proxy, int *stopped)
 {
     long long deadline = o->time_limit_ms > 0 ? now_ms() + o->time_limit_ms : 0;
     int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), status;
@@ -258,6 +258,17 @@ static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opt
         if (o->owner_pid > 0 && ((p[2].revents & POLLIN) || (owner_fd < 0 && kill((pid_t)o->owner_pid, 0) != 0)) &&
             !*stopped) {
             kill_bwrap(child); /* Neovim is gone: so is the chat's sandbox */
+            *stopped = 3;
+        }
+        if (o->listen_fd > 0 && *proxy > 0 && waitpid(*proxy, NULL, WNOHANG) == *proxy) {
+            /* a live sandbox without its proxy would have no way out it was
+             * promised: it ends, and the next call starts it again */
+            *proxy = -1;
+            fprintf(stderr, "flemma-sandbox: stopped: the sandbox's network proxy ended\n");
+            fs_record(records_fd, "stopped", "reason", "proxy_ended", "why", "the sandbox's network proxy ended",
+                      FS_RECORD_END);
+            if (!*stopped)
+                kill_bwrap(child);
             *stopped = 3;
         }
         /* an event, or the time the watch asked for */
@@ -418,7 +429,7 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
         gate_failed = 1;
     }
     exec_userns_gate_close(&gate);
-    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o, &watch, records_fd, owner_fd, &stopped);
+    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o, &watch, records_fd, owner_fd, &proxy, &stopped);
     if (gate_failed)
         rc = EXIT_SETUP;
     exec_run_watch_free(&watch);
@@ -431,8 +442,14 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
     }
     if (proxy > 0)
         exec_host_proxy_stop(proxy, o->proxy_socket);
+    else if (o->proxy_socket)
+        unlink(o->proxy_socket); /* its proxy ended on its own (reaped above) */
     if (lock_fd >= 0) {
-        exec_check_after(running, 0, records_fd);
+        /* a live sandbox whose last call left nothing running changed no
+         * file since that call's own check: what appeared is the host's
+         * (the user's new .envrc), not to be moved */
+        if (o->listen_fd <= 0 || faccessat(AT_FDCWD, "quiet", F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+            exec_check_after(running, 0, records_fd);
         unlink(running);
         close(lock_fd);
     }

@@ -371,7 +371,7 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
     fs_vec opened, pairs;
     fs_err err;
     size_t mask_at = 0, i;
-    int rc = 0, conn = -1, started = 0, status, tries;
+    int rc = 0, conn = -1, started = 0, quiet = 0, keeper_stopped, status, tries;
     off_t records_from;
 
     memset(&c, 0, sizeof(c));
@@ -395,6 +395,18 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
         goto out;
     }
     c.records_fd = fs_record_open_for(o->check_file);
+    {
+        /* as a fresh run's host side: the check of a call whose attach was
+         * killed before its own (Flemma's runner asks for none) */
+        char runs_dir[4096], *slash;
+
+        snprintf(runs_dir, sizeof(runs_dir), "%s", c.running);
+        slash = strrchr(runs_dir, '/');
+        if (slash && slash != runs_dir) {
+            *slash = '\0';
+            exec_check_sweep(runs_dir, c.running, c.records_fd);
+        }
+    }
     if (read_fd_all(c.check_fd, &c.check_before) != 0 ||
         exec_plan_masks(c.check_fd, &c.masks, &opened, &pairs, &mask_at, c.records_fd, &err) != FS_OK) {
         rc = fail(&c, "cannot prepare the run", errno);
@@ -443,17 +455,27 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
         fs_record(c.records_fd, "restarted", "why", "policy_changed", FS_RECORD_END);
     }
     records_from = exec_live_size(c.dirfd, "keeper.records");
-    status = exec_live_relay(conn, cmd + c.inner_at + 1, o, c.records_fd, &started);
+    /* from now until a call ends with nothing left running, what appears
+     * at a protected name may be the sandbox's (host_side.c) */
+    unlinkat(c.dirfd, "quiet", 0);
+    status = exec_live_relay(conn, cmd + c.inner_at + 1, o, c.records_fd, &started, &quiet);
+    if (status >= 0 && quiet)
+        exec_live_write(c.dirfd, "quiet", "1", 1);
     close(conn);
-    exec_live_append_since(c.dirfd, "keeper.records", records_from, c.records_fd);
+    if (status < 0)
+        tell_keeper_log(&c); /* once the keeper is done: its records are in */
+    keeper_stopped =
+        exec_live_append_since(c.dirfd, "keeper.records", records_from, c.records_fd, "{\"type\":\"stopped\"");
     if (status >= 0) {
         rc = status;
     } else if (!started && c.started_keeper) {
-        tell_keeper_log(&c);
         rc = EXIT_SETUP;
     } else {
+        /* the keeper's own reason (protection changed, disk short) when it gave one */
+        if (!keeper_stopped)
+            fs_record(c.records_fd, "stopped", "reason", "sandbox_ended", "why", "the chat's sandbox ended",
+                      FS_RECORD_END);
         fprintf(stderr, "flemma-sandbox: the chat's sandbox ended while the command ran\n");
-        fs_record(c.records_fd, "stopped", "reason", "sandbox_ended", "why", "the chat's sandbox ended", FS_RECORD_END);
         rc = started ? 128 + SIGKILL : EXIT_SETUP;
     }
 out:

@@ -236,18 +236,22 @@ off_t exec_live_size(int dirfd, const char *name)
     return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_size : 0;
 }
 
-void exec_live_append_since(int dirfd, const char *name, off_t from, int to_fd)
+int exec_live_append_since(int dirfd, const char *name, off_t from, int to_fd, const char *needle)
 {
+    fs_buf text;
     char chunk[8192];
     ssize_t got;
-    int fd = to_fd >= 0 ? openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), found;
 
     if (fd < 0)
-        return;
-    while ((got = pread(fd, chunk, sizeof(chunk), from)) > 0) {
-        if (fs_write_all(to_fd, chunk, (size_t)got) != 0)
-            break;
+        return 0;
+    fs_buf_init(&text);
+    while ((got = pread(fd, chunk, sizeof(chunk), from)) > 0 && fs_buf_append(&text, chunk, (size_t)got) == 0)
         from += got;
-    }
     close(fd);
+    if (to_fd >= 0 && text.len > 0)
+        fs_write_all(to_fd, text.data, text.len);
+    found = text.data && strstr(text.data, needle) != NULL;
+    fs_buf_free(&text);
+    return found;
 }

@@ -34,9 +34,10 @@ int exec_live_copy_in(int dirfd, const char *from, const char *name);
 /* The size of name in dirfd, or 0. */
 off_t exec_live_size(int dirfd, const char *name);
 
-/* Appends what name in dirfd holds past from to to_fd (the proxy's
- * records since a call began, to the call's own). */
-void exec_live_append_since(int dirfd, const char *name, off_t from, int to_fd);
+/* Appends what name in dirfd holds past from to to_fd (the keeper's
+ * records since a call began, to the call's own): 1 when that text holds
+ * needle, else 0. */
+int exec_live_append_since(int dirfd, const char *name, off_t from, int to_fd, const char *needle);
 
 /* The keeper's lock file, opened (close-on-exec): a descriptor or -1. */
 int exec_live_open_lock(int dirfd);

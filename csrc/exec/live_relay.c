@@ -63,7 +63,7 @@ static void send_signal(int conn, int sig)
 
 /* Sends the call and relays it until its status comes: -1 when the
  * sandbox ended before that (*started says whether the call had begun). */
-int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_fd, int *started)
+int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_fd, int *started, int *quiet)
 {
     int out[2], err[2], fds[3], sfd, status = -1, stopped = 0;
     long long deadline = o->time_limit_ms > 0 ? now_ms() + o->time_limit_ms : 0;
@@ -73,6 +73,7 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
     int i;
 
     *started = 0;
+    *quiet = 0;
     if (!getcwd(cwd, sizeof(cwd)))
         snprintf(cwd, sizeof(cwd), "/");
     fs_buf_init(&req);
@@ -149,8 +150,12 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
             close(fds[i]);
         if (type == 'P')
             *started = 1;
-        else if (type == 'X')
-            status = (int)strtol(msg.data ? msg.data : "126", NULL, 10);
+        else if (type == 'X') {
+            char *end = NULL;
+
+            status = (int)strtol(msg.data ? msg.data : "126", &end, 10);
+            *quiet = end && strtol(end, NULL, 10) == 1;
+        }
     }
     drain_now(out[0], 1);
     drain_now(err[0], 2);

@@ -13,7 +13,10 @@
  *         process the call left running) is gone
  *   supervisor -> attach
  *     'P' started: the call's pid in text
- *     'X' exit: the status in text (the code, or 128 + signal)
+ *     'X' exit: "STATUS QUIET": the status (the code, or 128 + signal),
+ *         and 1 when nothing runs in the sandbox now but its own
+ *         processes (nothing in it can change a file before the next
+ *         call), else 0
  *
  * A connection carries one call. When it closes before 'X', the call's
  * process group is killed. */

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "supervisor.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -20,10 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rlimits.h"
 #include "live_wire.h"
 
 #define EXIT_SETUP 126
 #define DRAINS 64
+/* the sandbox's own processes: bwrap's init, this one, the network bridge */
+#define OWN_PIDS 8
 
 enum call_state { CALL_FREE, CALL_WAITING, CALL_RUNNING, CALL_ENDED, CALL_ORPHAN };
 
@@ -39,7 +43,61 @@ typedef struct {
     int ndrains;
     sigset_t old_mask;
     fs_buf payload;
+    pid_t own[OWN_PIDS]; /* what ran before the first call: no call's */
+    int nown;
+    const char *const *limits; /* each call's --limit options */
+    int nlimits;
 } supervisor;
+
+/* Calls fn for every process of the sandbox's pid namespace (its /proc). */
+static int each_process(supervisor *s, int (*fn)(supervisor *, pid_t))
+{
+    DIR *proc = opendir("/proc");
+    struct dirent *e;
+    int rc = 0;
+
+    if (!proc)
+        return -1;
+    while (rc == 0 && (e = readdir(proc)) != NULL)
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+            rc = fn(s, (pid_t)atoi(e->d_name));
+    closedir(proc);
+    return rc;
+}
+
+static int note_own(supervisor *s, pid_t pid)
+{
+    if (s->nown >= OWN_PIDS)
+        return -1;
+    s->own[s->nown++] = pid;
+    return 0;
+}
+
+static int is_other(supervisor *s, pid_t pid)
+{
+    int i;
+
+    for (i = 0; i < s->nown; i++)
+        if (s->own[i] == pid)
+            return 0;
+    return 1;
+}
+
+/* Whether nothing runs in the sandbox but its own processes: then nothing
+ * in it can change a file until the next call (live_wire.h's "quiet"). */
+static int quiet(supervisor *s)
+{
+    return s->nown > 0 && each_process(s, is_other) == 0;
+}
+
+/* 'X' with the status and whether the sandbox is quiet now. */
+static void send_exit(supervisor *s, int conn, int status)
+{
+    char text[32];
+    int n = snprintf(text, sizeof(text), "%d %d", status, quiet(s));
+
+    exec_wire_send(conn, 'X', text, (size_t)n, NULL, 0);
+}
 
 static long long now_s(void)
 {
@@ -65,6 +123,9 @@ static void start_child(const supervisor *s, const int *fds, char **argv, const 
         if (fds[i] > 2)
             close(fds[i]);
     sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+    for (i = 0; i < s->nlimits; i++)
+        if (exec_apply_limit(s->limits[i]) != 0)
+            _exit(EXIT_SETUP);
     if (chdir(cwd) != 0 && (!home || chdir(home) != 0) && chdir("/") != 0)
         _exit(EXIT_SETUP);
     execvp(argv[0], argv);
@@ -119,7 +180,7 @@ static void start_call(supervisor *s, live_call *c, int *fds, int nfds)
         start_child(s, fds, argv, data);
     free(argv);
     if (pid < 0) {
-        send_number(c->conn, 'X', EXIT_SETUP);
+        send_exit(s, c->conn, EXIT_SETUP);
         c->state = CALL_ENDED;
         return;
     }
@@ -186,7 +247,7 @@ static void reap(supervisor *s)
             if (c->state == CALL_ORPHAN) {
                 c->state = CALL_FREE;
             } else {
-                send_number(c->conn, 'X', WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+                send_exit(s, c->conn, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
                 c->state = CALL_ENDED;
             }
         }
@@ -219,7 +280,7 @@ static void drain(supervisor *s, int at)
     }
 }
 
-int exec_supervise(int listen_fd, long idle_ttl_s)
+int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, int nlimits)
 {
     supervisor s;
     sigset_t set;
@@ -231,6 +292,8 @@ int exec_supervise(int listen_fd, long idle_ttl_s)
     for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
         s.calls[i].conn = -1;
     fs_buf_init(&s.payload);
+    s.limits = limits;
+    s.nlimits = nlimits;
     /* no call may inherit the socket, nor ptrace this process (seccomp
      * forbids ptrace too; this holds where it could not be installed) */
     fcntl(listen_fd, F_SETFD, FD_CLOEXEC);
@@ -239,6 +302,10 @@ int exec_supervise(int listen_fd, long idle_ttl_s)
     sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, &s.old_mask);
     sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* before the first call: bwrap's init, this process, the bridge (too
+     * many, or none readable: never quiet) */
+    if (each_process(&s, note_own) != 0)
+        s.nown = 0;
     if (sfd < 0) {
         fprintf(stderr, "flemma-sandbox-exec: signalfd: %s\n", strerror(errno));
         return EXIT_SETUP;

@@ -103,6 +103,7 @@ function M.create()
   mkfile(w.proj .. "/src/main.c", "int main(void) { return 0; }\n")
   if M.WARM then
     mkfile(base .. "/escape.chat", "@You:\nhi\n")
+    h.sh("mkdir -p " .. h.shell_quote(w.home .. "/.cache/flemma-sandbox"))
   end
   M.ATTACK = base .. "/attack.lua"
   h.sh("cp " .. h.shell_quote(M.ATTACK_SOURCE) .. " " .. h.shell_quote(M.ATTACK))
@@ -259,6 +260,13 @@ function M.attack(w, cmd, opts)
   end
   h.sh("rm -rf " .. h.shell_quote(w.work) .. " && mkdir " .. h.shell_quote(w.work))
   return r
+end
+
+--- Stops the chat's live sandboxes (the warm path's); nothing without it.
+function M.stop_live()
+  if M.WARM then
+    require("flemma_sandbox.backends.live").stop_all(require("flemma_sandbox.backends.helper").helper())
+  end
 end
 
 --- Runs the attack helper script with arguments inside the sandbox.

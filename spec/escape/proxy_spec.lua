@@ -89,7 +89,8 @@ describe("escape: the network through the allowlist proxy", function()
   end)
 
   it("ends the command's transfer, without a hang, when the proxy is killed in the middle of it", function()
-    local runs = require("flemma_sandbox.surroundings").state_dir("runs")
+    -- a chat's sandbox has its proxy's socket in its live folder
+    local runs = require("flemma_sandbox.surroundings").state_dir(f.WARM and "live" or "runs")
     -- a host-side killer: the sandbox cannot see the proxy's process
     h.sh(
       "(sleep 1; pkill -KILL -f "
@@ -100,6 +101,13 @@ describe("escape: the network through the allowlist proxy", function()
     local req = "GET http://allowed.test:" .. port .. "/slow/20 HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
     local r = f.attack(w, through_proxy(req) .. "; echo ended", { env = env })
     assert.matches("tick\n", r.stdout, 1, true)
+    if f.WARM then
+      -- without its proxy a chat's sandbox stops (the next call starts it again)
+      local stopped = h.records_of(r.records, "stopped")
+      assert.are.equal("proxy_ended", (stopped[1] or {}).reason, r.stderr)
+      assert.is_true(os.time() - t < 10, "the command ended long before the 20 s transfer would have")
+      return
+    end
     assert.matches("ended\n$", r.stdout)
     assert.is_true(os.time() - t < 10, "the command ended long before the 20 s transfer would have")
   end)
@@ -111,6 +119,8 @@ describe("escape: the network through the allowlist proxy", function()
     local function proxies()
       return tonumber((h.capture(count):gsub("%s", ""))) or 0
     end
+    -- a chat's sandbox keeps its proxy while it runs: stopped here first
+    f.stop_live()
     -- the proxy the spec above killed may take a moment to be reaped
     for _ = 1, 50 do
       if proxies() == 0 then
@@ -120,6 +130,7 @@ describe("escape: the network through the allowlist proxy", function()
     end
     assert.are.equal(0, proxies(), "a proxy of an earlier run is still alive")
     f.attack(w, through_proxy(get("allowed.test")), { env = env })
+    f.stop_live()
     assert.are.equal(0, proxies(), "this run's proxy outlived it")
     local runs = require("flemma_sandbox.surroundings").state_dir("runs")
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))

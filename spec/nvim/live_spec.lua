@@ -253,6 +253,25 @@ describe("a chat's live sandbox", function()
     assert.matches("sandboxes%.name", tostring(err))
   end)
 
+  it("leaves alone what the user makes at a protected name while the chat's sandbox idles", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    assert.are.equal(0, run_in(a, "true").exit_code)
+    assert.are.equal("running", (live.info(client.helper(), live_dir(a))), "control: it runs, idle")
+    -- the user's own .nvim.lua and .vscode (protected names), made on the
+    -- host between two calls
+    h.write(dir .. "/proj/.nvim.lua", "-- mine\n")
+    h.sh("mkdir " .. h.shell_quote(dir .. "/proj/.vscode"))
+    local r = run_in(a, "cat .nvim.lua")
+    assert.are.equal("-- mine\n", r.stdout, r.stderr)
+    assert.are.equal("-- mine\n", h.read(dir .. "/proj/.nvim.lua"), "not moved to the quarantine")
+    assert.are.equal("directory", require("flemma_sandbox.core").file_type(dir .. "/proj/.vscode"))
+    assert.are.equal(0, #h.records_of(r.records, "moved"), vim.inspect(r.records))
+    -- and now protected: a call cannot change it
+    r = run_in(a, "echo evil >> .nvim.lua")
+    assert.are_not.equal(0, r.exit_code)
+    assert.are.equal("-- mine\n", h.read(dir .. "/proj/.nvim.lua"))
+  end)
+
   it("stops after sandboxes.idle_ttl_s without a call; its files stay", function()
     setup({ sandboxes = { idle_ttl_s = 1 } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
