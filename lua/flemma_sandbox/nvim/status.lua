@@ -85,6 +85,36 @@ function M.network_text(policy)
   return policy.network_mode == "host" and "the host's (everything it reaches)" or "off (loopback only)"
 end
 
+--- A chat's live sandbox in words: running or not, what it keeps, when
+--- it stops (backends/live.lua).
+---@param policy flemma_sandbox.ResolvedPolicy
+---@return string
+function M.live_text(policy)
+  local cfg = sandbox.resolve_config()
+  local opts = cfg.sandboxes or {}
+  if not opts.live then
+    return "a fresh one for each call (sandboxes.live = false)"
+  end
+  local live = require("flemma_sandbox.backends.live")
+  local helper = require("flemma_sandbox.backends.helper").helper()
+  local dir = live.dir_for(policy.chat)
+  local state, processes = "stopped", 0
+  if helper and dir then
+    state, processes = live.info(helper, dir)
+  end
+  local text = string.format(
+    "%s, shared by its calls; stops after %d s without one (sandboxes.idle_ttl_s), or when more than %d run",
+    state == "running" and string.format("running (its own processes: %d)", processes) or "stopped",
+    opts.idle_ttl_s,
+    opts.max_running
+  )
+  if live.last_capped then
+    text = text
+      .. string.format(" (chat %s's stopped at %s)", live.last_capped.name, os.date("%H:%M", live.last_capped.at))
+  end
+  return text
+end
+
 --- The part both modes show: network, writable, hidden and protected
 --- paths, seccomp, abstract sockets, limits.
 ---@param lines string[] appended to
@@ -145,6 +175,7 @@ function M.hardening(lines, policy, network)
       table.concat(kept, ", "),
       policy.chat.name
     )
+    lines[#lines + 1] = "  sandbox:    " .. M.live_text(policy)
   end
   -- the rest is detail: folded in the window (zo opens it)
   lines.details_from = #lines + 1
