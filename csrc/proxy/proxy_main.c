@@ -27,6 +27,7 @@
  * own servers on 127.0.0.x, which the proxy may then reach. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -82,24 +83,44 @@ static int listen_at(const char *path)
 {
     struct sockaddr_un sa;
     struct stat st;
-    int fd;
+    char dir[4096];
+    const char *slash = strrchr(path, '/'), *name = path;
+    int fd, dir_fd = -1;
 
-    if (strlen(path) >= sizeof(sa.sun_path))
-        return -1;
-    /* a socket left by a proxy that was killed; never anything else */
-    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
-        unlink(path);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
     memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    umask(077);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 128) != 0) {
-        close(fd);
-        return -1;
+    if (strlen(path) < sizeof(sa.sun_path)) {
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+    } else {
+        /* a path longer than an address holds (a deep state folder): its
+         * folder by descriptor, the name in it */
+        if (!slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+            return -1;
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+        name = slash + 1;
+        dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0 ||
+            (size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dir_fd, name) >=
+                sizeof(sa.sun_path)) {
+            if (dir_fd >= 0)
+                close(dir_fd);
+            return -1;
+        }
     }
+    /* a socket left by a proxy that was killed; never anything else */
+    if (lstat(sa.sun_path, &st) == 0 && S_ISSOCK(st.st_mode))
+        unlink(sa.sun_path);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        umask(077);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 128) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (dir_fd >= 0)
+        close(dir_fd);
     return fd;
 }
 

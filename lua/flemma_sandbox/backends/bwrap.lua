@@ -114,12 +114,6 @@ function M.wrap(policy, backend_config, inner_cmd)
   local proxy = {}
   if client.uses_proxy(policy) then
     local socket = live_dir and live_dir .. "/proxy.sock" or base .. ".sock"
-    if #socket >= 108 then
-      return nil,
-        "flemma-sandbox: the network proxy's socket path is too long for a unix socket ("
-          .. socket
-          .. '): set XDG_STATE_HOME to a shorter folder, or policy.network = "host"'
-    end
     local url = "http://127.0.0.1:" .. client.PROXY_PORT
     local extra = { "--ro-bind", socket, client.PROXY_INSIDE }
     local function add(list, ...)
