@@ -9,7 +9,9 @@
  *   socket          the supervisor's socket (the keeper made it)
  *   keeper.check    the keeper's check file; keeper.records its records
  *                   (the proxy's, copied to each call's own)
- *   keeper.log      what the keeper and bwrap said */
+ *   keeper.log      what the keeper and bwrap said
+ *   quiet           the last call ended with nothing of its left running
+ *   key.old, masks.old  the replaced keeper's, to see what changed */
 #ifndef EXEC_LIVE_DIR_H
 #define EXEC_LIVE_DIR_H
 
