@@ -322,7 +322,8 @@ describe("flemma-sandbox inside Flemma", function()
     local function result_of(buffer_text)
       return buffer_text:match("%*%*Tool Result:%*%*[^\n]*\n(.*)$") or ""
     end
-    local look = "pgrep -f 'sleep 1000." .. marker .. "' >/dev/null && echo ALIVE | tr A-Z a-z || echo gone"
+    -- "1000[.]": the pattern must not match the shell that runs pgrep
+    local look = "pgrep -f 'sleep 1000[.]" .. marker .. "' >/dev/null && echo ALIVE | tr A-Z a-z || echo gone"
     text = execute(project .. "/live.chat", "bash", { label = "t", command = look, timeout = 20 })
     assert.matches("\nalive\n", result_of(text))
     -- control: another chat's sandbox has its own processes

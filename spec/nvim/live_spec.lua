@@ -60,14 +60,20 @@ describe("a chat's live sandbox", function()
   it("keeps what a call left running for the next call; reset stops it; without it each call is fresh", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local pid, marker = leave_running(a)
-    local r = run_in(a, "pgrep -f 'sleep 1000." .. marker .. "' >/dev/null && echo alive")
+    -- "1000[.]": the pattern must not match the shell that runs pgrep
+    local look = "pgrep -f 'sleep 1000[.]" .. marker .. "' >/dev/null && echo alive || echo gone"
+    local r = run_in(a, look)
     assert.are.equal("alive\n", r.stdout, r.stderr)
+    -- control: another chat's sandbox does not see it
+    local other = n.open_chat(dir .. "/proj/other.chat", { "@You:", "hi" })
+    assert.are.equal("gone\n", run_in(other, look).stdout)
     assert.is_true(n.alive(pid))
     local state, processes = live.info(client.helper(), live_dir(a))
     assert.are.equal("running", state)
     assert.are.equal(1, processes)
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
     assert.matches("sandbox:    running %(its own processes: 1%), shared by its calls", status)
+    vim.api.nvim_set_current_buf(a)
     vim.cmd("FlemmaSandbox reset")
     assert.are.same({}, n.survivors({ pid }), "reset stops what ran in it")
     -- control: with sandboxes.live off, nothing outlives its call
