@@ -45,7 +45,9 @@ function M.caps_text(policy, backend_config)
     ram = "private /tmp, /run, home and /dev/shm not capped: this bwrap has no --size"
   end
   if #(policy.persist_paths or {}) > 0 then
-    ram = ram .. " (a chat's kept folders are on disk, not in RAM)"
+    -- a chat's /tmp, /run, /dev/shm and home folders are its own on disk
+    ram = "a chat's kept folders are on disk, not in RAM; "
+      .. ram:gsub("^private /tmp, /run, home and /dev/shm", "the rest of its private home")
   end
   local disk = limits.disk_reserve_mb
       and string.format("stopped below %d MiB free on a writable root's file system", limits.disk_reserve_mb)
