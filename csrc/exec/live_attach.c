@@ -371,7 +371,7 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
     fs_vec opened, pairs;
     fs_err err;
     size_t mask_at = 0, i;
-    int rc = 0, conn = -1, started = 0, quiet = 0, keeper_stopped, status, tries;
+    int rc = 0, conn = -1, started = 0, quiet = 0, retried = 0, keeper_stopped, status, tries;
     off_t records_from;
 
     memset(&c, 0, sizeof(c));
@@ -425,6 +425,7 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
         rc = fail(&c, "cannot read the policy", errno);
         goto out;
     }
+again:
     /* a keeper that just ended (idle) may leave its socket a moment:
      * again, until it is gone and a new one runs */
     for (tries = 0; conn < 0 && tries < 200; tries++) {
@@ -462,6 +463,13 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
     if (status >= 0 && quiet)
         exec_live_write(c.dirfd, "quiet", "1", 1);
     close(conn);
+    if (status < 0 && !started && !c.started_keeper && !retried) {
+        /* the sandbox joined ended before it took the call (its idle
+         * time ran out just then): once more, with a new one */
+        retried = 1;
+        conn = -1;
+        goto again;
+    }
     if (status < 0)
         tell_keeper_log(&c); /* once the keeper is done: its records are in */
     keeper_stopped =

@@ -314,7 +314,12 @@ int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, in
         int n = 0, busy = 0, timeout = -1, calls_at, drains_at;
         struct signalfd_siginfo info;
 
-        p[n].fd = listen_fd;
+        int room = 0;
+
+        for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
+            room |= s.calls[i].state == CALL_FREE;
+        /* no free slot: connections wait in the backlog, unpolled */
+        p[n].fd = room ? listen_fd : -1;
         p[n++].events = POLLIN;
         p[n].fd = sfd;
         p[n++].events = POLLIN;
