@@ -31,7 +31,19 @@ describe("a chat's live sandbox", function()
     local marker = n.marker()
     local r = run_in(bufnr, "sleep 1000." .. marker .. " > /dev/null 2>&1 & echo started")
     assert.are.equal("started\n", r.stdout, r.stderr)
-    local pids = n.pids_with("sleep 1000." .. marker)
+    -- the sleep itself (not a shell still on its way to exec it)
+    local pids = {}
+    vim.wait(3000, function()
+      pids = vim.tbl_filter(function(pid)
+        local f = io.open("/proc/" .. pid .. "/comm", "r")
+        local comm = f and f:read("*l")
+        if f then
+          f:close()
+        end
+        return comm == "sleep"
+      end, n.pids_with("sleep 1000." .. marker))
+      return #pids == 1
+    end, 10)
     assert.are.equal(1, #pids, "the call left it running")
     return pids[1], marker
   end

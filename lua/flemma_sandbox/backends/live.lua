@@ -55,7 +55,14 @@ local function run_stop(helper, dir, on_exit)
       return
     end
   end
-  os.execute(string.format("'%s' --live-stop '%s' >/dev/null 2>&1", helper, dir))
+  if type(vim) == "table" and vim.fn then
+    vim.fn.system({ helper, "--live-stop", dir })
+  else
+    local function quote(word)
+      return "'" .. word:gsub("'", "'\\''") .. "'"
+    end
+    os.execute(quote(helper) .. " --live-stop " .. quote(dir) .. " >/dev/null 2>&1")
+  end
   if on_exit then
     on_exit()
   end
@@ -88,11 +95,7 @@ function M.info(helper, dir)
   if not core.exists(dir) then
     return "stopped", 0
   end
-  local f = io.popen(string.format("'%s' --live-info '%s' 2>/dev/null", helper, dir))
-  local text = f and f:read("*a") or ""
-  if f then
-    f:close()
-  end
+  local text = vim.fn.system({ helper, "--live-info", dir })
   local count = text:match("^running %d+ (%d+)")
   if count then
     return "running", tonumber(count)
