@@ -54,35 +54,16 @@ int exec_live_stop(const char *dir)
 static pid_t first_child(pid_t pid)
 {
     char path[64], text[256];
-    int fd;
-    ssize_t n;
 
     snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    n = read(fd, text, sizeof(text) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
-    return (pid_t)strtol(text, NULL, 10);
+    return exec_live_read_small(path, text, sizeof(text)) > 0 ? (pid_t)strtol(text, NULL, 10) : 0;
 }
 
+/* A small /proc file, or the target of a /proc link (link), on one line. */
 static int read_small(const char *path, char *out, size_t n, int link)
 {
-    ssize_t got;
-    int fd;
+    ssize_t got = link ? readlink(path, out, n - 1) : exec_live_read_small(path, out, n);
 
-    if (link) {
-        got = readlink(path, out, n - 1);
-    } else {
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            return -1;
-        got = read(fd, out, n - 1);
-        close(fd);
-    }
     if (got < 0)
         return -1;
     out[got] = '\0';

@@ -96,23 +96,29 @@ int exec_live_take_lock(int lock_fd, int ms)
     }
 }
 
+ssize_t exec_live_read_small(const char *path, char *out, size_t n)
+{
+    ssize_t got;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    got = read(fd, out, n - 1);
+    close(fd);
+    out[got > 0 ? got : 0] = '\0';
+    return got;
+}
+
 /* The start time of a process (field 22 of /proc/PID/stat), or 0. */
 static unsigned long long start_time_of(pid_t pid)
 {
     char path[64], text[1024], *close_paren;
     unsigned long long start = 0;
-    ssize_t n;
-    int fd, field;
+    int field;
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (exec_live_read_small(path, text, sizeof(text)) <= 0)
         return 0;
-    n = read(fd, text, sizeof(text) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
     close_paren = strrchr(text, ')'); /* the name may hold spaces */
     if (!close_paren)
         return 0;

@@ -48,6 +48,10 @@ int exec_live_open_lock(int dirfd);
  * -1 when the keeper still holds it. */
 int exec_live_take_lock(int lock_fd, int ms);
 
+/* Reads at most n - 1 bytes of the file at path (a /proc file) into out,
+ * NUL-terminated: the count, or -1 (out empty). */
+ssize_t exec_live_read_small(const char *path, char *out, size_t n);
+
 /* Writes the keeper's pid with its start time: 0 or -1. */
 int exec_live_write_pid(int dirfd, pid_t pid);
 

@@ -114,6 +114,23 @@ function M.list_lines()
   return lines
 end
 
+--- A function to call once per piece of work: done() after the count-th
+--- call, or at once when there is nothing to wait for.
+---@param count integer
+---@param done fun()
+---@return fun()
+local function countdown(count, done)
+  if count == 0 then
+    done()
+  end
+  return function()
+    count = count - 1
+    if count == 0 then
+      done()
+    end
+  end
+end
+
 --- The chats' folders among dirs, or holding one of them, or in one of
 --- them (a project's folder).
 ---@param dirs string[]
@@ -142,25 +159,14 @@ end
 ---@param done fun()
 function M.stop_live(dirs, done)
   local helper = client.helper()
-  local chats = chats_among(dirs)
-  local left = #chats
-  if not helper or left == 0 then
-    return done()
-  end
+  local chats = helper and chats_among(dirs) or {}
+  local one_done = countdown(#chats, done)
   for _, chat in ipairs(chats) do
     local live_dir = live.dir_for({ dir = chat })
     if live_dir then
-      live.stop(helper, live_dir, function()
-        left = left - 1
-        if left == 0 then
-          done()
-        end
-      end)
+      live.stop(helper, live_dir, one_done)
     else
-      left = left - 1
-      if left == 0 then
-        done()
-      end
+      one_done()
     end
   end
 end
@@ -192,10 +198,15 @@ end
 ---@param dirs string[]
 ---@param done fun(errors: string[])
 function M.remove_now(dirs, done)
-  local left, errors = #dirs, {}
-  if left == 0 then
+  local errors = {}
+  if #dirs == 0 then
     return done(errors)
   end
+  local one_done = countdown(#dirs, function()
+    vim.schedule(function()
+      done(errors)
+    end)
+  end)
   for _, dir in ipairs(dirs) do
     local handle
     handle = uv.spawn("rm", { args = { "-rf", "--one-file-system", "--", dir } }, function(code)
@@ -203,21 +214,11 @@ function M.remove_now(dirs, done)
       if code ~= 0 then
         errors[#errors + 1] = dir .. ": rm exited " .. code
       end
-      left = left - 1
-      if left == 0 then
-        vim.schedule(function()
-          done(errors)
-        end)
-      end
+      one_done()
     end)
     if not handle then
       errors[#errors + 1] = dir .. ": cannot start rm"
-      left = left - 1
-      if left == 0 then
-        vim.schedule(function()
-          done(errors)
-        end)
-      end
+      one_done()
     end
   end
 end
