@@ -217,6 +217,55 @@ function M.sha256(text)
   return hex
 end
 
+--- Runs program with args off the editor's thread; done(stdout, stderr)
+--- runs in the main loop with what it printed.
+--- For the probes the first tool call would otherwise wait for (the
+--- options bwrap knows, what the helper can do). Without Neovim's loop,
+--- or when it cannot start: false, and done is never called.
+---@param program string
+---@param args string[]
+---@param done fun(stdout: string, stderr: string)
+---@return boolean started
+function M.output_in_background(program, args, done)
+  local uv = in_nvim and (vim.uv or vim.loop)
+  if not uv then
+    return false
+  end
+  local pipes = { uv.new_pipe(false), uv.new_pipe(false) }
+  local chunks, open, exited = { {}, {} }, #pipes, false
+  local function finish()
+    if open == 0 and exited then
+      vim.schedule(function()
+        done(table.concat(chunks[1]), table.concat(chunks[2]))
+      end)
+    end
+  end
+  local handle
+  handle = uv.spawn(program, { args = args, stdio = { nil, pipes[1], pipes[2] } }, function()
+    handle:close()
+    exited = true
+    finish()
+  end)
+  if not handle then
+    for _, pipe in ipairs(pipes) do
+      pipe:close()
+    end
+    return false
+  end
+  for i, pipe in ipairs(pipes) do
+    pipe:read_start(function(_, data)
+      if data then
+        chunks[i][#chunks[i] + 1] = data
+      else
+        pipe:close()
+        open = open - 1
+        finish()
+      end
+    end)
+  end
+  return true
+end
+
 --- The XDG base folders for cache, data and state ($XDG_CACHE_HOME, ...,
 --- else under HOME), those that can be named.
 ---@return string[]

@@ -13,7 +13,6 @@ local probe = require("flemma_sandbox.backends.bwrap_probe")
 local M = {}
 
 M.available = probe.available
-M.check_in_background = probe.check_in_background
 M.version = probe.version
 M.features = probe.features
 M.helper = client.helper
@@ -29,6 +28,17 @@ M.MAX_ARGS = client.MAX_ARGS
 M.LANDLOCK_SCOPE_ABI = client.LANDLOCK_SCOPE_ABI
 M.PROXY_INSIDE = client.PROXY_INSIDE
 M.PROXY_PORT = client.PROXY_PORT
+
+--- For the first chat buffer, in the background: the test sandbox
+--- (done(ok, err) when it ends), and what the first tool call would
+--- otherwise wait for (the options bwrap knows, what the helper can do).
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@param done fun(ok: boolean, err: string|nil)
+function M.check_in_background(backend_config, done)
+  probe.features_in_background(backend_config)
+  client.info_in_background()
+  probe.check_in_background(backend_config, done)
+end
 
 --- What caps the policy puts on a command's use of the host, in words.
 ---@param policy flemma_sandbox.ResolvedPolicy

@@ -144,6 +144,17 @@ end
 ---@type table<string, table<string, boolean>>
 local features = {}
 
+--- The options named in bwrap's --help text.
+---@param text string
+---@return table<string, boolean>
+local function options_in(text)
+  local known = {}
+  for option in text:gmatch("%-%-([%w-]+)") do
+    known[option] = true
+  end
+  return known
+end
+
 --- Options this bwrap knows, read once per path from `bwrap --help`, so
 --- newer ones (--disable-userns arrived in 0.8) are used only where present.
 ---@param backend_config flemma_sandbox.BwrapConfig|table
@@ -152,17 +163,31 @@ function M.features(backend_config)
   local path = backend_config.path or "bwrap"
   if not features[path] then
     local found = core.which(path, surroundings.getenv("PATH"))
-    local known = {}
     local f = found and io.popen(quote(found) .. " --help 2>&1")
+    features[path] = options_in(f and f:read("*a") or "")
     if f then
-      for option in (f:read("*a") or ""):gmatch("%-%-([%w-]+)") do
-        known[option] = true
-      end
       f:close()
     end
-    features[path] = known
   end
   return features[path]
+end
+
+---@type table<string, boolean> bwrap paths whose --help is being read
+local reading = {}
+
+--- Reads the options this bwrap knows in the background (for the first
+--- chat buffer), so the first tool call does not wait for `bwrap --help`.
+---@param backend_config flemma_sandbox.BwrapConfig|table
+function M.features_in_background(backend_config)
+  local path = backend_config.path or "bwrap"
+  local found = not features[path] and not reading[path] and core.which(path, surroundings.getenv("PATH"))
+  if not found then
+    return
+  end
+  reading[path] = surroundings.output_in_background(found, { "--help" }, function(stdout, stderr)
+    reading[path] = nil
+    features[path] = features[path] or options_in(stdout .. stderr)
+  end)
 end
 
 return M

@@ -43,6 +43,17 @@ end
 ---@type table<string, { seccomp: string|nil, landlock: integer }>
 local helper_info = {}
 
+--- What `flemma-sandbox-exec --info` says.
+---@param text string
+---@return { seccomp: string|nil, landlock: integer }
+local function info_in(text)
+  local arch = text:match("seccomp (%S+)")
+  return {
+    seccomp = arch ~= "unsupported" and arch or nil,
+    landlock = tonumber(text:match("landlock (%d+)")) or 0,
+  }
+end
+
 --- What the helper can do here, from `flemma-sandbox-exec --info`: the
 --- architecture its seccomp filter covers, and the kernel's Landlock ABI.
 ---@return { seccomp: string|nil, landlock: integer }
@@ -53,17 +64,28 @@ function M.helper_info()
   end
   if not helper_info[helper] then
     local f = io.popen(quote(helper) .. " --info 2>/dev/null")
-    local text = f and f:read("*a") or ""
+    helper_info[helper] = info_in(f and f:read("*a") or "")
     if f then
       f:close()
     end
-    local arch = text:match("seccomp (%S+)")
-    helper_info[helper] = {
-      seccomp = arch ~= "unsupported" and arch or nil,
-      landlock = tonumber(text:match("landlock (%d+)")) or 0,
-    }
   end
   return helper_info[helper]
+end
+
+---@type boolean
+local reading_info = false
+
+--- Asks the helper what it can do in the background (for the first chat
+--- buffer), so the first tool call does not wait for it.
+function M.info_in_background()
+  local helper = M.helper()
+  if not helper or helper_info[helper] or reading_info then
+    return
+  end
+  reading_info = surroundings.output_in_background(helper, { "--info" }, function(stdout)
+    reading_info = false
+    helper_info[helper] = helper_info[helper] or info_in(stdout)
+  end)
 end
 
 --- The architecture the helper's seccomp filter covers, or nil.
