@@ -32,14 +32,14 @@ end
 --- cache is filled from it); returns the commands.
 local function popens(...)
   local real, calls = io.popen, {}
-  io.popen = function(cmd)
+  io.popen = function(cmd) -- luacheck: ignore 122
     calls[#calls + 1] = cmd
     error("popen")
   end
   for _, fn in ipairs({ ... }) do
     pcall(fn)
   end
-  io.popen = real
+  io.popen = real -- luacheck: ignore 122
   return calls
 end
 
