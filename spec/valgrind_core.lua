@@ -12,6 +12,8 @@ for i = 1, 200 do
   c.expand("${", {})
   c.dedupe({ "/tmp", "/tmp/x", "/a\0" })
   c.dedupe({ "/tmp", "/tmp/x" })
+  c.sha256(string.rep("x", i))
+  pcall(c.sha256, i)
   c.bwrap_argv({
     rw_paths = { "/tmp", "/nope" },
     deny_paths = { "/etc/hostname" },

@@ -17,6 +17,7 @@
 #include "expand.h"
 #include "lua_core.h"
 #include "path.h"
+#include "sha256.h"
 #include "status.h"
 
 #define CORE_VERSION "0.1.0"
@@ -344,6 +345,18 @@ static int l_exists(lua_State *L)
     return 1;
 }
 
+/* sha256(text) -> 64 lowercase hex digits */
+static int l_sha256(lua_State *L)
+{
+    size_t len;
+    const char *text = arg_string(L, 1, "text", &len);
+    char hex[65];
+
+    core_sha256_hex(text, len, hex);
+    lua_pushlstring(L, hex, 64);
+    return 1;
+}
+
 static const luaL_Reg FUNCTIONS[] = {
     {"normalize", l_normalize},
     {"absolute", l_absolute},
@@ -369,6 +382,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"getpid", bind_getpid},
     {"can_write", bind_can_write},
     {"stamp", bind_stamp},
+    {"sha256", l_sha256},
     {NULL, NULL},
 };
 

@@ -195,26 +195,12 @@ function M.chats_base()
   return (core.resolve(cache, "/") or cache) .. "/flemma-sandbox"
 end
 
---- The SHA-256 of text, in hex: Neovim's sha256(), or sha256sum under
---- plain LuaJIT (specs, benchmarks).
+--- The SHA-256 of text, in hex (the C core's: the same digits as
+--- Neovim's sha256(), without its self-test on first use).
 ---@param text string
 ---@return string
 function M.sha256(text)
-  if in_nvim then
-    return vim.fn.sha256(text)
-  end
-  local file = os.tmpname()
-  local f = io.open(file, "wb")
-  local p = f and f:write(text) and f:close() and io.popen("sha256sum < '" .. file .. "'")
-  local hex = p and p:read("*a"):match("^(%x+)")
-  if p then
-    p:close()
-  end
-  os.remove(file)
-  if not hex then
-    error("flemma-sandbox: sha256sum failed", 2)
-  end
-  return hex
+  return core.sha256(text)
 end
 
 --- Runs program with args off the editor's thread; done(stdout, stderr)

@@ -212,3 +212,40 @@ describe("core helpers", function()
     assert.matches("^%d+%.%d+%.%d+$", core.version)
   end)
 end)
+
+describe("core.sha256", function()
+  -- FIPS 180-4's examples, and the empty string
+  local cases = {
+    { "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+    { "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+    {
+      "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+    },
+    { string.rep("a", 1000000), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0" },
+  }
+  for _, c in ipairs(cases) do
+    it(string.format("%d bytes", #c[1]), function()
+      assert.are.equal(c[2], core.sha256(c[1]))
+    end)
+  end
+
+  it("gives sha256sum's digits at every length around a block's end", function()
+    for _, n in ipairs({ 1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129 }) do
+      local text = string.rep("x", n - 1) .. "\0"
+      local file = os.tmpname()
+      local f = assert(io.open(file, "wb"))
+      f:write(text)
+      f:close()
+      local want = h.capture("sha256sum < " .. h.shell_quote(file)):match("^(%x+)")
+      os.remove(file)
+      assert.are.equal(want, core.sha256(text), n .. " bytes")
+    end
+  end)
+
+  it("raises on a wrong argument type, naming the argument", function()
+    assert.has_error(function()
+      core.sha256(nil)
+    end, "bad argument #1 to 'sha256' (text: string expected, got nil)")
+  end)
+end)

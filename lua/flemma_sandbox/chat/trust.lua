@@ -228,13 +228,13 @@ local function record(key)
   if not dir then
     return nil, err
   end
-  return dir .. "/" .. vim.fn.sha256(key), nil
+  return dir .. "/" .. surroundings.sha256(key), nil
 end
 
 ---@param code string the frontmatter text
 ---@return string
 function M.hash(code)
-  return vim.fn.sha256(code)
+  return surroundings.sha256(code)
 end
 
 --- Whether the user trusts this buffer's frontmatter text as it is.
