@@ -48,7 +48,8 @@ function M.policy(call)
   if not cfg then
     return nil, err
   end
-  local p = util.deepcopy(cfg.policy)
+  -- with the chat's sandbox name when sandboxes.name sets one
+  local p = util.deepcopy(policy.of_config(cfg))
   p.rw_paths = util.deepcopy(call.policy.rw_paths or {})
   for _, path in ipairs(call.extra_rw or {}) do
     p.rw_paths[#p.rw_paths + 1] = path

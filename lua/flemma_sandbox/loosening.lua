@@ -37,6 +37,26 @@ function M.network(base, value)
   return (M.NETWORK_RANK[value] or 3) > (M.NETWORK_RANK[base] or 0)
 end
 
+--- Whether going from `base` to `value` for sandboxes.KEY loosens: a
+--- fresh sandbox per call (live = false), a shorter idle time or fewer
+--- running sandboxes tighten; a name (another chat's folders and
+--- processes) loosens unless it is the one already set, and so does any
+--- other change.
+---@param key string
+---@param base any
+---@param value any
+---@return boolean
+function M.sandboxes(key, base, value)
+  if key == "live" then
+    return value ~= false
+  elseif key == "idle_ttl_s" or key == "max_running" then
+    return type(value) ~= "number" or value > (type(base) == "number" and base or 0)
+  elseif key == "name" then
+    return value ~= base
+  end
+  return true
+end
+
 --- The entries of list that base lacks (each as text): for the lists where
 --- an entry opens something (rw_paths, env_allow, allow_sockets,
 --- allow_domains, Flemma's auto_approve).

@@ -333,6 +333,36 @@ describe("flemma-sandbox inside Flemma", function()
     vim.env.XDG_CACHE_HOME = old_cache
   end)
 
+  it("a sandbox name in Flemma's frontmatter shares one chat's folders with another, once trusted", function()
+    local old_cache = vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = home .. "/.cache"
+    setup_flemma({ tools = { auto_approve = { "bash" } } })
+    local named = "flemma.opt.sandbox.backends.flemma_sandbox = { sandboxes = { name = 'shared' } }"
+    local cmd = "echo kept-" .. secret .. " > /tmp/kept.txt; echo written"
+    local text = execute(project .. "/a.chat", "bash", { label = "t", command = cmd, timeout = 20 }, named)
+    assert.matches("written", text)
+    local look = { label = "t", command = "cat /tmp/kept.txt", timeout = 20 }
+    local bufnr
+    text, bufnr = execute(project .. "/b.chat", "bash", look, named)
+    assert.truthy(text:find("kept-" .. secret, 1, true), text)
+    -- control: a chat without the name keeps its own
+    text = execute(project .. "/c.chat", "bash", look)
+    assert.is_nil(text:find("kept-" .. secret, 1, true), text)
+    -- another chat's folders and processes: Flemma's resolver denies the
+    -- model's calls (run by hand above, they ask none) until it is trusted
+    local approval = require("flemma.tools.approval")
+    vim.cmd("buffer " .. bufnr)
+    require("flemma.processor").evaluate_buffer_frontmatter(bufnr)
+    local context = { bufnr = bufnr, tool_id = "toolu_n" }
+    assert.are.equal("deny", approval.resolve("bash", look, context))
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(bufnr), "\n")
+    assert.matches('sandboxes.name = "shared"', status)
+    vim.cmd("FlemmaSandbox trust")
+    assert.are.equal("approve", approval.resolve("bash", look, context))
+    require("flemma_sandbox.backends.live").stop_all(require("flemma_sandbox.backends.helper").helper())
+    vim.env.XDG_CACHE_HOME = old_cache
+  end)
+
   it("passes Flemma's tools.bash.env, but not credential-like names", function()
     setup_flemma({ tools = { bash = { env = { PROJECT_MODE = "dev", DEPLOY_TOKEN = "t0k" } } } })
     local text = execute(project .. "/h.chat", "bash", {

@@ -27,4 +27,29 @@ describe("what loosens", function()
     assert.are.same({}, loosening.added({ "$CWD" }, { "$CWD", "/tmp" }))
     assert.are.same({ "bash" }, loosening.added({ "bash" }, nil))
   end)
+
+  it(
+    "a chat's sandbox: a fresh one per call, a shorter idle time or fewer running tighten; a new name loosens",
+    function()
+      assert.is_false(loosening.sandboxes("live", true, false))
+      assert.is_true(loosening.sandboxes("live", false, true))
+      assert.is_false(loosening.sandboxes("idle_ttl_s", 900, 60))
+      assert.is_true(loosening.sandboxes("idle_ttl_s", 900, 3600))
+      assert.is_true(loosening.sandboxes("max_running", nil, 2))
+      assert.is_true(loosening.sandboxes("name", false, "shared"))
+      assert.is_false(loosening.sandboxes("name", "shared", "shared"))
+      assert.is_true(loosening.sandboxes("other", nil, 1))
+    end
+  )
+
+  it("Flemma's backend config takes sandboxes, with errors that name Flemma's key", function()
+    local validate = require("flemma_sandbox.config.validate")
+    local key = "sandbox.backends.flemma_sandbox"
+    local layer = assert(validate.from_backend_config({ sandboxes = { name = "shared", live = false } }, key))
+    assert.are.same({ name = "shared", live = false }, layer.sandboxes)
+    local _, err = validate.from_backend_config({ sandboxes = { name = "a b" } }, key)
+    assert.matches("^sandbox%.backends%.flemma_sandbox%.sandboxes%.name: ", err)
+    _, err = validate.from_backend_config({ sandboxes = { idle_ttl_s = 0 } }, key)
+    assert.matches("^sandbox%.backends%.flemma_sandbox%.sandboxes%.idle_ttl_s: ", err)
+  end)
 end)

@@ -176,10 +176,7 @@ function M.split(layer, base)
     -- a name shares the folders and processes of the chats of that name
     local ts, bs = {}, base.sandboxes or {}
     for key, value in pairs(layer.sandboxes) do
-      local tighter = (key == "live" and value == false)
-        or ((key == "idle_ttl_s" or key == "max_running") and type(value) == "number" and value <= (bs[key] or 0))
-        or (key == "name" and value == bs.name)
-      if tighter then
+      if not loosening.sandboxes(key, bs[key], value) then
         ts[key] = value
       else
         lose("sandboxes." .. key .. " = " .. tostring(value))

@@ -287,6 +287,13 @@ function M.from_backend_config(backend_config, key)
   if path ~= nil or extra ~= nil then
     layer.backends = { bwrap = { path = path, extra_args = extra } }
   end
+  if backend_config.sandboxes ~= nil then
+    err = check_sandboxes(key .. ".sandboxes", backend_config.sandboxes)
+    if err then
+      return nil, err
+    end
+    layer.sandboxes = backend_config.sandboxes
+  end
   return layer, nil
 end
 

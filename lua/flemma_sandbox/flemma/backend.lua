@@ -49,6 +49,13 @@ function M.config_schema()
     network = s.optional(s.enum({ "allowlist", "ask", "host" })),
     allow_domains = strings(),
     deny_domains = strings(),
+    -- a chat's sandbox: live between its calls, shared by name
+    sandboxes = s.optional(s.object({
+      live = s.optional(s.boolean()),
+      name = s.optional(s.string()),
+      idle_ttl_s = s.optional(s.integer()),
+      max_running = s.optional(s.integer()),
+    })),
     limits = s.optional(s.object({
       processes = limit(),
       memory_mb = limit(),

@@ -64,6 +64,10 @@ local function backend_default(key)
   if key == "seccomp" then
     return cfg.policy.seccomp
   end
+  local sandboxes_key = key:match("^sandboxes%.(.+)$")
+  if sandboxes_key then
+    return cfg.sandboxes[sandboxes_key]
+  end
 end
 
 --- Whether going from `base` to `value` at `path` loosens the sandbox.
@@ -92,6 +96,10 @@ local function loosens(path, base, value)
   end
   if path:sub(1, #BACKEND + 7) == BACKEND .. "limits." then
     return loosening.limit(path:sub(#BACKEND + 8), base, value)
+  end
+  local sandboxes_key = path:match("^" .. BACKEND:gsub("%.", "%%.") .. "sandboxes%.(.+)$")
+  if sandboxes_key then
+    return loosening.sandboxes(sandboxes_key, base, value)
   end
   if (path == "sandbox.policy.rw_paths" or path == "tools.auto_approve") and type(value) == "table" then
     return #loosening.added(value, base) > 0
