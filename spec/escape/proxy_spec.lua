@@ -15,11 +15,22 @@ local function through_proxy(text)
 end
 
 describe("escape: the network through the allowlist proxy", function()
-  local w, server, server_pid, port, hosts, env
+  local w, server, server_pid, port, hosts, env, slow_mark
   setup(function()
     w = f.create()
     f.use_host(w, {})
-    server = assert(io.popen("exec luajit spec/support/http.lua serve 127.0.0.2 2>&1", "r"))
+    -- a /slow reply's start is marked there (the killer below waits for it)
+    -- (on the host, outside the tree whose changes each attack checks)
+    slow_mark = os.tmpname()
+    os.remove(slow_mark)
+    server = assert(
+      io.popen(
+        "FLEMMA_SPEC_SLOW_MARK="
+          .. h.shell_quote(slow_mark)
+          .. " exec luajit spec/support/http.lua serve 127.0.0.2 2>&1",
+        "r"
+      )
+    )
     local first = server:read("*l")
     port, server_pid = first:match("^port (%d+) pid (%d+)")
     port = tonumber(port)
@@ -29,6 +40,7 @@ describe("escape: the network through the allowlist proxy", function()
     env = { FLEMMA_SANDBOX_PROXY_TEST = "1", FLEMMA_SANDBOX_PROXY_TEST_HOSTS = hosts }
   end)
   teardown(function()
+    os.remove(slow_mark)
     h.sh("kill " .. server_pid)
     server:close()
     f.destroy(w)
@@ -91,9 +103,13 @@ describe("escape: the network through the allowlist proxy", function()
   it("ends the command's transfer, without a hang, when the proxy is killed in the middle of it", function()
     -- a chat's sandbox has its proxy's socket in its live folder
     local runs = require("flemma_sandbox.surroundings").state_dir(f.WARM and "live" or "runs")
-    -- a host-side killer: the sandbox cannot see the proxy's process
+    -- a host-side killer, once the transfer runs (the server marks its
+    -- start): the sandbox cannot see the proxy's process
+    os.remove(slow_mark)
     h.sh(
-      "(sleep 1; pkill -KILL -f "
+      "(i=0; until [ -e "
+        .. h.shell_quote(slow_mark)
+        .. " ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done; pkill -KILL -f "
         .. h.shell_quote("flemma-sandbox-proxy --listen " .. runs)
         .. ") >/dev/null 2>&1 </dev/null &"
     )

@@ -166,6 +166,8 @@ end
 --- with N bytes, GET /slow/S with a line every 50 ms for S seconds, GET
 --- /files/PATH with root's file (404 when missing: enough for git's dumb
 --- HTTP), and closes each connection after one reply (one client at a time).
+--- With FLEMMA_SPEC_SLOW_MARK set, a /slow reply makes that file once its
+--- first line is sent (a spec's killer waits for it).
 local function serve(address, root)
   assert(address:match("^127%."), "specs listen on loopback only")
   local fd = C.socket(AF_INET, SOCK_STREAM, 0)
@@ -220,9 +222,14 @@ local function serve(address, root)
       elseif slow then
         -- a line every 50 ms for `slow` seconds: a transfer still going on
         s.send("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+        local mark = os.getenv("FLEMMA_SPEC_SLOW_MARK")
         for _ = 1, slow * 20 do
           if not s.send("tick\n") then
             break
+          end
+          if mark then
+            io.open(mark, "w"):close()
+            mark = nil
           end
           os.execute("sleep 0.05")
         end
