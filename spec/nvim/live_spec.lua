@@ -275,6 +275,28 @@ describe("a chat's live sandbox", function()
     assert.matches("sandboxes%.name", tostring(err))
   end)
 
+  it("chats of one name share what runs in their sandbox: calls that alternate between them join it", function()
+    setup({ sandboxes = { name = "shared" } })
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
+    run_in(b, "true") -- b has used the name before
+    local pid, marker = leave_running(a)
+    local look = "pgrep -f 'sleep 1000[.]" .. marker .. "' >/dev/null && echo alive || echo gone"
+    for _, chat in ipairs({ b, a, b }) do
+      local r = run_in(chat, look)
+      assert.are.equal("alive\n", r.stdout, r.stderr)
+      assert.are.same({}, h.records_of(r.records, "restarted"), "the shared sandbox was started again")
+    end
+    -- both chat files stay read-only in it, whichever chat calls
+    local r = run_in(b, "echo x >> " .. h.shell_quote(dir .. "/proj/a.chat") .. " 2>&1 || echo refused")
+    assert.matches("refused", r.stdout)
+    assert.are.equal(1, vim.fn.filereadable("/proc/" .. pid .. "/comm"))
+    -- control: a chat without the name has a sandbox of its own
+    setup()
+    local c = n.open_chat(dir .. "/proj/c.chat", { "@You:", "hi" })
+    assert.are.equal("gone\n", run_in(c, look).stdout)
+  end)
+
   it("leaves alone what the user makes at a protected name while the chat's sandbox idles", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     assert.are.equal(0, run_in(a, "true").exit_code)

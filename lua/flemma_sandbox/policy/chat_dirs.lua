@@ -86,6 +86,24 @@ function M.for_buffer(bufnr, name)
   return { dir = project_dir .. "/" .. name, name = name, project = project, chat = chat }
 end
 
+--- The chat files that used the chat's folder (more than one where
+--- sandboxes.name gives chats one name), as prepare() noted them.
+---@param chat flemma_sandbox.ChatDir
+---@return string[]
+function M.members(chat)
+  local out = {}
+  local f = io.open(chat.dir .. "/.chats", "rb")
+  if f then
+    for line in f:lines() do
+      if line:sub(1, 1) == "/" then
+        out[#out + 1] = line
+      end
+    end
+    f:close()
+  end
+  return out
+end
+
 --- Makes the chat's folders (mode 0700): sub is each folder below the
 --- chat's own, e.g. "tmp". Every folder from the base down must be a
 --- folder, not a link. Notes the chat file and the project for list and gc.
@@ -111,6 +129,15 @@ function M.prepare(chat, subs)
       end
       checked[at] = true
       at = at:match("^(.*)/[^/]+$")
+    end
+  end
+  -- every chat that used this folder (chats of one sandboxes.name): each
+  -- is kept read-only in the sandbox whichever of them calls
+  if not util.contains(M.members(chat), chat.chat) then
+    local f = io.open(chat.dir .. "/.chats", "ab")
+    if f then
+      f:write(chat.chat, "\n")
+      f:close()
     end
   end
   for name, value in pairs({ chat = chat.chat, project = chat.project }) do

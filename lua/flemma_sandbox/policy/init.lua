@@ -231,8 +231,20 @@ local function resolve_fresh(policy, bufnr, looked)
     git_rule = git_rule or entry == ".git/"
   end
   local found = git_rule and repos.find(projects) or repos.NONE
-  local protected, watched, links =
-    protect.protected(policy, expand, rw, chat_file and core.resolve(chat_file, "/"), projects, found)
+  -- the chat file and the other chats that share its folder and sandbox
+  -- (sandboxes.name), sorted: the same protection whichever of them calls
+  local chat_real = chat_file and core.resolve(chat_file, "/")
+  local chat_files = { chat_real }
+  if chat then
+    for _, file in ipairs(chat_dirs.members(chat)) do
+      if not util.contains(chat_files, file) then
+        chat_files[#chat_files + 1] = file
+      end
+    end
+    table.sort(chat_files)
+    looked[#looked + 1] = chat.dir .. "/.chats"
+  end
+  local protected, watched, links = protect.protected(policy, expand, rw, chat_files, chat_real, projects, found)
   -- what a change of would change this resolution (cache.put)
   -- a root itself, not what is in it: the entries that matter (watched
   -- names, rules, ".git") are looked at one by one; but what comes and

@@ -253,14 +253,20 @@ end
 ---@param policy flemma_sandbox.Policy
 ---@param expand fun(entry: string): string|nil, string|nil, string|nil resolved, err, as written
 ---@param rw string[]
----@param chat_file? string the buffer's own file: its frontmatter sets the policy
+---@param chat_files? string[] real paths: the buffer's own file (its frontmatter sets the
+--- policy) and the other chats of its sandbox (sandboxes.name)
+---@param own_chat? string the buffer's own, among them
 ---@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
 ---@param repos? flemma_sandbox.Repos repos.find(projects), or none
 ---@return flemma_sandbox.Rule[] protected, flemma_sandbox.Rule[] watched, flemma_sandbox.Link[] links
-function M.protected(policy, expand, rw, chat_file, projects, repos)
+function M.protected(policy, expand, rw, chat_files, own_chat, projects, repos)
   local candidates = {}
-  if chat_file and core.exists(chat_file) then
-    candidates[1] = { rule = "the chat file (its frontmatter sets this policy)", path = chat_file, dir = false }
+  for _, file in ipairs(chat_files or {}) do
+    if core.exists(file) then
+      local rule = file == own_chat and "the chat file (its frontmatter sets this policy)"
+        or "another chat of this chat's sandbox (sandboxes.name)"
+      candidates[#candidates + 1] = { rule = rule, path = file, dir = false }
+    end
   end
   -- the host-side helper trusts what it finds there (check files, the
   -- quarantine, bwrap's argument files): never writable from inside
