@@ -363,6 +363,65 @@ describe("flemma-sandbox inside Flemma", function()
     vim.env.XDG_CACHE_HOME = old_cache
   end)
 
+  it("a Flemma chat keeps its /tmp across a restart of Neovim; its processes end with Neovim", function()
+    local out = h.tmpdir()
+    local init = out .. "/init.lua"
+    h.write(
+      init,
+      table.concat({
+        "vim.opt.rtp:prepend(" .. vim.inspect(flemma_dir) .. ")",
+        "vim.opt.rtp:prepend(" .. vim.inspect(repo) .. ")",
+        "vim.opt.swapfile = false",
+        "require('flemma').setup({ lsp = { enabled = false } })",
+      }, "\n")
+    )
+    local marker = tostring(uv.hrtime() % 1000000)
+    --- A Neovim of its own runs one bash call in project/keep.chat, as
+    --- :Flemma tool:execute does, writes the result and exits.
+    local function session(command)
+      -- done once its last line is in the result (the result block is
+      -- there, empty, before the output)
+      local input = { label = "t", command = command .. "; echo session-done", timeout = 20 }
+      local lines = chat_lines("bash", "toolu_" .. tostring(uv.hrtime()), input)
+      h.write(project .. "/keep.chat", table.concat(lines, "\n") .. "\n")
+      local script = out .. "/session.lua"
+      h.write(
+        script,
+        table.concat({
+          "vim.cmd('edit keep.chat')",
+          "vim.api.nvim_win_set_cursor(0, { " .. (#lines - 3) .. ", 0 })",
+          "vim.cmd('Flemma tool:execute')",
+          "local text",
+          "vim.wait(30000, function()",
+          "  text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')",
+          "  local result = text:match('%*%*Tool Result:%*%*[^\\n]*\\n(.*)$')",
+          "  return result ~= nil and result:find('session-done', 1, true) ~= nil",
+          "end, 20)",
+          "local f = io.open(" .. vim.inspect(out .. "/result") .. ", 'w')",
+          "f:write(text)",
+          "f:close()",
+          "vim.cmd('qa!')",
+        }, "\n")
+      )
+      os.remove(out .. "/result")
+      local argv =
+        { vim.v.progpath, "--headless", "-u", init, "-i", "NONE", "-c", "luafile " .. script, "-c", "cquit 1" }
+      local r = h.run(argv, { XDG_CACHE_HOME = home .. "/.cache" }, project)
+      local text = h.read(out .. "/result") or r.stderr
+      return text:match("%*%*Tool Result:%*%*[^\n]*\n(.*)$") or text
+    end
+    local first =
+      session("echo kept-" .. secret .. " > /tmp/kept.txt; sleep 1000." .. marker .. " >/dev/null 2>&1 & echo written")
+    assert.truthy(first:find("written", 1, true), first)
+    local look = "pgrep -f 'sleep 1000[.]" .. marker .. "' >/dev/null && echo ALIVE | tr A-Z a-z || echo gone"
+    local second = session("cat /tmp/kept.txt; " .. look)
+    h.rmdir(out)
+    assert.truthy(second:find("kept-" .. secret, 1, true), second)
+    -- the first Neovim's exit ended what its chat left running
+    assert.matches("\ngone\n", "\n" .. second)
+    assert.are.same({}, require("support.nvim").pids_with("sleep 1000." .. marker))
+  end)
+
   it("passes Flemma's tools.bash.env, but not credential-like names", function()
     setup_flemma({ tools = { bash = { env = { PROJECT_MODE = "dev", DEPLOY_TOKEN = "t0k" } } } })
     local text = execute(project .. "/h.chat", "bash", {
