@@ -7,12 +7,7 @@
 --- pause of the main thread while that call starts, runs and ends (a 1 ms
 --- timer's longest gap; goal 16 ms, one frame), next to a later call's.
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
-local uv = vim.uv or vim.loop
-
-local function now_ms()
-  return uv.hrtime() / 1e6
-end
-
+package.path = "bench/?.lua;" .. package.path
 local scratch = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-first.XXXXXX"))
 vim.env.XDG_STATE_HOME = scratch .. "/state"
 vim.env.XDG_CACHE_HOME = scratch .. "/cache"
@@ -43,31 +38,16 @@ vim.wait(1000) -- the model's answer
 
 local tools = require("flemma_sandbox.tools")
 
---- The longest gap of a 1 ms timer while a bash call runs, and the time
---- the call took to hand back control when started.
+local pause = require("pause")
+
+--- The longest main-thread pause while a bash call of the chat runs, the
+--- time it took to start, and its whole time.
 local function call(command)
-  local timer = uv.new_timer()
-  local last, longest = now_ms(), 0
-  timer:start(1, 1, function()
-    local t = now_ms()
-    longest = math.max(longest, t - last)
-    last = t
+  local result, longest, start_ms, total = pause.measure(function(done)
+    tools.run("bash", { command = command }, { bufnr = buf }, done)
   end)
-  local result
-  local start = now_ms()
-  tools.run("bash", { command = command }, { bufnr = buf }, function(r)
-    result = r
-  end)
-  local sync_ms = now_ms() - start
-  last = now_ms()
-  vim.wait(60000, function()
-    return result ~= nil
-  end, 1)
-  local total = now_ms() - start
-  timer:stop()
-  timer:close()
   assert(result and not result.error, vim.inspect(result))
-  return math.max(longest, sync_ms), sync_ms, total
+  return longest, start_ms, total
 end
 
 local first, first_sync, first_total = call("true")

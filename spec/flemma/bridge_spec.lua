@@ -46,6 +46,19 @@ local function execute(path, tool, input, frontmatter)
   return text, bufnr
 end
 
+--- Writes an init.lua for a Neovim of its own: Flemma and this plugin on
+--- the runtimepath, then the setup lines; returns its path.
+local function child_init(dir, setup_lines)
+  local init = dir .. "/init.lua"
+  local lines = {
+    "vim.opt.rtp:prepend(" .. vim.inspect(flemma_dir) .. ")",
+    "vim.opt.rtp:prepend(" .. vim.inspect(repo) .. ")",
+    "vim.opt.swapfile = false",
+  }
+  h.write(init, table.concat(vim.list_extend(lines, setup_lines), "\n"))
+  return init
+end
+
 describe("flemma-sandbox inside Flemma", function()
   local home, project, old_home, old_cwd
   local secret = "SECRET-" .. tostring(uv.hrtime())
@@ -365,16 +378,7 @@ describe("flemma-sandbox inside Flemma", function()
 
   it("a Flemma chat keeps its /tmp across a restart of Neovim; its processes end with Neovim", function()
     local out = h.tmpdir()
-    local init = out .. "/init.lua"
-    h.write(
-      init,
-      table.concat({
-        "vim.opt.rtp:prepend(" .. vim.inspect(flemma_dir) .. ")",
-        "vim.opt.rtp:prepend(" .. vim.inspect(repo) .. ")",
-        "vim.opt.swapfile = false",
-        "require('flemma').setup({ lsp = { enabled = false } })",
-      }, "\n")
-    )
+    local init = child_init(out, { "require('flemma').setup({ lsp = { enabled = false } })" })
     local marker = tostring(uv.hrtime() % 1000000)
     --- A Neovim of its own runs one bash call in project/keep.chat, as
     --- :Flemma tool:execute does, writes the result and exits.
@@ -615,17 +619,10 @@ describe("flemma-sandbox inside Flemma", function()
 
   it("other load order: Flemma set up in init.lua, flemma-sandbox's plugin file after it", function()
     local out = h.tmpdir()
-    local init = out .. "/init.lua"
-    h.write(
-      init,
-      table.concat({
-        "vim.opt.rtp:prepend(" .. vim.inspect(flemma_dir) .. ")",
-        "vim.opt.rtp:prepend(" .. vim.inspect(repo) .. ")",
-        "vim.opt.swapfile = false",
-        "require('flemma_sandbox').setup({ policy = { limits = { processes = 55 } } })",
-        "require('flemma').setup({ lsp = { enabled = false } })",
-      }, "\n")
-    )
+    local init = child_init(out, {
+      "require('flemma_sandbox').setup({ policy = { limits = { processes = 55 } } })",
+      "require('flemma').setup({ lsp = { enabled = false } })",
+    })
     local script = out .. "/check.lua"
     h.write(
       script,
