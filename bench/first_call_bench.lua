@@ -7,7 +7,7 @@
 --- pause of the main thread while that call starts, runs and ends (a 1 ms
 --- timer's longest gap; goal 16 ms, one frame), next to a later call's.
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
-package.path = "bench/?.lua;" .. package.path
+package.path = vim.fn.getcwd() .. "/bench/?.lua;" .. package.path
 local scratch = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-first.XXXXXX"))
 vim.env.XDG_STATE_HOME = scratch .. "/state"
 vim.env.XDG_CACHE_HOME = scratch .. "/cache"

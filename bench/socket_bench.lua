@@ -10,7 +10,7 @@
 ---     the longest main-thread pause while a bash tool call refused on 200
 ---     paths runs and finishes (a 1 ms timer's longest gap)
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
-package.path = "spec/?.lua;bench/?.lua;" .. package.path
+package.path = "spec/?.lua;" .. vim.fn.getcwd() .. "/bench/?.lua;" .. package.path
 -- the check files of 800 wrapped-but-not-run commands go to a state folder
 -- of the bench's own
 local state = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-state.XXXXXX"))

@@ -45,6 +45,34 @@ describe("scan index built at start", function()
     assert.are_not.equal(id, core.node_id(built[1]), "the change was recorded")
   end)
 
+  it("the first chat's policy is resolved once it is built: its first tool call resolves none", function()
+    local cache = require("flemma_sandbox.policy.cache")
+    local put, puts = cache.put, 0
+    cache.put = function(...)
+      puts = puts + 1
+      return put(...)
+    end
+    local n = require("support.nvim")
+    local ok, err = pcall(function()
+      sandbox.setup({ policy = { network = false }, approval = { bash = "allow" } })
+      local chat = n.open_chat(dir .. "/first.chat", { "@You:", "hi" })
+      vim.wait(10000, function()
+        return #indexes() == 1 and puts > 0
+      end, 10)
+      assert.are.equal(1, puts, "resolved once the index was built")
+      local r = n.run_tool("bash", { command = "echo ran" }, { bufnr = chat })
+      assert.are.equal("ran", r.stdout, vim.inspect(r))
+      assert.are.equal(1, puts, "the first call found the policy resolved")
+      -- control: a buffer that is no chat resolves at its first call
+      local plain = vim.api.nvim_create_buf(true, false)
+      n.run_tool("bash", { command = "true" }, { bufnr = plain })
+      assert.are.equal(2, puts)
+    end)
+    cache.put = put
+    vim.cmd("silent! %bwipeout!")
+    assert(ok, err)
+  end)
+
   it("is not built for the root folder, and a bad index folder is refused by the helper", function()
     vim.cmd("cd /")
     assert.is_false(autocmds.warm_index())

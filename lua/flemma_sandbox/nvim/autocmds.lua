@@ -117,9 +117,11 @@ end
 --- Builds the ".git" scan index of the current folder in the background
 --- (flemma-sandbox-exec --index-repos, csrc/shared/scan.h): the first policy
 --- resolution in a big project then looks at each folder once (fstat)
---- instead of reading the whole tree on the editor's thread.
+--- instead of reading the whole tree on the editor's thread. on_built
+--- runs in the main loop once it is done.
+---@param on_built? fun()
 ---@return boolean started
-function M.warm_index()
+function M.warm_index(on_built)
   local uv = vim.uv or vim.loop
   local core = require("flemma_sandbox.core")
   local helper = require("flemma_sandbox.backends.bwrap").helper()
@@ -133,8 +135,29 @@ function M.warm_index()
     if handle and not handle:is_closing() then
       handle:close()
     end
+    if on_built then
+      vim.schedule(on_built)
+    end
   end)
   return handle ~= nil
+end
+
+--- The chat's policy, resolved once the index is built, so the first tool
+--- call finds it in the cache (policy/cache.lua) instead of resolving it
+--- then. Standalone only: under Flemma each call's policy is Flemma's.
+---@param bufnr integer
+local function resolve_ahead(bufnr)
+  local bridge = require("flemma_sandbox.hooks").bridge
+  if (bridge and bridge.is_attached()) or not vim.api.nvim_buf_is_valid(bufnr) then
+    return
+  end
+  pcall(function()
+    if sandbox.resolve_config(bufnr).enabled then
+      -- the bash tool's outputs folder first: its coming changes the policy
+      require("flemma_sandbox.tools.outputs").make_dir()
+      sandbox.get_policy(bufnr)
+    end
+  end)
 end
 
 ---@type table<string, boolean> folders whose index was started
@@ -151,7 +174,10 @@ local function warm_once(args)
   local cwd = vim.fn.getcwd()
   if not warmed[cwd] then
     warmed[cwd] = true
-    pcall(M.warm_index)
+    local bufnr = args.buf
+    pcall(M.warm_index, function()
+      resolve_ahead(bufnr)
+    end)
   end
   if backend_checked then
     return

@@ -104,6 +104,23 @@ function M.members(chat)
   return out
 end
 
+--- The other chats that used the buffer's chat name (sandboxes.name gives
+--- chats one name), sorted real paths; none without a name.
+---@param bufnr integer|nil
+---@param name? string|false
+---@return string[]
+function M.others(bufnr, name)
+  local chat = name and M.for_buffer(bufnr, name)
+  local out = {}
+  for _, file in ipairs(chat and M.members(chat) or {}) do
+    if file ~= chat.chat and not util.contains(out, file) then
+      out[#out + 1] = file
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 --- Makes the chat's folders (mode 0700): sub is each folder below the
 --- chat's own, e.g. "tmp". Every folder from the base down must be a
 --- folder, not a link. Notes the chat file and the project for list and gc.

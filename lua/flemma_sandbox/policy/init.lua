@@ -161,8 +161,9 @@ end
 ---@param policy flemma_sandbox.Policy
 ---@param bufnr integer|nil
 ---@param looked string[] appended to: paths whose folder matters, and ("/"-ended) paths that matter themselves
+---@param others string[] chat_dirs.others(): the other chats of its sandbox's name
 ---@return flemma_sandbox.ResolvedPolicy resolved, flemma_sandbox.Skipped[] skipped
-local function resolve_fresh(policy, bufnr, looked)
+local function resolve_fresh(policy, bufnr, looked, others)
   local vars, cwd = M.variables(bufnr)
   local skipped = {}
   local refuse = policy.allow_home_rw ~= true and M.opens_home or nil
@@ -235,15 +236,10 @@ local function resolve_fresh(policy, bufnr, looked)
   -- (sandboxes.name), sorted: the same protection whichever of them calls
   local chat_real = chat_file and core.resolve(chat_file, "/")
   local chat_files = { chat_real }
-  if chat then
-    for _, file in ipairs(chat_dirs.members(chat)) do
-      if not util.contains(chat_files, file) then
-        chat_files[#chat_files + 1] = file
-      end
-    end
-    table.sort(chat_files)
-    looked[#looked + 1] = chat.dir .. "/.chats"
+  for _, file in ipairs(others) do
+    chat_files[#chat_files + 1] = file
   end
+  table.sort(chat_files)
   local protected, watched, links = protect.protected(policy, expand, rw, chat_files, chat_real, projects, found)
   -- what a change of would change this resolution (cache.put)
   -- a root itself, not what is in it: the entries that matter (watched
@@ -364,10 +360,16 @@ end
 
 function M.resolve(policy, bufnr)
   local key = cache.key(policy, bufnr)
+  -- the other chats of a shared name are part of the key, not a watched
+  -- path: a chat noting itself (chat_dirs.prepare) changes nothing here
+  local others = chat_dirs.others(bufnr, policy.chat_name)
+  if #others > 0 then
+    key = key .. "\0chats\0" .. table.concat(others, "\0")
+  end
   local entry = cache.get(key)
   if not entry then
     local looked = {}
-    local resolved, skipped = resolve_fresh(policy, bufnr, looked)
+    local resolved, skipped = resolve_fresh(policy, bufnr, looked, others)
     cache.put(key, looked, resolved, skipped)
     entry = cache.get(key) or { resolved = resolved, skipped = skipped }
   end

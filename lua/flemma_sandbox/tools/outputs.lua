@@ -63,13 +63,24 @@ function M.prune(keep)
   end
 end
 
+--- Makes this project's folder; its path, or nil when it cannot be made.
+--- (Its coming changes the policy: the sandbox sees it, policy/private.lua.)
+---@return string|nil
+function M.make_dir()
+  local dir = M.dir()
+  if vim.fn.mkdir(dir, "p") == 0 and vim.fn.isdirectory(dir) == 0 then
+    return nil
+  end
+  return dir
+end
+
 --- A fresh file path for one call's output, after making room for a full one.
 ---@param cap integer bytes the folder may hold
 ---@param file_max integer bytes one file may hold
 ---@return string|nil
 function M.new_file(cap, file_max)
-  local dir = M.dir()
-  if vim.fn.mkdir(dir, "p") == 0 and vim.fn.isdirectory(dir) == 0 then
+  local dir = M.make_dir()
+  if not dir then
     return nil
   end
   M.prune(math.max(0, cap - file_max))
