@@ -18,8 +18,9 @@ local M = {}
 ---@class flemma_sandbox.ChatEntry
 ---@field name string
 ---@field dir string
----@field chat string|nil the chat file it belongs to
----@field chat_exists boolean
+---@field chat string|nil the chat file it belongs to (the first of its chats still there)
+---@field chats integer how many chats used it (more than one: a shared sandboxes.name)
+---@field chat_exists boolean whether any of them is still there
 ---@field kib integer disk used
 ---@field used integer|nil last use (seconds since the epoch)
 ---@field state "running"|"stopped" its live sandbox (backends/live.lua)
@@ -58,7 +59,19 @@ function M.entries(project_dir)
   local out = {}
   for _, name in ipairs(folders_in(project_dir)) do
     local dir = project_dir .. "/" .. name
-    local chat = util.first_line(dir .. "/.chat")
+    -- every chat that used it (chats of one sandboxes.name share it)
+    local members = chat_dirs.members({ dir = dir })
+    local first = util.first_line(dir .. "/.chat")
+    if #members == 0 and first then
+      members = { first }
+    end
+    local chat, exists = nil, false
+    for _, file in ipairs(members) do
+      if core.file_type(file) ~= nil then
+        chat, exists = chat or file, true
+      end
+    end
+    chat = chat or members[1]
     local stat = uv.fs_stat(dir .. "/.chat")
     local helper = client.helper()
     local live_dir = live.dir_for({ dir = dir })
@@ -72,7 +85,8 @@ function M.entries(project_dir)
       name = name,
       dir = dir,
       chat = chat,
-      chat_exists = chat ~= nil and core.file_type(chat) ~= nil,
+      chats = #members,
+      chat_exists = exists,
       kib = kib_of(dir),
       used = stat and stat.mtime.sec or nil,
     }
@@ -99,12 +113,13 @@ function M.list_lines()
   end
   for _, e in ipairs(entries) do
     lines[#lines + 1] = string.format(
-      "  %-30s %8d KiB  %s  %s  %s%s",
+      "  %-30s %8d KiB  %s  %s  %s%s%s",
       e.name,
       e.kib,
       e.used and os.date("%Y-%m-%d %H:%M", e.used) or "-",
       e.state == "running" and string.format("running (%d)", e.processes) or "stopped",
       e.chat or "?",
+      e.chats > 1 and string.format(" (+%d)", e.chats - 1) or "",
       e.chat_exists and "" or " (gone)"
     )
   end
@@ -246,7 +261,8 @@ function M.reset_targets(chat)
   return out
 end
 
---- What gc removes: projects whose folder is gone, and chats whose file is.
+--- What gc removes: projects whose folder is gone, and chats whose file is
+--- (a shared name's folder once every chat of it is gone).
 ---@return string[]
 function M.gc_targets()
   local base = surroundings.chats_base()
