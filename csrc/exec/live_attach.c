@@ -32,6 +32,8 @@
 #define EXIT_SETUP 126
 /* how long a call waits for the keeper it replaces to end */
 #define REPLACE_MS 5000
+/* a keeper still without a key by then lost its starter: stopped */
+#define KEYLESS_MS 1000
 
 /* What the call holds while it runs: its check file and records, the
  * live folder, the plan's masks and the key made of them. */
@@ -270,7 +272,7 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
  * (stopping one with another key first). 0, or an exit status. */
 static int find_or_start(live_call *c, const exec_host_opts *o, const char *self, char **cmd)
 {
-    long long give_up = now_ms() + REPLACE_MS;
+    long long give_up = now_ms() + REPLACE_MS, keyless_by = now_ms() + KEYLESS_MS;
     pid_t signalled = 0;
     fs_buf key, masks;
     int rc, have_key;
@@ -302,8 +304,10 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
             rc = fail(c, "its keeper with another policy would not stop", ETIMEDOUT);
             break;
         }
-        /* no key yet: a keeper is starting; wait for it */
-        if (have_key && !signalled && (signalled = exec_live_keeper_pid(c->dirfd)) > 0) {
+        /* no key yet: a keeper is starting; wait for it, but not for one
+         * whose starter died before writing the key */
+        if ((have_key || now_ms() > keyless_by) && !signalled &&
+            (signalled = exec_live_keeper_pid(c->dirfd)) > 0) {
             /* kept beside the new one: what changed can be looked up */
             exec_live_write(c->dirfd, "key.old", key.data ? key.data : "", key.len);
             exec_live_write(c->dirfd, "masks.old", masks.data ? masks.data : "", masks.len);
