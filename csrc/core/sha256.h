@@ -1,5 +1,5 @@
-#ifndef FLEMMA_SANDBOX_SHA256_H
-#define FLEMMA_SANDBOX_SHA256_H
+#ifndef CORE_SHA256_H
+#define CORE_SHA256_H
 
 #include <stddef.h>
 
