@@ -165,11 +165,41 @@ do
   local live = require("flemma_sandbox.backends.live")
   local helper = require("flemma_sandbox.backends.helper").helper()
   local chat_of = require("flemma_sandbox.policy.chat_dirs").for_buffer
+  -- the chat's own bwrap argv, up to the inner helper, with `true` as its
+  -- command: what the sandbox's mounts and namespaces cost by themselves
+  local ours = sandbox.wrapper(cold_buf)({ "true" })
+  local from = 1
+  while ours[from] ~= "bwrap" do
+    from = from + 1
+  end
+  local to = from
+  while ours[to + 1] ~= helper do
+    to = to + 1
+  end
+  local own_bwrap = vim.list_extend(vim.list_slice(ours, from, to), { "true" })
+  vim.fn.system(own_bwrap)
+  assert(vim.v.shell_error == 0, "the chat's own bwrap argv runs true")
   local cases = {
     {
       "Flemma's bare bwrap",
       function()
         via_jobstart(bare)
+      end,
+    },
+    {
+      -- the least a warm call can be: the command needs a process of its
+      -- own, started by one that waits for it (the wrapped argv)
+      "floor of a warm call",
+      function()
+        via_jobstart({ "/bin/sh", "-c", "/bin/true; :" })
+      end,
+    },
+    {
+      -- the least a cold call can be: the chat's sandbox set up, nothing
+      -- of ours in it (no helper, no supervisor, no seccomp)
+      "floor of a cold call",
+      function()
+        via_jobstart(own_bwrap)
       end,
     },
     {

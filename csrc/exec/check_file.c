@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "after_run.h"
+#include "buf.h"
 #include "fd_io.h"
 #include "record.h"
 #include "status.h"
@@ -189,7 +190,8 @@ int exec_check_write_up(const char *check_file, char **words, int count, char *r
 {
     size_t len = strlen(check_file);
     char fresh[4096];
-    int fd, i;
+    fs_buf all;
+    int fd, i, ok;
 
     if (!has_suffix(check_file, ".check") || len + 3 >= n || len + 3 >= sizeof(fresh)) {
         report("--check-words must name a file ending in .check:", check_file, EINVAL);
@@ -202,10 +204,15 @@ int exec_check_write_up(const char *check_file, char **words, int count, char *r
         report("cannot make", fresh, errno);
         return -1;
     }
+    /* one write: a call's words are a few hundred */
+    fs_buf_init(&all);
     for (i = 0; i < count; i++)
-        if (fs_write_all(fd, words[i], strlen(words[i]) + 1) != 0) /* with its NUL */
+        if (fs_buf_append(&all, words[i], strlen(words[i]) + 1) != 0) /* with its NUL */
             break;
-    if (i < count || flock(fd, LOCK_EX) != 0 || rename(fresh, running) != 0) {
+    errno = 0;
+    ok = i == count && fs_write_all(fd, all.data ? all.data : "", all.len) == 0;
+    fs_buf_free(&all);
+    if (!ok || flock(fd, LOCK_EX) != 0 || rename(fresh, running) != 0) {
         report("cannot write", fresh, errno ? errno : EIO);
         unlink(fresh);
         close(fd);
