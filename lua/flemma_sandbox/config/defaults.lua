@@ -58,6 +58,9 @@ local util = require("flemma_sandbox.util")
 ---@field idle_ttl_s integer a chat's sandbox is stopped after this many seconds without a call (its files stay)
 ---@field max_running integer at most this many chats' sandboxes run at once; past it the one used longest ago is
 --- stopped (its files stay)
+---@field checkpoints boolean before each call that can write (bash, write, edit, git), the tree of each git
+--- repository in the writable projects is recorded, so :FlemmaSandbox undo can put it back
+---@field max_checkpoints integer checkpoints kept per chat and repository (the oldest are dropped)
 ---@field name string|false the chat's sandbox name (a chat's frontmatter sets it to share one sandbox between
 --- chats; false: from the chat file's name and path)
 
@@ -133,6 +136,8 @@ local M = {
     idle_ttl_s = 900,
     max_running = 4,
     name = false,
+    checkpoints = true,
+    max_checkpoints = 100,
   },
 }
 

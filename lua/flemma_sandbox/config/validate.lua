@@ -186,8 +186,10 @@ local function check_sandboxes(key, sandboxes)
   if err then
     return err
   end
-  if sandboxes.live ~= nil and type(sandboxes.live) ~= "boolean" then
-    return type_error(key .. ".live", "boolean", sandboxes.live)
+  for _, field in ipairs({ "live", "checkpoints" }) do
+    if sandboxes[field] ~= nil and type(sandboxes[field]) ~= "boolean" then
+      return type_error(key .. "." .. field, "boolean", sandboxes[field])
+    end
   end
   local name = sandboxes.name
   if name ~= nil and name ~= false and (type(name) ~= "string" or not name:match("^[%w._-]+$") or #name > 60) then
@@ -197,7 +199,7 @@ local function check_sandboxes(key, sandboxes)
       vim and vim.inspect(name) or tostring(name)
     )
   end
-  for _, field in ipairs({ "idle_ttl_s", "max_running" }) do
+  for _, field in ipairs({ "idle_ttl_s", "max_running", "max_checkpoints" }) do
     local v = sandboxes[field]
     if v ~= nil and (type(v) ~= "number" or v < 1 or v % 1 ~= 0) then
       return string.format("%s.%s: expected a positive whole number, got %s", key, field, tostring(v))

@@ -13,6 +13,10 @@ local M = {}
 
 M.NAME = "flemma_sandbox:hidden_and_protected"
 M.DESCRIPTION = "flemma-sandbox: deny reads of hidden paths and writes of protected ones"
+--- What each call of this session is about (tool id -> label).
+---@type table<string, string>
+M.labels = {}
+
 --- Above Flemma's config resolver (100).
 M.PRIORITY = 150
 
@@ -136,6 +140,11 @@ end
 ---@return "deny"|"require_approval"|nil
 function M.resolve(tool_name, input, context)
   local bufnr = context and context.bufnr
+  if context and type(context.tool_id) == "string" and type(input) == "table" then
+    -- what the call does, for its checkpoint's label (flemma/init.lua)
+    local what = input.command or input.path or (type(input.args) == "table" and table.concat(input.args, " "))
+    M.labels[context.tool_id] = tool_name .. ": " .. tostring(what or ""):gsub("\n.*", " ..."):sub(1, 200)
+  end
   local refused = sandbox.tools_refusal(type(bufnr) == "number" and bufnr or nil)
   if refused then
     -- Flemma gives the model its own denial text: the notice names why

@@ -55,6 +55,8 @@ function M.config_schema()
       name = s.optional(s.string()),
       idle_ttl_s = s.optional(s.integer()),
       max_running = s.optional(s.integer()),
+      checkpoints = s.optional(s.boolean()),
+      max_checkpoints = s.optional(s.integer()),
     })),
     limits = s.optional(s.object({
       processes = limit(),

@@ -39,6 +39,8 @@ local function flemma_config(bufnr)
   return got and cfg or nil
 end
 
+local checkpoint_warned = false
+
 --- Flemma dispatches FlemmaToolExecuting right before it calls the tool's
 --- execute(), which wraps its command in the same tick: remember that call
 --- until the tick ends, so wrap() knows the buffer and the tool.
@@ -56,6 +58,19 @@ local function on_tool_executing(data)
     env = type(tool_cfg) == "table" and type(tool_cfg.env) == "table" and tool_cfg.env or nil,
   }
   local this = current
+  -- direct mode's checkpoint, before the call writes: Flemma runs its file
+  -- tools on this thread right after this event, so it is taken now
+  local checkpoints = require("flemma_sandbox.checkpoints")
+  if checkpoints.WRITING_TOOLS[data.tool_name] then
+    local labels = require("flemma_sandbox.flemma.approval").labels
+    local label = labels[data.tool_id] or (data.tool_name .. ": " .. tostring(data.tool_id))
+    labels[data.tool_id] = nil
+    local errors = checkpoints.take_now(data.bufnr, label)
+    if #errors > 0 and not checkpoint_warned then
+      checkpoint_warned = true
+      require("flemma_sandbox.notice").say("no checkpoint before this call: " .. errors[1], vim.log.levels.WARN)
+    end
+  end
   vim.schedule(function()
     if current == this then
       current = nil

@@ -123,6 +123,13 @@ M.actions = {
     end
     notify("no chat folder named " .. tostring(name) .. " here (see :FlemmaSandbox list)", vim.log.levels.ERROR)
   end,
+  undo = function(bufnr)
+    local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
+    require("flemma_sandbox.nvim.undo").undo(bufnr, running)
+  end,
+  checkpoints = function(bufnr)
+    status.show(require("flemma_sandbox.nvim.undo").list_lines(bufnr))
+  end,
   gc = function()
     remove_and_say(require("flemma_sandbox.nvim.sandboxes").gc_targets(), "chats whose file or project is gone")
   end,
@@ -197,6 +204,8 @@ M.SUBCOMMANDS = {
   "reset",
   "delete",
   "gc",
+  "undo",
+  "checkpoints",
   "enable",
   "disable",
   "trust",

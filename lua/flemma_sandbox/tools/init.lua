@@ -4,6 +4,7 @@
 --- policy, and an executor. run() checks the input, asks for approval as
 --- configured, then executes.
 local approval = require("flemma_sandbox.questions")
+local notice = require("flemma_sandbox.notice")
 local files = require("flemma_sandbox.tools.files")
 local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
@@ -141,6 +142,29 @@ end
 ---@field on_phase fun(phase: "waiting"|"running")|nil told when it waits for an answer and when it runs
 ---@field on_job fun(handle: flemma_sandbox.JobHandle|nil)|nil told of the running job (for cancel)
 
+--- Before a call that can write, a checkpoint of the chat's repositories
+--- (checkpoints.lua), so :FlemmaSandbox undo can put the tree back; the
+--- call runs either way (a failed checkpoint is said once per session).
+---@param name string
+---@param request table the tool's prepared request (its lines say what it does)
+---@param bufnr integer|nil
+---@param run fun()
+local checkpoint_warned = false
+local function checkpoint_first(name, request, bufnr, run)
+  local checkpoints = require("flemma_sandbox.checkpoints")
+  if not checkpoints.WRITING_TOOLS[name] then
+    return run()
+  end
+  local label = name .. ": " .. tostring((request.lines or {})[1] or ""):sub(1, 200)
+  checkpoints.take(bufnr, label, function(errors)
+    if #errors > 0 and not checkpoint_warned then
+      checkpoint_warned = true
+      notice.say("no checkpoint before this call (undo cannot go back past it): " .. errors[1], vim.log.levels.WARN)
+    end
+    run()
+  end)
+end
+
 --- Runs a tool call; done receives the result table ({ error = ... } on
 --- failure; not_run = true when it never started).
 ---@param name string
@@ -180,10 +204,12 @@ function M.run(name, input, opts, done)
     end
     on_phase("running")
     decide_network(request, ctx, function()
-      local ok, run_err = pcall(tool.run, input, ctx, done)
-      if not ok then
-        done({ error = "internal error: " .. tostring(run_err) })
-      end
+      checkpoint_first(name, request, opts.bufnr, function()
+        local ok, run_err = pcall(tool.run, input, ctx, done)
+        if not ok then
+          done({ error = "internal error: " .. tostring(run_err) })
+        end
+      end)
     end)
   end
   local level = approval.level(name, opts.bufnr)

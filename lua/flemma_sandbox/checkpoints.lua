@@ -1,0 +1,274 @@
+--- Direct mode's checkpoints: before each tool call that can write (bash,
+--- write, edit, git), the tree of each git repository in the chat's
+--- writable projects is recorded in a shadow store of the chat's own
+--- (run/shadow.lua); undo puts the tree back as it was before the chat's
+--- last call that changed it, and can be repeated. Nothing of it shows in
+--- the user's repository.
+local core = require("flemma_sandbox.core")
+local shadow = require("flemma_sandbox.run.shadow")
+local surroundings = require("flemma_sandbox.surroundings")
+
+local M = {}
+
+--- The tools whose calls get a checkpoint first.
+M.WRITING_TOOLS = { bash = true, write = true, edit = true, git = true }
+
+--- Stores set up in this session (their "init" step ran).
+local ready = {}
+--- Per store, the steps waiting for the one running (one git at a time).
+local queues = {}
+
+---@class flemma_sandbox.CheckpointScope
+---@field specs flemma_sandbox.ShadowSpec[] one per repository
+---@field outside string[] writable projects in no git repository (no checkpoints)
+---@field chat flemma_sandbox.ChatDir|nil
+---@field off string|nil why there are none at all
+
+--- What a buffer's checkpoints cover.
+---@param bufnr integer|nil
+---@return flemma_sandbox.CheckpointScope
+function M.scope(bufnr)
+  local sandbox = require("flemma_sandbox")
+  local out = { specs = {}, outside = {} }
+  local cfg = sandbox.resolve_config(bufnr)
+  if not cfg.sandboxes.checkpoints then
+    out.off = "sandboxes.checkpoints is off"
+    return out
+  end
+  local ok, policy = pcall(sandbox.get_policy, bufnr)
+  if not ok or type(policy) ~= "table" then
+    out.off = "no policy: " .. tostring(policy)
+    return out
+  end
+  out.chat = policy.chat
+  if not policy.chat then
+    out.off = "this buffer is not a chat with a file"
+    return out
+  end
+  local bwrap = core.which(cfg.backends.bwrap.path or "bwrap", surroundings.getenv("PATH"))
+  local git = core.which("git", surroundings.getenv("PATH"))
+  if not bwrap or not git then
+    out.off = (bwrap and "git" or "bwrap") .. " was not found on PATH"
+    return out
+  end
+  local seen = {}
+  for _, root in ipairs(policy.project_roots or {}) do
+    local top, rel = shadow.repository_of(root)
+    if not top then
+      out.outside[#out.outside + 1] = root
+    elseif not seen[top .. "\0" .. rel] then
+      seen[top .. "\0" .. rel] = true
+      local hidden = {}
+      for _, path in ipairs(policy.deny_paths or {}) do
+        if core.is_within(path, top) then
+          hidden[#hidden + 1] = path
+        end
+      end
+      out.specs[#out.specs + 1] = {
+        bwrap = bwrap,
+        git = git,
+        top = top,
+        rel = rel,
+        store = shadow.store_for(policy.chat.dir, top),
+        hidden = hidden,
+        secrets = policy.secret_scan and policy.secret_scan.patterns or {},
+        keep = cfg.sandboxes.max_checkpoints,
+      }
+    end
+  end
+  return out
+end
+
+--- Runs argv off the editor's thread, one at a time per store; done(stdout).
+---@param store string
+---@param argv string[]
+---@param done fun(out: string)
+local function queued(store, argv, done)
+  local queue = queues[store]
+  if queue then
+    queue[#queue + 1] = { argv, done }
+    return
+  end
+  queues[store] = {}
+  local function run(a, d)
+    local started = surroundings.output_in_background(a[1], vim.list_slice(a, 2), function(out, err)
+      d(out .. (out == "" and err or ""))
+      local nxt = table.remove(queues[store], 1)
+      if nxt then
+        run(nxt[1], nxt[2])
+      else
+        queues[store] = nil
+      end
+    end)
+    if not started then
+      d("")
+      queues[store] = nil
+    end
+  end
+  run(argv, done)
+end
+
+--- The steps before a spec's first use in this session, for step().
+---@param spec flemma_sandbox.ShadowSpec
+---@return string[]|nil argv, string|nil err
+local function init_argv(spec)
+  if ready[spec.store] then
+    return {}
+  end
+  local ok, err = shadow.prepare(spec)
+  if not ok then
+    return nil, err
+  end
+  return shadow.step_argv(spec, "init")
+end
+
+--- One step of one spec: init first when needed; done(output, err).
+---@param spec flemma_sandbox.ShadowSpec
+---@param argv string[]
+---@param done fun(out: string|nil, err: string|nil)
+local function step(spec, argv, done)
+  local init, err = init_argv(spec)
+  if not init then
+    return done(nil, err)
+  end
+  local function go()
+    queued(spec.store, argv, function(out)
+      done(out)
+    end)
+  end
+  if #init == 0 then
+    return go()
+  end
+  queued(spec.store, init, function()
+    ready[spec.store] = core.file_type(spec.store .. "/objects") == "directory" or nil
+    go()
+  end)
+end
+
+--- Calls done(results) when fn has run for each spec (one after another).
+local function each(specs, fn, done)
+  local results, i = {}, 0
+  local function nxt()
+    i = i + 1
+    if i > #specs then
+      return done(results)
+    end
+    fn(specs[i], function(result)
+      results[#results + 1] = result
+      nxt()
+    end)
+  end
+  nxt()
+end
+
+--- Records a checkpoint of each repository of the buffer's chat before a
+--- call; done(errors) when all are taken (the call waits for it).
+---@param bufnr integer|nil
+---@param label string what the call is about to do
+---@param done fun(errors: string[])
+function M.take(bufnr, label, done)
+  local scope = M.scope(bufnr)
+  each(scope.specs, function(spec, next_one)
+    step(spec, shadow.step_argv(spec, "take", label), function(out, err)
+      next_one(not (out or ""):match("checkpoint %d+") and (spec.top .. ": " .. (err or out or "")) or nil)
+    end)
+  end, function(results)
+    local errors = {}
+    for _, e in pairs(results) do
+      errors[#errors + 1] = e
+    end
+    done(errors)
+  end)
+end
+
+--- The same, waiting for it (Flemma runs its file tools on the editor's
+--- thread right after it says a call starts).
+---@param bufnr integer|nil
+---@param label string
+---@return string[] errors
+function M.take_now(bufnr, label)
+  local errors = {}
+  for _, spec in ipairs(M.scope(bufnr).specs) do
+    local init, err = init_argv(spec)
+    if init and #init > 0 then
+      vim.fn.system(init)
+      ready[spec.store] = core.file_type(spec.store .. "/objects") == "directory" or nil
+    end
+    local out = init and vim.fn.system(shadow.step_argv(spec, "take", label)) or ""
+    if not out:match("checkpoint %d+") then
+      errors[#errors + 1] = spec.top .. ": " .. (err or out)
+    end
+  end
+  return errors
+end
+
+---@class flemma_sandbox.CheckpointList
+---@field top string
+---@field rel string
+---@field entries { n: integer, label: string, time: integer }[]
+
+--- The checkpoints of the buffer's chat, per repository, newest first.
+---@param bufnr integer|nil
+---@return flemma_sandbox.CheckpointList[], flemma_sandbox.CheckpointScope
+function M.list(bufnr)
+  local scope = M.scope(bufnr)
+  local out = {}
+  for _, spec in ipairs(scope.specs) do
+    out[#out + 1] = { top = spec.top, rel = spec.rel, entries = shadow.list(spec) }
+  end
+  return out, scope
+end
+
+--- Stops the chat's live sandbox (nothing may write while the tree is put
+--- back), then done().
+---@param chat flemma_sandbox.ChatDir|nil
+---@param done fun()
+local function stop_live(chat, done)
+  local helper = chat and require("flemma_sandbox.backends.helper").helper()
+  local live = require("flemma_sandbox.backends.live")
+  local dir = helper and live.dir_for(chat)
+  if dir and core.file_type(dir) == "directory" then
+    return live.stop(helper, dir, done)
+  end
+  done()
+end
+
+--- Puts each repository's tree back as it was before the chat's last call
+--- that changed it; done(lines) says what happened per repository. The
+--- tree as it was before the undo is kept in the store (refs/undo-saves).
+---@param bufnr integer|nil
+---@param done fun(lines: string[], ok: boolean)
+function M.undo(bufnr, done)
+  local scope = M.scope(bufnr)
+  if scope.off or #scope.specs == 0 then
+    return done({ "no checkpoints: " .. (scope.off or "no git repository in the writable projects") }, false)
+  end
+  stop_live(scope.chat, function()
+    local all_ok = true
+    each(scope.specs, function(spec, next_one)
+      local where = spec.rel == "." and spec.top or (spec.top .. "/" .. spec.rel)
+      local labels = {}
+      for _, e in ipairs(shadow.list(spec)) do
+        labels[e.n] = e.label
+      end
+      step(spec, shadow.step_argv(spec, "plan"), function(out, err)
+        local tree, n = (out or ""):match("target (%x+) (%d+)")
+        if not tree then
+          all_ok = all_ok and (out or ""):match("nothing") ~= nil
+          local why = (out or ""):match("nothing") and "no call of this chat changed it" or (err or out)
+          return next_one(where .. ": " .. (tostring(why):match("[^\n]*")))
+        end
+        queued(spec.store, shadow.restore_argv(spec, tree), function(restored)
+          local ok = restored:match("restored") ~= nil
+          all_ok = all_ok and ok
+          local back = "back to before " .. (labels[tonumber(n)] or ("call " .. tonumber(n)))
+          next_one(where .. ": " .. (ok and back or ("undo failed: " .. restored)))
+        end)
+      end)
+    end, function(lines)
+      done(lines, all_ok)
+    end)
+  end)
+end
+
+return M

@@ -1,0 +1,175 @@
+--- Direct mode's checkpoints (checkpoints.lua, run/shadow.lua): a chat's
+--- `rm -rf *`, an edit and a write are undone byte for byte, untracked
+--- files included, ignored ones untouched; the user's repository shows no
+--- trace; a hidden secret never enters a checkpoint (control: a plain
+--- snapshot of the same tree holds it).
+local h = require("support.helpers")
+local n = require("support.nvim")
+local sandbox = require("flemma_sandbox")
+local checkpoints = require("flemma_sandbox.checkpoints")
+local live = require("flemma_sandbox.backends.live")
+local client = require("flemma_sandbox.backends.helper")
+
+--- Every file under dir but .git, with its mode and content hash, sorted.
+local function manifest(dir)
+  return h.run({
+    "sh",
+    "-c",
+    "cd \"$1\" && find . -path ./.git -prune -o \\( -type f -o -type l \\) -printf '%p %m %y\\n' | LC_ALL=C sort"
+      .. " && find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum"
+      .. " && find . -path ./.git -prune -o -type l -printf '%p -> %l\\n' | LC_ALL=C sort",
+    "sh",
+    dir,
+  }).stdout
+end
+
+--- What the user's repository says of itself: status, refs, stash, index.
+local function repo_state(dir)
+  local out = h.run({
+    "sh",
+    "-c",
+    'cd "$1" && git ls-files --stage && GIT_OPTIONAL_LOCKS=0 git status --porcelain=v1 --ignored'
+      .. " && git for-each-ref && git stash list && sha256sum .git/HEAD && ls .git .git/refs .git/objects/info",
+    "sh",
+    dir,
+  })
+  assert.are.equal(0, out.code, out.stderr)
+  return out.stdout
+end
+
+local function undo(bufnr)
+  local lines, ok
+  checkpoints.undo(bufnr, function(l, o)
+    lines, ok = l, o
+  end)
+  assert(
+    vim.wait(20000, function()
+      return lines ~= nil
+    end, 10),
+    "undo did not finish"
+  )
+  return table.concat(lines, "\n"), ok
+end
+
+describe("direct mode's checkpoints", function()
+  local dir, proj, old_cwd, old_cache
+
+  before_each(function()
+    dir = h.tmpdir()
+    proj = dir .. "/proj"
+    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = dir .. "/cache"
+    h.sh(
+      "mkdir -p "
+        .. h.shell_quote(proj .. "/src/deep")
+        .. " && cd "
+        .. h.shell_quote(proj)
+        .. " && git init -q . && printf '.build/\\n*.log\\n' > .gitignore"
+        .. " && printf 'one\\n' > src/a.txt && printf '#!/bin/sh\\necho hi\\n' > run.sh && chmod 755 run.sh"
+        .. " && ln -s src/a.txt link && printf 'deep\\n' > src/deep/d.txt"
+        .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
+        .. " && printf 'one, modified\\n' > src/a.txt && printf 'staged\\n' > staged.txt && git add staged.txt"
+        .. " && printf 'untracked\\n' > notes.txt && mkdir -p .build && printf 'ignored\\n' > .build/out.bin"
+        .. " && printf 'log\\n' > .x.log"
+    )
+    vim.cmd("cd " .. vim.fn.fnameescape(proj))
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD", "/tmp" }, network = false },
+      approval = { bash = "allow", write = "allow", edit = "allow" },
+    })
+  end)
+
+  after_each(function()
+    live.stop_all(client.helper())
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    vim.env.XDG_CACHE_HOME = old_cache
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  it("undoes `rm -rf *` byte for byte, untracked files included, and leaves no trace in the repository", function()
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    -- ignored files (.build/, .x.log) are not in a checkpoint; `rm -rf *`
+    -- leaves them (dot files) and undo must too
+    local before, state = manifest(proj), repo_state(proj)
+    local r = n.run_tool("bash", { command = "rm -rf *; echo gone" }, { bufnr = bufnr, approved = true })
+    assert.are.equal("gone", vim.trim(r.output or r.stdout or ""), vim.inspect(r))
+    assert.is_nil(h.read(proj .. "/notes.txt"), "control: the call removed the untracked file")
+    assert.is_nil(h.read(proj .. "/src/a.txt"))
+    local said, ok = undo(bufnr)
+    assert.is_true(ok, said)
+    assert.are.equal(before, manifest(proj), said)
+    assert.are.equal(state, repo_state(proj))
+  end)
+
+  it("undoes an edit and a write, one call at a time, and says when nothing is left to undo", function()
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local first = manifest(proj)
+    local r = n.run_tool("write", { path = proj .. "/new.txt", content = "new\n" }, { bufnr = bufnr, approved = true })
+    assert.is_nil(r.error, vim.inspect(r))
+    local second = manifest(proj)
+    r = n.run_tool(
+      "edit",
+      { path = proj .. "/notes.txt", oldText = "untracked", newText = "edited" },
+      { bufnr = bufnr, approved = true }
+    )
+    assert.is_nil(r.error, vim.inspect(r))
+    assert.are.equal("edited\n", h.read(proj .. "/notes.txt"))
+    -- a call that changes nothing is skipped by undo
+    n.run_tool("bash", { command = "true" }, { bufnr = bufnr, approved = true })
+    local said, ok = undo(bufnr)
+    assert.is_true(ok, said)
+    assert.are.equal(second, manifest(proj), said)
+    said, ok = undo(bufnr)
+    assert.is_true(ok, said)
+    assert.are.equal(first, manifest(proj), said)
+    assert.is_nil(h.read(proj .. "/new.txt"))
+    said = undo(bufnr)
+    assert.matches("no call of this chat changed it", said)
+    assert.are.equal(first, manifest(proj))
+  end)
+
+  it("lists the checkpoints with the call that followed", function()
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    n.run_tool("bash", { command = "echo one > one.txt" }, { bufnr = bufnr, approved = true })
+    local lists = checkpoints.list(bufnr)
+    assert.are.equal(1, #lists)
+    assert.are.equal(proj, lists[1].top)
+    assert.are.equal(1, #lists[1].entries)
+    assert.matches("^bash: ", lists[1].entries[1].label)
+  end)
+
+  it("never puts a hidden secret's content in a checkpoint (control: a plain snapshot holds it)", function()
+    local secret = "SECRET-" .. n.marker()
+    h.write(proj .. "/.env", secret .. "\n")
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    n.run_tool("bash", { command = "echo x > y.txt" }, { bufnr = bufnr, approved = true })
+    local spec = checkpoints.scope(bufnr).specs[1]
+    local function holds(store)
+      local out = h.run({
+        "sh",
+        "-c",
+        'git --git-dir="$1" cat-file --batch-all-objects --batch | grep -c "$2" || true',
+        "sh",
+        store,
+        secret,
+      })
+      return tonumber(vim.trim(out.stdout)) or 0
+    end
+    assert.are.equal(0, holds(spec.store))
+    assert.are.equal("SECRET", (h.read(proj .. "/.env") or ""):sub(1, 6), "the secret is still there")
+    -- control: the same snapshot without the sandbox's view of the tree
+    local plain = dir .. "/plain.git"
+    h.sh(
+      "git init -q --bare "
+        .. h.shell_quote(plain)
+        .. " && cd "
+        .. h.shell_quote(proj)
+        .. " && GIT_DIR="
+        .. h.shell_quote(plain)
+        .. " GIT_WORK_TREE=. git add -A"
+    )
+    assert.is_true(holds(plain) > 0, "control: a plain snapshot holds the secret")
+  end)
+end)
