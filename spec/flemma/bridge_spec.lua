@@ -323,6 +323,71 @@ describe("flemma-sandbox inside Flemma", function()
     vim.env.XDG_CACHE_HOME = old_cache
   end)
 
+  it("undoes a Flemma chat's `rm -rf *` and its write byte for byte; the repository shows no trace", function()
+    local old_cache = vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = home .. "/.cache"
+    setup_flemma()
+    h.sh(
+      "cd "
+        .. h.shell_quote(project)
+        .. " && git init -q . && printf 'one\\n' > a.txt && mkdir -p src && printf 'two\\n' > src/b.txt"
+        .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
+        .. " && printf 'changed\\n' > a.txt && printf 'untracked\\n' > notes.txt"
+    )
+    local function tree()
+      return h.run({
+        "sh",
+        "-c",
+        'cd "$1" && find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum',
+        "sh",
+        project,
+      }).stdout
+    end
+    local function repo_state()
+      return h.run({
+        "sh",
+        "-c",
+        'cd "$1" && git ls-files -s && GIT_OPTIONAL_LOCKS=0 git status --porcelain'
+          .. " && git for-each-ref && git stash list",
+        "sh",
+        project,
+      }).stdout
+    end
+    local function undo()
+      local notes = {}
+      local original = vim.notify
+      vim.notify = function(msg)
+        notes[#notes + 1] = msg
+      end
+      vim.cmd("FlemmaSandbox undo")
+      local said = vim.wait(20000, function()
+        return #notes > 0
+      end, 20)
+      vim.notify = original
+      assert(said, "undo said nothing")
+      return table.concat(notes, "\n")
+    end
+    vim.fn.mkdir(home .. "/chats", "p")
+    local before, state = tree(), repo_state()
+    local text = execute(
+      home .. "/chats/c.chat",
+      "bash",
+      { label = "t", command = "cd " .. project .. " && rm -rf * && echo removed", timeout = 20 }
+    )
+    assert.matches("removed", text)
+    assert.are.equal(0, vim.fn.filereadable(project .. "/notes.txt"), "control: the call removed the untracked file")
+    local said = undo()
+    assert.matches("undo: .*/project: back", said)
+    assert.are.equal(before, tree(), said)
+    assert.are.equal(state, repo_state())
+    text = execute(home .. "/chats/c.chat", "write", { label = "t", path = project .. "/new.txt", content = "new\n" })
+    assert.are.equal(1, vim.fn.filereadable(project .. "/new.txt"), text)
+    said = undo()
+    assert.are.equal(before, tree(), said)
+    assert.are.equal(state, repo_state())
+    vim.env.XDG_CACHE_HOME = old_cache
+  end)
+
   it("a Flemma chat's calls share its live sandbox: what one call leaves running is there for the next", function()
     local old_cache = vim.env.XDG_CACHE_HOME
     vim.env.XDG_CACHE_HOME = home .. "/.cache"
