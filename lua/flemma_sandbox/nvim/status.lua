@@ -11,10 +11,12 @@ local SOURCES = { runtime = "runtime override", buffer = "frontmatter", setup = 
 ---@param bufnr integer
 ---@return string[]
 function M.lines(bufnr)
-  if require("flemma_sandbox.hooks").bridge then
-    return M.flemma_lines(bufnr)
-  end
-  return M.standalone_lines(bufnr)
+  local lines = require("flemma_sandbox.hooks").bridge and M.flemma_lines(bufnr) or M.standalone_lines(bufnr)
+  -- direct mode's checkpoints, above the folded details
+  local at = lines.details_from or (#lines + 1)
+  table.insert(lines, at, "  undo:       " .. require("flemma_sandbox.nvim.undo").summary(bufnr))
+  lines.details_from = lines.details_from and lines.details_from + 1
+  return lines
 end
 
 ---@param bufnr integer

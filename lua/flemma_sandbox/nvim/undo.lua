@@ -27,6 +27,30 @@ function M.list_lines(bufnr)
   return lines
 end
 
+--- One line for :FlemmaSandbox status: how many checkpoints, or why none.
+---@param bufnr integer
+---@return string
+function M.summary(bufnr)
+  local ok, lists, scope = pcall(checkpoints.list, bufnr)
+  if not ok then
+    return "no checkpoints: " .. tostring(lists)
+  end
+  if scope.off then
+    return "no checkpoints: " .. scope.off
+  end
+  local parts = {}
+  for _, list in ipairs(lists) do
+    parts[#parts + 1] = string.format("%s: %d", vim.fn.fnamemodify(list.top, ":~"), #list.entries)
+  end
+  for _, root in ipairs(scope.outside) do
+    parts[#parts + 1] = vim.fn.fnamemodify(root, ":~") .. ": not git, none"
+  end
+  if #parts == 0 then
+    return "no checkpoints: no writable project"
+  end
+  return "checkpoints " .. table.concat(parts, ", ") .. " (:FlemmaSandbox undo, checkpoints)"
+end
+
 --- Puts the chat's tree back as it was before its last call that changed
 --- it; refused while standalone tool calls of the chat run.
 ---@param bufnr integer
