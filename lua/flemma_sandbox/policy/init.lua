@@ -187,6 +187,7 @@ local function resolve_fresh(policy, bufnr, looked, others)
   end
   local private =
     private_mod.folders(protect.effective(policy.home_allow), expand, listed, allow_sockets, policy.home_writable)
+  looked[#looked + 1] = private_mod.outputs_path()
   -- /tmp and $TMPDIR as writable roots are the private ones, not the
   -- host's; what lies inside them (a project under /tmp) is bound in
   local bound = {}

@@ -40,6 +40,17 @@ local function real_dir(path)
   return real and core.file_type(real) == "directory" and real or nil
 end
 
+--- The folder of this project's earlier outputs (tools/outputs.lua), shown
+--- read-only once it exists: a policy resolved before the first output
+--- looks at it (policy/init.lua), so its making is noticed.
+---@return string|nil
+function M.outputs_path()
+  local cache = surroundings.stdpath("cache")
+  local cwd = surroundings.cwd()
+  local real_cwd = cwd and core.resolve(cwd, "/")
+  return cache and real_cwd and core.resolve(util.outputs_dir(cache, real_cwd), "/") or nil
+end
+
 --- The private folders for a policy and what is shown in them.
 ---@param home_allow string[] effective entries (expanded by `expand`)
 ---@param expand fun(entry: string): string|nil
@@ -124,10 +135,7 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
   -- the whole outputs of earlier commands of this project, which the bash
   -- tool names for read (tools/outputs.lua): the sandbox's own output,
   -- read-only; never another project's, nor a run's with the sandbox off
-  local cache = surroundings.stdpath("cache")
-  local cwd = surroundings.cwd()
-  local real_cwd = cwd and core.resolve(cwd, "/")
-  local outputs = cache and real_cwd and core.resolve(util.outputs_dir(cache, real_cwd), "/")
+  local outputs = M.outputs_path()
   if outputs and core.exists(outputs) then
     shown[#shown + 1] = outputs
   end

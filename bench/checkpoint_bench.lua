@@ -1,0 +1,100 @@
+--- make bench, direct mode's checkpoints (inside headless Neovim): in
+--- repositories of 2,600 and 60,000 files with a few files changed per
+--- call, the checkpoint a call waits for, next to the same git work
+--- (`git add -A` and `git write-tree` on a warm shadow index) run bare on
+--- the host; the first checkpoint of a chat; an undo of a few files.
+vim.opt.runtimepath:prepend(vim.fn.getcwd())
+
+local sandbox = require("flemma_sandbox")
+local checkpoints = require("flemma_sandbox.checkpoints")
+
+local uv = vim.uv or vim.loop
+local ROUNDS = 9
+
+local function now_ms()
+  return uv.hrtime() / 1e6
+end
+
+local function median(samples)
+  table.sort(samples)
+  return samples[math.floor(#samples / 2) + 1]
+end
+
+local function sh(cmd)
+  local out = vim.fn.system({ "sh", "-c", cmd })
+  assert(vim.v.shell_error == 0, cmd .. "\n" .. out)
+  return out
+end
+
+--- A committed repository of `files` files (100 per folder), one untracked.
+local function make_repo(dir, files)
+  sh("mkdir -p " .. dir .. " && cd " .. dir .. " && git init -q .")
+  local script = string.format(
+    "import os\nfor i in range(%d):\n  d = 'd%%d' %% (i // 100)\n  os.makedirs(d, exist_ok=True)\n"
+      .. "  open('%%s/f%%d.txt' %% (d, i), 'w').write('line %%d\\n' %% i * 20)\n",
+    files
+  )
+  sh("cd " .. dir .. " && python3 -c " .. vim.fn.shellescape(script))
+  sh("cd " .. dir .. " && git add -A && git -c user.name=b -c user.email=b@b commit -qm init && echo u > untracked.txt")
+end
+
+local function change_three(dir, round)
+  sh(string.format("cd %s && for f in d0/f1.txt d1/f101.txt d2/f201.txt; do echo %d >> $f; done", dir, round))
+end
+
+local function bench(files)
+  local base = vim.fn.tempname() .. "-cp"
+  local dir = base .. "/proj"
+  local t0 = now_ms()
+  make_repo(dir, files)
+  local made = now_ms() - t0
+  vim.cmd("cd " .. vim.fn.fnameescape(dir))
+  vim.cmd("edit " .. vim.fn.fnameescape(base .. "/bench.chat"))
+  local bufnr = vim.api.nvim_get_current_buf()
+
+  -- the anchor: the same git work bare on the host, on a warm index
+  local plain = base .. "/plain.git"
+  sh("git init -q --bare " .. plain .. " && echo " .. dir .. "/.git/objects > " .. plain .. "/objects/info/alternates")
+  local env = "GIT_DIR=" .. plain .. " GIT_WORK_TREE=" .. dir .. " GIT_INDEX_FILE=" .. plain .. "/index "
+  sh("cp " .. dir .. "/.git/index " .. plain .. "/index && cd " .. dir .. " && " .. env .. "git add -A")
+  local bare, ours = {}, {}
+  t0 = now_ms()
+  assert(#checkpoints.take_now(bufnr, "first") == 0)
+  local first = now_ms() - t0
+  for round = 1, ROUNDS do
+    change_three(dir, round)
+    t0 = now_ms()
+    sh("cd " .. dir .. " && " .. env .. "git add -A && " .. env .. "git write-tree >/dev/null")
+    bare[#bare + 1] = now_ms() - t0
+    t0 = now_ms()
+    local errors = checkpoints.take_now(bufnr, "round " .. round)
+    ours[#ours + 1] = now_ms() - t0
+    assert(#errors == 0, table.concat(errors, "\n"))
+  end
+  change_three(dir, 99)
+  local undone
+  t0 = now_ms()
+  checkpoints.undo(bufnr, function(_, ok)
+    undone = ok
+  end)
+  vim.wait(60000, function()
+    return undone ~= nil
+  end, 1)
+  local undo_ms = now_ms() - t0
+  assert(undone, "undo failed")
+  local b, o = median(bare), median(ours)
+  print(string.format("checkpoints, %d files (made in %.0f ms), 3 changed per call:", files, made))
+  print(string.format("  bare git add -A + write-tree on the host  %8.1f ms  1.00x", b))
+  print(string.format("  a call's checkpoint (own bwrap, waited)   %8.1f ms  %.2fx (goal <= 30 ms)", o, o / b))
+  print(string.format("  a chat's first checkpoint                 %8.1f ms  %.2fx", first, first / b))
+  print(string.format("  undo of the last call (3 files)           %8.1f ms  %.2fx", undo_ms, undo_ms / b))
+  vim.cmd("bwipeout!")
+  sh("rm -rf " .. base)
+end
+
+local cache = vim.fn.tempname() .. "-cache"
+vim.env.XDG_CACHE_HOME = cache
+sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" }, network = false } })
+bench(2600)
+bench(60000)
+vim.fn.delete(cache, "rf")
