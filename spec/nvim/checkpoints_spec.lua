@@ -144,6 +144,37 @@ describe("direct mode's checkpoints", function()
     assert.matches("1  [%d-]+ [%d:]+  before bash: ", shown)
   end)
 
+  it("says so where a writable project is not in git, and is off with sandboxes.checkpoints = false", function()
+    local plain = dir .. "/plain"
+    h.sh("mkdir -p " .. h.shell_quote(plain) .. " && echo keep > " .. h.shell_quote(plain .. "/f.txt"))
+    vim.cmd("cd " .. vim.fn.fnameescape(plain))
+    local bufnr = n.open_chat(plain .. "/a.chat", { "@You:", "hi" })
+    n.run_tool("bash", { command = "rm f.txt" }, { bufnr = bufnr, approved = true })
+    assert.matches("plain: not git, none", require("flemma_sandbox.nvim.undo").summary(bufnr))
+    local said, ok = undo(bufnr)
+    assert.is_false(ok)
+    assert.matches("no checkpoints: no git repository in the writable projects", said)
+    vim.cmd("cd " .. vim.fn.fnameescape(proj))
+    local ok_setup, err = pcall(sandbox.setup, { sandboxes = { checkpoints = "yes" } })
+    assert.is_false(ok_setup)
+    assert.matches("sandboxes.checkpoints: expected boolean", tostring(err))
+    ok_setup, err = pcall(sandbox.setup, { sandboxes = { max_checkpoints = 0 } })
+    assert.is_false(ok_setup)
+    assert.matches("sandboxes.max_checkpoints: expected a positive whole number", tostring(err))
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD" }, network = false },
+      sandboxes = { checkpoints = false },
+    })
+    bufnr = n.open_chat(proj .. "/b.chat", { "@You:", "hi" })
+    n.run_tool("bash", { command = "rm notes.txt" }, { bufnr = bufnr, approved = true })
+    assert.is_nil(h.read(proj .. "/notes.txt"))
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr)
+    assert.are.equal(1, vim.fn.isdirectory(chat.dir), "control: the chat's folder is there")
+    assert.are.equal(0, vim.fn.isdirectory(chat.dir .. "/checkpoints"), "no store was made")
+    assert.matches("sandboxes.checkpoints is off", require("flemma_sandbox.nvim.undo").summary(bufnr))
+  end)
+
   it("never puts a hidden secret's content in a checkpoint (control: a plain snapshot holds it)", function()
     local secret = "SECRET-" .. n.marker()
     h.write(proj .. "/.env", secret .. "\n")

@@ -37,13 +37,14 @@ function M.store_for(chat_dir, top)
 end
 
 --- The repository a writable root is in: the nearest folder at or above
---- it with a ".git" folder (not a link, not a file); nil outside git.
+--- it with a ".git" folder (not a link, not a file) that holds a HEAD;
+--- nil outside git.
 ---@param root string real path
 ---@return string|nil top, string|nil rel
 function M.repository_of(root)
   local dir = root
   while dir and dir ~= "" do
-    if core.file_type(dir .. "/.git") == "directory" then
+    if core.file_type(dir .. "/.git") == "directory" and core.file_type(dir .. "/.git/HEAD") == "file" then
       local rel = dir == root and "." or root:sub(#dir + 2)
       return dir, rel
     end
