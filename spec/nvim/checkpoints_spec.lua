@@ -130,6 +130,74 @@ describe("direct mode's checkpoints", function()
     assert.are.equal(first, manifest(proj))
   end)
 
+  it("puts back odd names, modes, links, and a folder a file replaced (and the other way round)", function()
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    h.sh(
+      "cd "
+        .. h.shell_quote(proj)
+        .. " && printf a > 'with space.txt' && printf b > \"$(printf 'new\\nline.txt')\" && printf c > -dash.txt"
+        .. " && printf d > 'ünï.txt' && mkdir -p becomes_file && printf e > becomes_file/inner.txt"
+        .. " && printf f > becomes_dir"
+    )
+    local before = manifest(proj)
+    local r = n.run_tool("bash", {
+      command = "chmod 644 run.sh && ln -sfn run.sh link && rm -rf becomes_file && printf x > becomes_file"
+        .. " && rm becomes_dir && mkdir becomes_dir && printf y > becomes_dir/z && rm -- *space* new* -dash.txt ünï.txt"
+        .. " && echo done",
+    }, { bufnr = bufnr, approved = true })
+    assert.matches("done", r.output or r.stdout or "", vim.inspect(r))
+    assert.are_not.equal(before, manifest(proj), "control: the call changed the tree")
+    local said, ok = undo(bufnr)
+    assert.is_true(ok, said)
+    assert.are.equal(before, manifest(proj), said)
+  end)
+
+  it("keeps to a writable folder below the repository's top; an empty repository works too", function()
+    h.sh("mkdir -p " .. h.shell_quote(proj .. "/sub") .. " && echo in > " .. h.shell_quote(proj .. "/sub/in.txt"))
+    vim.cmd("cd " .. vim.fn.fnameescape(proj .. "/sub"))
+    local bufnr = n.open_chat(dir .. "/c.chat", { "@You:", "hi" })
+    n.run_tool("bash", { command = "rm in.txt && echo new > new.txt" }, { bufnr = bufnr, approved = true })
+    -- the user changes a file outside the writable folder meanwhile
+    h.write(proj .. "/notes.txt", "the user's own\n")
+    local said, ok = undo(bufnr)
+    assert.is_true(ok, said)
+    assert.are.equal("in\n", h.read(proj .. "/sub/in.txt"))
+    assert.is_nil(h.read(proj .. "/sub/new.txt"))
+    assert.are.equal("the user's own\n", h.read(proj .. "/notes.txt"), "outside the writable folder: untouched")
+    local empty = dir .. "/empty"
+    h.sh("git init -q " .. h.shell_quote(empty) .. " && echo one > " .. h.shell_quote(empty .. "/one.txt"))
+    vim.cmd("cd " .. vim.fn.fnameescape(empty))
+    bufnr = n.open_chat(dir .. "/d.chat", { "@You:", "hi" })
+    n.run_tool("bash", { command = "echo changed > one.txt" }, { bufnr = bufnr, approved = true })
+    said, ok = undo(bufnr)
+    assert.is_true(ok, said)
+    assert.are.equal("one\n", h.read(empty .. "/one.txt"))
+  end)
+
+  it("takes one per call when calls run at once, and keeps sandboxes.max_checkpoints", function()
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD", "/tmp" }, network = false },
+      sandboxes = { max_checkpoints = 2 },
+    })
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local results = {}
+    for i = 1, 3 do
+      require("flemma_sandbox.tools").run("bash", { command = "echo " .. i .. " > p" .. i .. ".txt" }, {
+        bufnr = bufnr,
+        approved = true,
+      }, function(r)
+        results[#results + 1] = r
+      end)
+    end
+    assert(vim.wait(20000, function()
+      return #results == 3
+    end, 10))
+    local entries = checkpoints.list(bufnr)[1].entries
+    assert.are.equal(2, #entries, vim.inspect(entries))
+    assert.are.same({ 3, 2 }, { entries[1].n, entries[2].n })
+  end)
+
   it("lists the checkpoints with the call that followed", function()
     local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     n.run_tool("bash", { command = "echo one > one.txt" }, { bufnr = bufnr, approved = true })
