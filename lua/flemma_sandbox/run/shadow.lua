@@ -73,6 +73,9 @@ g() {
     -c core.excludesFile="$top/.git/info/exclude" -c gc.auto=0 -c advice.addEmbeddedRepo=false "$@"
 }
 cd "$top"
+# one step at a time per store, also across Neovims with the same chat
+exec 9>>"$store/lock"
+flock 9
 snapshot() {
   if [ ! -f "$store/index" ] && [ -f "$top/.git/index" ]; then
     # the project's index: its stat data saves hashing every tracked file
@@ -129,6 +132,8 @@ top=$1 store=$2 tree=$3
 export GIT_DIR="$store" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/undo-index
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/nonexistent
 cd "$top"
+exec 9<"$store/lock"
+flock 9
 if [ -s "$store/undo-remove" ]; then
   xargs -0 rm -f -- <"$store/undo-remove"
   # folders the removed files leave empty, deepest first
