@@ -181,6 +181,16 @@ function M.take(bufnr, label, done)
   end)
 end
 
+--- Brings each store's index up to date in the background, so that a
+--- checkpoint the editor waits for (take_now) only looks at what changed:
+--- for Flemma, when a chat sends a request.
+---@param bufnr integer|nil
+function M.warm(bufnr)
+  for _, spec in ipairs(M.scope(bufnr).specs) do
+    step(spec, shadow.step_argv(spec, "warm"), function() end)
+  end
+end
+
 --- The same, waiting for it (Flemma runs its file tools on the editor's
 --- thread right after it says a call starts).
 ---@param bufnr integer|nil

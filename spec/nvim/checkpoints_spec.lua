@@ -200,6 +200,13 @@ describe("direct mode's checkpoints", function()
 
   it("lists the checkpoints with the call that followed", function()
     local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    -- warm (Flemma's request) readies the store's index and records nothing
+    checkpoints.warm(bufnr)
+    local store = checkpoints.scope(bufnr).specs[1].store
+    assert(vim.wait(10000, function()
+      return vim.fn.filereadable(store .. "/index") == 1
+    end, 10))
+    assert.are.equal(0, #checkpoints.list(bufnr)[1].entries)
     n.run_tool("bash", { command = "echo one > one.txt" }, { bufnr = bufnr, approved = true })
     local lists = checkpoints.list(bufnr)
     assert.are.equal(1, #lists)

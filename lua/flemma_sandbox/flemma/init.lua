@@ -153,6 +153,17 @@ function M.attach()
     local group = vim.api.nvim_create_augroup("flemma_sandbox_bridge", { clear = true })
     vim.api.nvim_create_autocmd("User", {
       group = group,
+      pattern = "FlemmaRequestSending",
+      callback = function(ev)
+        -- while the model answers: the checkpoints its tool calls will
+        -- wait for (on_tool_executing) then only look at what changed
+        if type(ev.data) == "table" and type(ev.data.bufnr) == "number" then
+          pcall(require("flemma_sandbox.checkpoints").warm, ev.data.bufnr)
+        end
+      end,
+    })
+    vim.api.nvim_create_autocmd("User", {
+      group = group,
       pattern = "FlemmaToolExecuting",
       callback = function(ev)
         on_tool_executing(ev.data)

@@ -89,6 +89,12 @@ snapshot() {
   g write-tree
 }
 case $step in
+warm)
+  # the index brought up to date, nothing recorded: the next take only
+  # looks at what changed since
+  snapshot >/dev/null
+  echo warm
+  ;;
 take)
   tree=$(snapshot)
   last=$(g for-each-ref --count=1 --sort=-refname --format='%(refname:lstrip=2)' refs/checkpoints/)
@@ -200,7 +206,7 @@ local function argv(spec, script, args, writable, store_rw)
   return vim.list_extend(out, args)
 end
 
---- The argv of a step of the store ("init", "take", "plan").
+--- The argv of a step of the store ("init", "warm", "take", "plan").
 ---@param spec flemma_sandbox.ShadowSpec
 ---@param step string
 ---@param label? string
