@@ -19,6 +19,7 @@
 
 typedef struct {
     fs_vec repos, watch, ro, open, private_dirs, visible, hidden;
+    fs_vec own; /* the sandbox's own repositories (a clone-mode workspace): their ".git" stays writable */
     int sockets, privileged;
     const char *index_dir; /* where scans keep their index (csrc/shared/scan.h) */
 } plan;
@@ -53,6 +54,7 @@ static int parse_plan(const fs_vec *pairs, plan *p)
                        : strcmp(key, "private") == 0 ? &p->private_dirs
                        : strcmp(key, "visible") == 0 ? &p->visible
                        : strcmp(key, "hidden") == 0  ? &p->hidden
+                       : strcmp(key, "own") == 0     ? &p->own
                                                      : NULL;
 
         if (into && fs_vec_push_str(into, value) != 0)
@@ -83,8 +85,21 @@ static int bind_opened(int fd, const char *path, fs_vec *masks, fs_vec *opened)
     return push3(masks, "--ro-bind-fd", text, path);
 }
 
+/* Whether path is one of list's entries itself. */
+static int is_listed(const char *path, const fs_vec *list)
+{
+    size_t i;
+
+    for (i = 0; i < list->len; i++)
+        if (strcmp(path, list->items[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Every ".git" in the projects now: known to the check after the run, and
- * a folder the plan left writable (made since it was planned) read-only.
+ * a folder the plan left writable (made since it was planned) read-only,
+ * but the sandbox's own repository's (its config and hooks are bound
+ * read-only in front of the helper).
  * A ".git" symlink (a worktree's or a planted one) is followed only to a
  * folder inside the projects; one that leads out of them (~/.ssh, /) is
  * never bound, and said on stderr. */
@@ -129,6 +144,7 @@ static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *opene
                 fprintf(stderr, "flemma-sandbox: %s is a symlink to %s, outside the projects: not followed\n",
                         found.items[j], target);
             } else if (!fs_path_within_any(target, &p->ro) && !fs_path_within_any(target, &p->hidden) &&
+                       !is_listed(target, &p->own) &&
                        (fd = fs_open_beneath(root, target, O_PATH | O_DIRECTORY)) >= 0) {
                 rc = bind_opened(fd, target, masks, opened);
                 bound++;
@@ -370,6 +386,7 @@ int exec_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *mask
     fs_vec_init(&p.private_dirs);
     fs_vec_init(&p.visible);
     fs_vec_init(&p.hidden);
+    fs_vec_init(&p.own);
     rc = parse_plan(pairs, &p);
     if (rc == FS_OK)
         rc = plan_repos(&p, masks, facts, opened);
@@ -386,5 +403,6 @@ int exec_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *mask
     fs_vec_free(&p.private_dirs);
     fs_vec_free(&p.visible);
     fs_vec_free(&p.hidden);
+    fs_vec_free(&p.own);
     return rc;
 }

@@ -13,6 +13,8 @@
 --- the sandbox may reach). An undo writes with the writable root alone
 --- writable and the store read-only.
 local core = require("flemma_sandbox.core")
+local git_box = require("flemma_sandbox.backends.git_box")
+local workspace = require("flemma_sandbox.policy.workspace")
 local surroundings = require("flemma_sandbox.surroundings")
 
 local M = {}
@@ -36,22 +38,8 @@ function M.store_for(chat_dir, top)
   return chat_dir .. "/checkpoints/" .. name .. "-" .. surroundings.sha256(top):sub(1, 12)
 end
 
---- The repository a writable root is in: the nearest folder at or above
---- it with a ".git" folder (not a link, not a file) that holds a HEAD;
---- nil outside git.
----@param root string real path
----@return string|nil top, string|nil rel
-function M.repository_of(root)
-  local dir = root
-  while dir and dir ~= "" do
-    if core.file_type(dir .. "/.git") == "directory" and core.file_type(dir .. "/.git/HEAD") == "file" then
-      local rel = dir == root and "." or root:sub(#dir + 2)
-      return dir, rel
-    end
-    dir = dir:match("^(.*)/[^/]*$")
-  end
-  return nil, nil
-end
+--- The repository a writable root is in (policy/workspace.lua).
+M.repository_of = workspace.repository_of
 
 -- The steps, in sh: $1 is the step, then the spec. git with the store as
 -- its repository and none of the user's or the project's config but the
@@ -65,9 +53,6 @@ if [ "$step" = init ]; then
   exit 0
 fi
 export GIT_DIR="$store" GIT_WORK_TREE="$top" GIT_INDEX_FILE="$store/index"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/nonexistent GIT_LITERAL_PATHSPECS=1
-export GIT_AUTHOR_NAME=flemma-sandbox GIT_AUTHOR_EMAIL=checkpoint@flemma-sandbox
-export GIT_COMMITTER_NAME=flemma-sandbox GIT_COMMITTER_EMAIL=checkpoint@flemma-sandbox
 g() {
   git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.untrackedCache=true \
     -c core.excludesFile="$top/.git/info/exclude" -c gc.auto=0 -c advice.addEmbeddedRepo=false "$@"
@@ -136,7 +121,6 @@ local RESTORE = [=[
 set -eu
 top=$1 store=$2 tree=$3
 export GIT_DIR="$store" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/undo-index
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/nonexistent
 cd "$top"
 exec 9<"$store/lock"
 flock 9
@@ -150,22 +134,6 @@ git read-tree "$tree"
 git -c core.hooksPath=/dev/null checkout-index -f -z --stdin <"$store/undo-write"
 echo restored
 ]=]
-
---- The system folders git needs, read-only (a merged /usr keeps the old
---- names as links).
----@return string[]
-local function system_binds()
-  local out = { "--ro-bind", "/usr", "/usr" }
-  for _, name in ipairs({ "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" }) do
-    local kind = core.file_type(name)
-    if kind == "link" then
-      vim.list_extend(out, { "--symlink", core.readlink(name), name })
-    elseif kind == "directory" then
-      vim.list_extend(out, { "--ro-bind", name, name })
-    end
-  end
-  return out
-end
 
 --- The hidden paths' cover: an empty folder or file in place of each.
 ---@param spec flemma_sandbox.ShadowSpec
@@ -192,18 +160,13 @@ end
 ---@param store_rw boolean
 ---@return string[]
 local function argv(spec, script, args, writable, store_rw)
-  local out = { spec.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv" }
-  vim.list_extend(out, { "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "LC_ALL", "C" })
-  vim.list_extend(out, system_binds())
-  vim.list_extend(out, { "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp" })
-  vim.list_extend(out, { "--ro-bind", spec.top, spec.top })
+  local binds = { "--ro-bind", spec.top, spec.top }
   if writable then
-    vim.list_extend(out, { "--bind", writable, writable })
+    vim.list_extend(binds, { "--bind", writable, writable })
   end
-  vim.list_extend(out, hidden_covers(spec))
-  vim.list_extend(out, { store_rw and "--bind" or "--ro-bind", spec.store, spec.store })
-  vim.list_extend(out, { "sh", "-c", script, "sh" })
-  return vim.list_extend(out, args)
+  vim.list_extend(binds, hidden_covers(spec))
+  vim.list_extend(binds, { store_rw and "--bind" or "--ro-bind", spec.store, spec.store })
+  return git_box.argv(spec.bwrap, binds, script, args)
 end
 
 --- The argv of a step of the store ("init", "warm", "take", "plan").

@@ -1,0 +1,103 @@
+--- Clone mode (sandboxes.workspace = "clone"): a chat's sandbox works on
+--- its own copy of each git repository among the writable projects, a
+--- `git clone --shared` kept in the chat's folder and shown at the
+--- repository's own path; the user's tree is out of its reach. Here: which
+--- repositories, where their copies are, and what that changes in a
+--- resolved policy. Made by backends/workspace.lua.
+local core = require("flemma_sandbox.core")
+local surroundings = require("flemma_sandbox.surroundings")
+
+local M = {}
+
+--- Inside the copy's ".git": where the user's objects are shown read-only
+--- (the copy's alternates name it, at a path that is the same in every
+--- view of the copy).
+M.USER_OBJECTS = "flemma-user-objects"
+
+---@class flemma_sandbox.Workspace
+---@field top string the repository's work tree (real path), where the copy is shown
+---@field clone string the copy's folder in the chat's folder
+
+--- The repository a writable root is in: the nearest folder at or above
+--- it with a ".git" folder (not a link, not a file) that holds a HEAD;
+--- nil outside git.
+---@param root string real path
+---@return string|nil top, string|nil rel the root below the top ("." for the top itself)
+function M.repository_of(root)
+  local dir = root
+  while dir and dir ~= "" do
+    if core.file_type(dir .. "/.git") == "directory" and core.file_type(dir .. "/.git/HEAD") == "file" then
+      return dir, dir == root and "." or root:sub(#dir + 2)
+    end
+    dir = dir:match("^(.*)/[^/]*$")
+  end
+  return nil, nil
+end
+
+--- The copy of a repository in a chat's folder.
+---@param chat_dir string
+---@param top string
+---@return string
+function M.clone_for(chat_dir, top)
+  local name = (top:match("([^/]+)$") or "root"):gsub("[^%w._-]", "_")
+  return chat_dir .. "/workspace/" .. name .. "-" .. surroundings.sha256(top):sub(1, 12)
+end
+
+--- The workspaces of a resolved policy in clone mode (none in direct mode,
+--- for a buffer that is no chat, or outside git).
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@param sandboxes flemma_sandbox.SandboxesConfig|nil
+---@return flemma_sandbox.Workspace[]
+function M.of(resolved, sandboxes)
+  local out, seen = {}, {}
+  if not (sandboxes and sandboxes.workspace == "clone" and resolved.chat) then
+    return out
+  end
+  for _, root in ipairs(resolved.project_roots or {}) do
+    local top = M.repository_of(root)
+    if top and not seen[top] then
+      seen[top] = true
+      out[#out + 1] = { top = top, clone = M.clone_for(resolved.chat.dir, top) }
+    end
+  end
+  return out
+end
+
+--- Clone mode's changes to a resolved policy: each copy's ".git" is the
+--- sandbox's own (writable, but for its config, hooks and alternates,
+--- which the view binds read-only), not a protected git folder.
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@param sandboxes flemma_sandbox.SandboxesConfig|nil
+function M.apply(resolved, sandboxes)
+  local spaces = M.of(resolved, sandboxes)
+  resolved.workspaces = spaces
+  resolved.own_git = {}
+  if #spaces == 0 then
+    return
+  end
+  local own = {}
+  for _, space in ipairs(spaces) do
+    own[space.top .. "/.git"] = true
+    resolved.own_git[#resolved.own_git + 1] = space.top .. "/.git"
+  end
+  local function keep(list, path_of)
+    local out = {}
+    for _, item in ipairs(list or {}) do
+      if not own[path_of(item)] then
+        out[#out + 1] = item
+      end
+    end
+    return out
+  end
+  local function plain(p)
+    return p
+  end
+  local function field(r)
+    return r.path
+  end
+  resolved.ro_paths = keep(resolved.ro_paths, plain)
+  resolved.protected = keep(resolved.protected, field)
+  resolved.pins = keep(resolved.pins, plain)
+end
+
+return M
