@@ -39,7 +39,8 @@ end
 
 --- Whether going from `base` to `value` for sandboxes.KEY loosens: a
 --- fresh sandbox per call (live = false), a shorter idle time or fewer
---- running sandboxes tighten, and so do checkpoints on or more of them;
+--- running sandboxes tighten, and so do checkpoints on or more of them,
+--- and a copy of the repositories (workspace = "clone");
 --- a name (another chat's folders and
 --- processes) loosens unless it is the one already set, and so does any
 --- other change.
@@ -54,6 +55,8 @@ function M.sandboxes(key, base, value)
     return type(value) ~= "number" or value > (type(base) == "number" and base or 0)
   elseif key == "name" then
     return value ~= base
+  elseif key == "workspace" then
+    return value ~= "clone" and value ~= base
   elseif key == "checkpoints" then
     return value == false
   elseif key == "max_checkpoints" then

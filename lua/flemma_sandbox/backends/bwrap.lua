@@ -77,6 +77,26 @@ function M.caps_text(policy, backend_config)
   return ram .. "; " .. disk .. "; " .. inotify
 end
 
+--- The view in front of the helper in clone mode: each copy made first
+--- (the editor waits when a tool call did not make it already).
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param backend_config flemma_sandbox.BwrapConfig
+---@return string[]|nil argv, string|nil err
+local function workspace_view(policy, backend_config)
+  local workspace = require("flemma_sandbox.backends.workspace")
+  local bwrap = backend_config.path or "bwrap"
+  for _, space in ipairs(policy.workspaces) do
+    local ok, err = workspace.ensure_now(workspace.spec(space, policy, bwrap))
+    if not ok then
+      return nil, err
+    end
+  end
+  local out = { bwrap }
+  vim.list_extend(out, workspace.view_options(policy.workspaces))
+  out[#out + 1] = "--"
+  return out
+end
+
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param inner_cmd string[]
@@ -219,6 +239,16 @@ function M.wrap(policy, backend_config, inner_cmd)
     return nil, cerr
   end
   local out = { helper }
+  if policy.workspaces and #policy.workspaces > 0 then
+    -- clone mode: the helper and all it starts see the chat's copies at
+    -- the repositories' paths (backends/workspace.lua)
+    local view, verr = workspace_view(policy, backend_config)
+    if not view then
+      return nil, verr
+    end
+    out = view
+    out[#out + 1] = helper
+  end
   if live_dir then
     local sandboxes = policy.sandboxes
     for _, word in ipairs(live.options(live_dir, sandboxes)) do

@@ -260,6 +260,7 @@ local function policy_words(policy, quarantine, index)
     end
   end
   add("repos", policy.projects)
+  add("own", policy.own_git)
   add("ro", policy.ro_paths)
   add("hidden", policy.deny_paths)
   -- host sockets: reachable in the projects and allow_sockets, unseen in

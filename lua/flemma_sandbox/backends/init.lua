@@ -195,6 +195,8 @@ function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
   resolved.time_limit_ms = cfg.tools.max_timeout_ms
   -- a chat's calls share its live sandbox (backends/live.lua) unless it is off
   resolved.sandboxes = cfg.sandboxes
+  -- clone mode: the chat's copies instead of the user's repositories
+  require("flemma_sandbox.policy.workspace").apply(resolved, cfg.sandboxes)
   return wrap(resolved, backend_config, inner_cmd)
 end
 

@@ -61,6 +61,8 @@ local util = require("flemma_sandbox.util")
 ---@field checkpoints boolean before each call that can write (bash, write, edit, git), the tree of each git
 --- repository in the writable projects is recorded, so :FlemmaSandbox undo can put it back
 ---@field max_checkpoints integer checkpoints kept per chat and repository (the oldest are dropped)
+---@field workspace "direct"|"clone" "direct": calls work on the real tree (with checkpoints); "clone": a chat's
+--- sandbox works on its own copy of each git repository in the writable projects, shown at the repository's path
 ---@field name string|false the chat's sandbox name (a chat's frontmatter sets it to share one sandbox between
 --- chats; false: from the chat file's name and path)
 
@@ -138,6 +140,7 @@ local M = {
     name = false,
     checkpoints = true,
     max_checkpoints = 100,
+    workspace = "direct",
   },
 }
 

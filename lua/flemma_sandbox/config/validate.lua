@@ -191,6 +191,10 @@ local function check_sandboxes(key, sandboxes)
       return type_error(key .. "." .. field, "boolean", sandboxes[field])
     end
   end
+  local ws = sandboxes.workspace
+  if ws ~= nil and ws ~= "direct" and ws ~= "clone" then
+    return string.format('%s.workspace: expected "direct" or "clone", got %s', key, tostring(ws))
+  end
   local name = sandboxes.name
   if name ~= nil and name ~= false and (type(name) ~= "string" or not name:match("^[%w._-]+$") or #name > 60) then
     return string.format(

@@ -57,6 +57,7 @@ function M.config_schema()
       max_running = s.optional(s.integer()),
       checkpoints = s.optional(s.boolean()),
       max_checkpoints = s.optional(s.integer()),
+      workspace = s.optional(s.enum({ "direct", "clone" })),
     })),
     limits = s.optional(s.object({
       processes = limit(),

@@ -155,6 +155,17 @@ local function checkpoint_first(name, request, bufnr, run)
   if not checkpoints.WRITING_TOOLS[name] then
     return run()
   end
+  local workspaces = require("flemma_sandbox.workspaces")
+  if workspaces.is_clone(bufnr) then
+    -- the call works on the chat's copies: made first, off the editor's
+    -- thread (wrap_command would make them while the editor waits)
+    return workspaces.ensure(bufnr, function(errors)
+      if #errors > 0 then
+        notice.say(errors[1], vim.log.levels.WARN)
+      end
+      run()
+    end)
+  end
   local label = name .. ": " .. tostring((request.lines or {})[1] or ""):sub(1, 200)
   checkpoints.take(bufnr, label, function(errors)
     if #errors > 0 and not checkpoint_warned then
@@ -184,6 +195,16 @@ function M.run(name, input, opts, done)
   local bad = M.check_input(tool.input_schema, input)
   if bad then
     return done({ error = bad, not_run = true })
+  end
+  if
+    require("flemma_sandbox.workspaces").HOST_TOOLS[name] and require("flemma_sandbox.workspaces").is_clone(opts.bufnr)
+  then
+    return done({
+      error = name
+        .. ' is not available with sandboxes.workspace = "clone" yet (it acts on the real tree, '
+        .. "not this chat's copy); use bash, which works on the copy",
+      not_run = true,
+    })
   end
   local ctx = {
     bufnr = opts.bufnr,

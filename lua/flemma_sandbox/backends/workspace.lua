@@ -1,0 +1,196 @@
+--- Clone mode's copies (policy/workspace.lua): made on the host, in the
+--- git bwrap (backends/git_box.lua) that sees the user's repository
+--- read-only and the chat's workspace folder; shown to the sandbox at the
+--- repository's own path by a view in front of the helper (view_argv).
+local core = require("flemma_sandbox.core")
+local git_box = require("flemma_sandbox.backends.git_box")
+local surroundings = require("flemma_sandbox.surroundings")
+local workspace = require("flemma_sandbox.policy.workspace")
+
+local M = {}
+
+-- $1 the repository, $2 the copy's folder, $3 the secret names
+-- (gitignore lines). The copy starts as the user's tree is now: HEAD and
+-- its branch, and in the work tree the tracked, modified and untracked
+-- files (not ignored ones, not secret ones); its index is HEAD's, so the
+-- user's changes show as changes. Made under another name and renamed:
+-- a copy is whole or absent.
+local CREATE = [=[
+set -eu
+top=$1 clone=$2 secrets=$3
+tmp="$clone.making"
+rm -rf "$tmp"
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
+g clone -q --shared --no-checkout "$top" "$tmp" 2>/dev/null
+export GIT_DIR="$tmp/.git"
+cp "$secrets" "$GIT_DIR/info/exclude"
+snap="$GIT_DIR/snapshot-index"
+# the user's index: its stat data saves hashing every tracked file
+if [ -f "$top/.git/index" ]; then cp "$top/.git/index" "$snap"; fi
+GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g ls-files --stage -- .git-none >/dev/null 2>&1 || rm -f "$snap"
+GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g ls-files -z -i -c --exclude-from="$secrets" |
+  GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g update-index -z --force-remove --stdin
+GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g -c core.excludesFile="$top/.git/info/exclude" \
+  add -A --ignore-errors >/dev/null 2>&1 || true
+tree=$(GIT_INDEX_FILE="$snap" g write-tree)
+head=$(g rev-parse -q --verify HEAD || true)
+base=$(echo "the user's tree when the copy was made" | g commit-tree "$tree" ${head:+-p "$head"})
+g update-ref refs/flemma/base "$base"
+GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$tmp" g checkout-index -a -f -u
+if [ -n "$head" ]; then
+  mv "$snap" "$GIT_DIR/index"
+  GIT_WORK_TREE="$tmp" g reset -q --mixed HEAD
+else
+  rm -f "$snap"
+fi
+git config -f "$GIT_DIR/config" core.fsmonitor false
+git config -f "$GIT_DIR/config" gc.auto 0
+# inside, the user's objects are shown here (view_argv)
+mkdir "$GIT_DIR/flemma-user-objects"
+printf '%s\n' "$top/.git/flemma-user-objects" >"$GIT_DIR/objects/info/alternates"
+mv "$tmp" "$clone"
+echo created
+]=]
+
+---@class flemma_sandbox.WorkspaceSpec
+---@field bwrap string
+---@field top string
+---@field clone string
+---@field hidden string[] hidden paths in the repository (shown empty to git)
+---@field secrets string[] secret_files
+
+--- The spec of a workspace for a resolved policy.
+---@param space flemma_sandbox.Workspace
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@param bwrap string
+---@return flemma_sandbox.WorkspaceSpec
+function M.spec(space, resolved, bwrap)
+  local hidden = {}
+  for _, path in ipairs(resolved.deny_paths or {}) do
+    if core.is_within(path, space.top) then
+      hidden[#hidden + 1] = path
+    end
+  end
+  local scan = resolved.secret_scan
+  return {
+    bwrap = bwrap,
+    top = space.top,
+    clone = space.clone,
+    hidden = hidden,
+    secrets = scan and scan.patterns or {},
+  }
+end
+
+--- secret_files as gitignore lines: an extglob group matches anything
+--- there (more is left out, never less).
+---@param patterns string[]
+---@return string
+function M.ignore_lines(patterns)
+  local out = {}
+  for _, pattern in ipairs(patterns) do
+    local line = pattern:gsub("[?*+@!]%b()", "*")
+    out[#out + 1] = (line:gsub("^([#!])", "\\%1"))
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+--- The argv that makes a copy (its folder's parent made first, 0700).
+---@param spec flemma_sandbox.WorkspaceSpec
+---@return string[]|nil argv, string|nil err
+function M.create_argv(spec)
+  local parent = spec.clone:match("^(.*)/[^/]+$")
+  local ok, err = core.make_dirs(parent, 448)
+  if not ok then
+    return nil, err
+  end
+  ok, err = core.write_atomic(parent, "secrets", M.ignore_lines(spec.secrets), 384)
+  if not ok then
+    return nil, err
+  end
+  if core.file_type(parent .. "/empty") ~= "file" then
+    core.write_atomic(parent, "empty", "", 384)
+  end
+  local binds = { "--ro-bind", spec.top, spec.top }
+  for _, path in ipairs(spec.hidden) do
+    local kind = core.file_type(path)
+    if kind == "directory" then
+      vim.list_extend(binds, { "--tmpfs", path })
+    elseif kind == "file" then
+      vim.list_extend(binds, { "--ro-bind", parent .. "/empty", path })
+    end
+  end
+  vim.list_extend(binds, { "--bind", parent, parent })
+  return git_box.argv(spec.bwrap, binds, CREATE, { spec.top, spec.clone, parent .. "/secrets" })
+end
+
+--- Whether a copy is there (made whole).
+---@param clone string
+---@return boolean
+function M.exists(clone)
+  return core.file_type(clone .. "/.git/" .. workspace.USER_OBJECTS) == "directory"
+end
+
+--- Makes the copy now unless it is there; the editor waits (wrap_command
+--- is synchronous; tool calls make it in the background first, ensure()).
+---@param spec flemma_sandbox.WorkspaceSpec
+---@return boolean|nil ok, string|nil err
+function M.ensure_now(spec)
+  if M.exists(spec.clone) then
+    return true
+  end
+  local argv, err = M.create_argv(spec)
+  if not argv then
+    return nil, err
+  end
+  local out = vim.fn.system(argv)
+  if not out:match("created") or not M.exists(spec.clone) then
+    return nil, "flemma-sandbox: could not make the chat's copy of " .. spec.top .. ": " .. out
+  end
+  return true
+end
+
+--- Makes the copy in the background unless it is there; done(err).
+---@param spec flemma_sandbox.WorkspaceSpec
+---@param done fun(err: string|nil)
+function M.ensure(spec, done)
+  if M.exists(spec.clone) then
+    return done(nil)
+  end
+  local argv, err = M.create_argv(spec)
+  if not argv then
+    return done(err)
+  end
+  local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
+    if out:match("created") and M.exists(spec.clone) then
+      return done(nil)
+    end
+    done("could not make the chat's copy of " .. spec.top .. ": " .. out .. errs)
+  end)
+  if not started then
+    done("could not start bwrap to make the chat's copy of " .. spec.top)
+  end
+end
+
+--- bwrap options of the view in front of the helper: each copy at its
+--- repository's path; its ".git" a mount point (it cannot be moved
+--- aside), its config, hooks and alternates read-only, the user's
+--- objects read-only where its alternates name them. The sources are the
+--- host's: the user's tree itself is nowhere in this view.
+---@param workspaces flemma_sandbox.Workspace[]
+---@return string[]
+function M.view_options(workspaces)
+  local out = { "--dev-bind", "/", "/" }
+  for _, space in ipairs(workspaces) do
+    local top, clone = space.top, space.clone
+    vim.list_extend(out, { "--bind", clone, top, "--bind", clone .. "/.git", top .. "/.git" })
+    for _, name in ipairs({ "config", "hooks", "objects/info" }) do
+      if core.file_type(clone .. "/.git/" .. name) then
+        vim.list_extend(out, { "--ro-bind", clone .. "/.git/" .. name, top .. "/.git/" .. name })
+      end
+    end
+    vim.list_extend(out, { "--ro-bind", top .. "/.git/objects", top .. "/.git/" .. workspace.USER_OBJECTS })
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,80 @@
+--- Clone mode from above (sandboxes.workspace = "clone"): the copies of a
+--- chat's repositories (policy/workspace.lua, backends/workspace.lua),
+--- for tools, the UI and the bridge.
+local core = require("flemma_sandbox.core")
+local notice = require("flemma_sandbox.notice")
+
+local M = {}
+
+--- The tools that act on the host's files directly: in clone mode they
+--- would see and change the user's tree, not the copy.
+M.HOST_TOOLS = { read = true, write = true, edit = true, ls = true, find = true, grep = true, git = true }
+
+--- Whether a buffer's chat works on copies.
+---@param bufnr integer|nil
+---@return boolean
+function M.is_clone(bufnr)
+  return require("flemma_sandbox").resolve_config(bufnr).sandboxes.workspace == "clone"
+end
+
+--- The copies of a buffer's chat (none in direct mode).
+---@param bufnr integer|nil
+---@return flemma_sandbox.Workspace[], flemma_sandbox.ResolvedPolicy|nil
+function M.of(bufnr)
+  local sandbox = require("flemma_sandbox")
+  local cfg = sandbox.resolve_config(bufnr)
+  local ok, resolved = pcall(sandbox.get_policy, bufnr)
+  if not ok or type(resolved) ~= "table" then
+    return {}, nil
+  end
+  return require("flemma_sandbox.policy.workspace").of(resolved, cfg.sandboxes), resolved
+end
+
+--- Makes the copies of a buffer's chat in the background unless they are
+--- there (a notice when that takes over a second); done(errors).
+---@param bufnr integer|nil
+---@param done fun(errors: string[])
+function M.ensure(bufnr, done)
+  local spaces, resolved = M.of(bufnr)
+  local workspace = require("flemma_sandbox.backends.workspace")
+  local bwrap = require("flemma_sandbox").resolve_config(bufnr).backends.bwrap.path or "bwrap"
+  local errors, left = {}, #spaces
+  if left == 0 then
+    return done(errors)
+  end
+  local uv = vim.uv or vim.loop
+  local slow = uv.new_timer()
+  slow:start(1000, 0, function()
+    vim.schedule(function()
+      if left > 0 then
+        notice.say('making this chat\'s copy of the repository (sandboxes.workspace = "clone")...')
+      end
+    end)
+  end)
+  for _, space in ipairs(spaces) do
+    workspace.ensure(workspace.spec(space, resolved, bwrap), function(err)
+      errors[#errors + 1] = err
+      left = left - 1
+      if left == 0 then
+        slow:stop()
+        slow:close()
+        done(errors)
+      end
+    end)
+  end
+end
+
+--- The copy of a repository, if there is one.
+---@param bufnr integer|nil
+---@param top string
+---@return string|nil
+function M.clone_of(bufnr, top)
+  for _, space in ipairs(M.of(bufnr)) do
+    if space.top == top and core.file_type(space.clone) == "directory" then
+      return space.clone
+    end
+  end
+  return nil
+end
+
+return M

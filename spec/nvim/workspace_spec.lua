@@ -1,0 +1,145 @@
+--- Clone mode (sandboxes.workspace = "clone"; policy/workspace.lua,
+--- backends/workspace.lua): a chat's calls work on its own copy of the
+--- repository, shown at the repository's path; the user's tree, index,
+--- HEAD and status stay as they were (control: the same call in direct
+--- mode changes them).
+local h = require("support.helpers")
+local n = require("support.nvim")
+local sandbox = require("flemma_sandbox")
+local live = require("flemma_sandbox.backends.live")
+local client = require("flemma_sandbox.backends.helper")
+
+--- Every file under dir but .git, with its mode and content hash, sorted.
+local function manifest(dir)
+  return h.run({
+    "sh",
+    "-c",
+    "cd \"$1\" && find . -path ./.git -prune -o -printf '%p %m %y\\n' | LC_ALL=C sort"
+      .. " && find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum",
+    "sh",
+    dir,
+  }).stdout
+end
+
+--- What the user's repository says of itself: index, status, refs, HEAD.
+local function repo_state(dir)
+  local out = h.run({
+    "sh",
+    "-c",
+    'cd "$1" && git ls-files --stage && GIT_OPTIONAL_LOCKS=0 git status --porcelain=v1 --ignored'
+      .. " && git for-each-ref && git stash list && cat .git/HEAD && git rev-parse HEAD && ls -a .git",
+    "sh",
+    dir,
+  })
+  assert.are.equal(0, out.code, out.stderr)
+  return out.stdout
+end
+
+describe("clone mode", function()
+  local dir, proj, old_cwd, old_cache
+
+  local function setup(extra)
+    local opts = {
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD", "/tmp" }, network = false },
+      sandboxes = { workspace = "clone" },
+    }
+    for k, v in pairs(extra or {}) do
+      opts[k] = v
+    end
+    sandbox.setup(opts)
+  end
+
+  local function bash(bufnr, command)
+    local r = n.run_tool("bash", { command = command }, { bufnr = bufnr, approved = true })
+    return r, (r.stdout or "") .. (r.stderr or "")
+  end
+
+  before_each(function()
+    dir = h.tmpdir()
+    proj = dir .. "/proj"
+    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = dir .. "/cache"
+    h.sh(
+      "mkdir -p "
+        .. h.shell_quote(proj .. "/src")
+        .. " && cd "
+        .. h.shell_quote(proj)
+        .. " && git init -q . && printf 'build/\\n' > .gitignore && printf 'one\\n' > src/a.txt"
+        .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
+        .. " && printf 'one, modified\\n' > src/a.txt && printf 'staged\\n' > staged.txt && git add staged.txt"
+        .. " && printf 'untracked\\n' > notes.txt && mkdir build && printf 'ignored\\n' > build/out.bin"
+        .. " && printf 'SECRET=1\\n' > .env"
+    )
+    vim.cmd("cd " .. vim.fn.fnameescape(proj))
+    setup()
+  end)
+
+  after_each(function()
+    live.stop_all(client.helper())
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    vim.env.XDG_CACHE_HOME = old_cache
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  it("shows the copy at the project's path, as the user sees the tree, and keeps the user's tree as it was", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local before, state = manifest(proj), repo_state(proj)
+    local r, out = bash(bufnr, "pwd && cat notes.txt src/a.txt && git status --short && ls build .env 2>&1; true")
+    assert.are.equal(0, r.exit_code, out)
+    assert.matches("^" .. vim.pesc(proj) .. "\n", r.stdout)
+    assert.matches("untracked\none, modified\n", r.stdout)
+    assert.matches(" M src/a.txt", r.stdout)
+    assert.matches("%?%? notes.txt", r.stdout)
+    assert.matches("build.*No such file", out, "ignored folders are not copied")
+    assert.matches("%.env.*No such file", out, "secret files are not copied")
+    r, out = bash(
+      bufnr,
+      "rm -rf * && echo new > new.txt && git add -A && git -c user.name=m -c user.email=m@m commit -qm model"
+        .. " && git log --format=%s -1"
+    )
+    assert.are.equal(0, r.exit_code, out)
+    assert.matches("model", r.stdout)
+    assert.are.equal(before, manifest(proj))
+    assert.are.equal(state, repo_state(proj))
+    -- the next call finds the copy as the last one left it
+    r = bash(bufnr, "ls && git log --format=%s -1")
+    assert.are.equal("new.txt\nmodel", vim.trim(r.stdout))
+    -- control: in direct mode the same kind of call changes the user's tree
+    setup({ sandboxes = { workspace = "direct" } })
+    bash(bufnr, "rm -rf src")
+    assert.are_not.equal(before, manifest(proj))
+  end)
+
+  it("keeps the copy's git config and hooks read-only and its .git in place; the user's objects too", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out = bash(
+      bufnr,
+      "echo '[core] fsmonitor = touch /tmp/ran' >> .git/config; echo x > .git/hooks/post-commit;"
+        .. " mv .git .git-old; rm -rf .git/flemma-user-objects/*; ls -d .git; git cat-file -t HEAD"
+    )
+    assert.matches("config: Read%-only file system", out)
+    assert.matches("post%-commit: Read%-only file system", out)
+    assert.matches("mv: cannot move", out)
+    assert.are.equal(".git\ncommit", vim.trim(r.stdout), "the .git and the user's objects are still there")
+    assert.are.equal(0, vim.fn.filereadable(proj .. "/.git/hooks/post-commit"))
+    assert.is_nil((h.read(proj .. "/.git/config") or ""):find("fsmonitor", 1, true))
+  end)
+
+  it("works without a live sandbox too, and refuses the host's file tools with the reason", function()
+    setup({ sandboxes = { workspace = "clone", live = false } })
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local before = manifest(proj)
+    local r, out = bash(bufnr, "rm notes.txt && ls")
+    assert.are.equal(0, r.exit_code, out)
+    assert.is_nil(r.stdout:find("notes.txt", 1, true))
+    assert.are.equal(before, manifest(proj))
+    local w = n.run_tool("write", { path = proj .. "/w.txt", content = "x" }, { bufnr = bufnr, approved = true })
+    assert.matches('write is not available with sandboxes.workspace = "clone"', w.error or "")
+    assert.are.equal(0, vim.fn.filereadable(proj .. "/w.txt"))
+    local ok, err = pcall(sandbox.setup, { sandboxes = { workspace = "copy" } })
+    assert.is_false(ok)
+    assert.matches('sandboxes.workspace: expected "direct" or "clone", got copy', tostring(err))
+  end)
+end)
