@@ -6,6 +6,9 @@ local notice = require("flemma_sandbox.notice")
 
 local M = {}
 
+--- Syncs under way (a caller about to remove a chat's folders waits).
+M.syncing = 0
+
 --- The tools that act on the host's files directly: in clone mode they
 --- would see and change the user's tree, not the copy.
 M.HOST_TOOLS = { read = true, write = true, edit = true, ls = true, find = true, grep = true, git = true }
@@ -62,6 +65,51 @@ function M.ensure(bufnr, done)
       end
     end)
   end
+end
+
+--- The specs of a buffer's copies.
+---@param bufnr integer|nil
+---@return flemma_sandbox.WorkspaceSpec[], flemma_sandbox.ResolvedPolicy|nil
+function M.specs(bufnr)
+  local spaces, resolved = M.of(bufnr)
+  local workspace = require("flemma_sandbox.backends.workspace")
+  local bwrap = require("flemma_sandbox").resolve_config(bufnr).backends.bwrap.path or "bwrap"
+  local out = {}
+  for _, space in ipairs(spaces) do
+    out[#out + 1] = workspace.spec(space, resolved, bwrap)
+  end
+  return out, resolved
+end
+
+--- Runs fn(spec, next_one) for each spec in turn; done(errors).
+local function each(specs, fn, done)
+  local errors, i = {}, 0
+  local function next_one(err)
+    errors[#errors + 1] = err
+    i = i + 1
+    if i > #specs then
+      return done(errors)
+    end
+    fn(specs[i], next_one)
+  end
+  next_one(nil)
+end
+
+--- Brings each copy's work into the user's repository as
+--- refs/remotes/sandbox-NAME/* (NAME: the chat's), and the user's branches
+--- into the copy, in the background; done(errors).
+---@param bufnr integer|nil
+---@param done fun(errors: string[])
+function M.sync(bufnr, done)
+  local specs, resolved = M.specs(bufnr)
+  local workspace = require("flemma_sandbox.backends.workspace")
+  M.syncing = M.syncing + 1
+  each(specs, function(spec, next_one)
+    workspace.sync(spec, resolved.chat.name, next_one)
+  end, function(errors)
+    M.syncing = M.syncing - 1
+    done(errors)
+  end)
 end
 
 --- The copy of a repository, if there is one.

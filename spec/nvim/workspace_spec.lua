@@ -27,7 +27,8 @@ local function repo_state(dir)
     "sh",
     "-c",
     'cd "$1" && git ls-files --stage && GIT_OPTIONAL_LOCKS=0 git status --porcelain=v1 --ignored'
-      .. " && git for-each-ref && git stash list && cat .git/HEAD && git rev-parse HEAD && ls -a .git",
+      .. " && git for-each-ref refs/heads refs/tags && git stash list && cat .git/HEAD && git rev-parse HEAD"
+      .. " && ls -a .git",
     "sh",
     dir,
   })
@@ -76,6 +77,9 @@ describe("clone mode", function()
   end)
 
   after_each(function()
+    vim.wait(15000, function()
+      return require("flemma_sandbox.workspaces").syncing == 0
+    end, 20)
     live.stop_all(client.helper())
     vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
     vim.env.XDG_CACHE_HOME = old_cache
@@ -102,6 +106,18 @@ describe("clone mode", function()
     assert.are.equal(0, r.exit_code, out)
     assert.matches("model", r.stdout)
     assert.are.equal(before, manifest(proj))
+    assert.are.equal(state, repo_state(proj))
+    -- the copy's work reaches the user's repository as remote refs only
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
+    assert(vim.wait(15000, function()
+      return require("flemma_sandbox.workspaces").syncing == 0
+    end, 20))
+    local refs = h.run({ "git", "-C", proj, "for-each-ref", "--format=%(refname) %(subject)", "refs/remotes/" }).stdout
+    assert.matches("refs/remotes/sandbox%-" .. vim.pesc(chat) .. "/master model\n", refs)
+    assert.matches("refs/remotes/sandbox%-" .. vim.pesc(chat) .. "/wip ", refs)
+    local wip_files =
+      h.run({ "git", "-C", proj, "ls-tree", "-r", "--name-only", "refs/remotes/sandbox-" .. chat .. "/wip" })
+    assert.are.equal(".gitignore\nnew.txt\n", wip_files.stdout)
     assert.are.equal(state, repo_state(proj))
     -- the next call finds the copy as the last one left it
     r = bash(bufnr, "ls && git log --format=%s -1")

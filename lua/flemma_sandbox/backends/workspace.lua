@@ -52,6 +52,37 @@ mv "$tmp" "$clone"
 echo created
 ]=]
 
+-- $1 the repository's path (the copy is shown there, the user's git
+-- folder at /user.git), $2 the chat's name. A commit of the copy's tree as
+-- it is (refs/flemma/wip), then the copy's branches, that commit and the
+-- tree it started from (refs/flemma/base) into the user's repository as
+-- refs/remotes/sandbox-NAME/*, and the user's branches into the copy as
+-- refs/remotes/origin/*. The copy's own git folder is named to git
+-- outright (GIT_COMMON_DIR), so nothing the sandbox wrote there points git
+-- at another one; its config, which git reads, the sandbox cannot write.
+local SYNC = [=[
+set -eu
+top=$1 name=$2
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
+cd "$top"
+export GIT_DIR="$top/.git" GIT_COMMON_DIR="$top/.git" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/wip-index
+if [ -f "$top/.git/index" ]; then cp "$top/.git/index" "$GIT_INDEX_FILE"; fi
+g ls-files --stage -- .git-none >/dev/null 2>&1 || rm -f "$GIT_INDEX_FILE"
+g add -A --ignore-errors >/dev/null 2>&1 || true
+tree=$(g write-tree)
+head=$(g rev-parse -q --verify HEAD || true)
+wip=$(echo "the copy's tree after a call" | g commit-tree "$tree" ${head:+-p "$head"})
+g update-ref refs/flemma/wip "$wip"
+unset GIT_COMMON_DIR GIT_WORK_TREE GIT_INDEX_FILE
+GIT_DIR=/user.git g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
+  --upload-pack="env GIT_COMMON_DIR=$top/.git git -c core.hooksPath=/dev/null upload-pack" "$top" \
+  "+refs/heads/*:refs/remotes/sandbox-$name/*" "+refs/flemma/wip:refs/remotes/sandbox-$name/wip" \
+  "+refs/flemma/base:refs/remotes/sandbox-$name/base"
+GIT_DIR="$top/.git" GIT_COMMON_DIR="$top/.git" g fetch -q --no-tags --no-write-fetch-head \
+  --no-recurse-submodules /user.git "+refs/heads/*:refs/remotes/origin/*"
+echo synced
+]=]
+
 ---@class flemma_sandbox.WorkspaceSpec
 ---@field bwrap string
 ---@field top string
@@ -121,6 +152,47 @@ function M.create_argv(spec)
   end
   vim.list_extend(binds, { "--bind", parent, parent })
   return git_box.argv(spec.bwrap, binds, CREATE, { spec.top, spec.clone, parent .. "/secrets" })
+end
+
+--- The binds of the git bwrap that works on a copy: the copy at the
+--- repository's path as the sandbox sees it, the user's objects where
+--- its alternates name them, the user's git folder at /user.git.
+---@param spec flemma_sandbox.WorkspaceSpec
+---@return string[]
+local function copy_binds(spec)
+  return {
+    "--bind",
+    spec.clone,
+    spec.top,
+    "--ro-bind",
+    spec.top .. "/.git/objects",
+    spec.top .. "/.git/" .. workspace.USER_OBJECTS,
+    "--bind",
+    spec.top .. "/.git",
+    "/user.git",
+  }
+end
+
+--- Brings the copy's work to the user's repository as
+--- refs/remotes/sandbox-NAME/* (branches, wip, base) and the user's
+--- branches to the copy, in the background; done(err).
+---@param spec flemma_sandbox.WorkspaceSpec
+---@param name string the chat's name
+---@param done fun(err: string|nil)
+function M.sync(spec, name, done)
+  if not M.exists(spec.clone) then
+    return done(nil)
+  end
+  local argv = git_box.argv(spec.bwrap, copy_binds(spec), SYNC, { spec.top, name })
+  local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
+    if out:match("synced") then
+      return done(nil)
+    end
+    done("could not sync the chat's copy of " .. spec.top .. ": " .. out .. errs)
+  end)
+  if not started then
+    done("could not start bwrap to sync the chat's copy of " .. spec.top)
+  end
 end
 
 --- Whether a copy is there (made whole).

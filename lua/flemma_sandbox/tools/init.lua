@@ -4,7 +4,7 @@
 --- policy, and an executor. run() checks the input, asks for approval as
 --- configured, then executes.
 local approval = require("flemma_sandbox.questions")
-local notice = require("flemma_sandbox.notice")
+local around = require("flemma_sandbox.tools.around")
 local files = require("flemma_sandbox.tools.files")
 local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
@@ -142,40 +142,6 @@ end
 ---@field on_phase fun(phase: "waiting"|"running")|nil told when it waits for an answer and when it runs
 ---@field on_job fun(handle: flemma_sandbox.JobHandle|nil)|nil told of the running job (for cancel)
 
---- Before a call that can write, a checkpoint of the chat's repositories
---- (checkpoints.lua), so :FlemmaSandbox undo can put the tree back; the
---- call runs either way (a failed checkpoint is said once per session).
----@param name string
----@param request table the tool's prepared request (its lines say what it does)
----@param bufnr integer|nil
----@param run fun()
-local checkpoint_warned = false
-local function checkpoint_first(name, request, bufnr, run)
-  local checkpoints = require("flemma_sandbox.checkpoints")
-  if not checkpoints.WRITING_TOOLS[name] then
-    return run()
-  end
-  local workspaces = require("flemma_sandbox.workspaces")
-  if workspaces.is_clone(bufnr) then
-    -- the call works on the chat's copies: made first, off the editor's
-    -- thread (wrap_command would make them while the editor waits)
-    return workspaces.ensure(bufnr, function(errors)
-      if #errors > 0 then
-        notice.say(errors[1], vim.log.levels.WARN)
-      end
-      run()
-    end)
-  end
-  local label = name .. ": " .. tostring((request.lines or {})[1] or ""):sub(1, 200)
-  checkpoints.take(bufnr, label, function(errors)
-    if #errors > 0 and not checkpoint_warned then
-      checkpoint_warned = true
-      notice.say("no checkpoint before this call (undo cannot go back past it): " .. errors[1], vim.log.levels.WARN)
-    end
-    run()
-  end)
-end
-
 --- Runs a tool call; done receives the result table ({ error = ... } on
 --- failure; not_run = true when it never started).
 ---@param name string
@@ -196,15 +162,9 @@ function M.run(name, input, opts, done)
   if bad then
     return done({ error = bad, not_run = true })
   end
-  if
-    require("flemma_sandbox.workspaces").HOST_TOOLS[name] and require("flemma_sandbox.workspaces").is_clone(opts.bufnr)
-  then
-    return done({
-      error = name
-        .. ' is not available with sandboxes.workspace = "clone" yet (it acts on the real tree, '
-        .. "not this chat's copy); use bash, which works on the copy",
-      not_run = true,
-    })
+  local not_here = around.refusal(name, opts.bufnr)
+  if not_here then
+    return done({ error = not_here, not_run = true })
   end
   local ctx = {
     bufnr = opts.bufnr,
@@ -225,10 +185,14 @@ function M.run(name, input, opts, done)
     end
     on_phase("running")
     decide_network(request, ctx, function()
-      checkpoint_first(name, request, opts.bufnr, function()
-        local ok, run_err = pcall(tool.run, input, ctx, done)
+      around.before(name, request, opts.bufnr, function()
+        local function finish(result)
+          done(result)
+          around.after(name, opts.bufnr)
+        end
+        local ok, run_err = pcall(tool.run, input, ctx, finish)
         if not ok then
-          done({ error = "internal error: " .. tostring(run_err) })
+          finish({ error = "internal error: " .. tostring(run_err) })
         end
       end)
     end)
