@@ -112,6 +112,81 @@ function M.sync(bufnr, done)
   end)
 end
 
+--- What the copies changed since they started (or the last apply), once
+--- synced; done(changes, errors).
+---@param bufnr integer|nil
+---@param done fun(changes: flemma_sandbox.Change[], errors: string[])
+function M.changes(bufnr, done)
+  M.sync(bufnr, function(errors)
+    local review = require("flemma_sandbox.review")
+    local specs, resolved = M.specs(bufnr)
+    local all = {}
+    for _, spec in ipairs(specs) do
+      vim.list_extend(all, review.changes_in(spec.top, resolved.chat.name))
+    end
+    done(all, errors)
+  end)
+end
+
+--- Brings the copies' changes into the user's working tree (three-way,
+--- nothing committed); done(result, errors).
+---@param bufnr integer|nil
+---@param done fun(result: flemma_sandbox.ApplyResult, errors: string[])
+function M.apply(bufnr, done)
+  M.changes(bufnr, function(changes, errors)
+    local review = require("flemma_sandbox.review")
+    local sandbox = require("flemma_sandbox")
+    local result = { applied = {}, conflicts = {}, skipped = {} }
+    local function writable(path)
+      return sandbox.is_path_writable(path, bufnr)
+    end
+    for _, c in ipairs(changes) do
+      review.apply_one(c, writable, result)
+    end
+    local specs, resolved = M.specs(bufnr)
+    local workspace = require("flemma_sandbox.backends.workspace")
+    for _, spec in ipairs(specs) do
+      if workspace.exists(spec.clone) then
+        if not workspace.mark_applied(spec) then
+          errors[#errors + 1] = "could not mark the copy of " .. spec.top .. " as applied"
+        end
+        review.mark_applied(spec.top, "refs/remotes/sandbox-" .. resolved.chat.name)
+      end
+    end
+    done(result, errors)
+  end)
+end
+
+--- Throws the copies away (the chat's sandbox stopped first, the copy's
+--- refs removed from the user's repository); the next call makes them
+--- again from the user's tree as it is then. done(errors).
+---@param bufnr integer|nil
+---@param done fun(errors: string[])
+function M.discard(bufnr, done)
+  local specs, resolved = M.specs(bufnr)
+  local chat = resolved and resolved.chat
+  local helper = chat and require("flemma_sandbox.backends.helper").helper()
+  local live = require("flemma_sandbox.backends.live")
+  local live_dir = helper and live.dir_for(chat)
+  local function remove()
+    local errors = {}
+    for _, spec in ipairs(specs) do
+      require("flemma_sandbox.review").forget(spec.top, chat.name)
+      if core.file_type(spec.clone) == "directory" then
+        vim.fn.system({ "rm", "-rf", "--one-file-system", "--", spec.clone })
+        if vim.v.shell_error ~= 0 then
+          errors[#errors + 1] = "could not remove " .. spec.clone
+        end
+      end
+    end
+    done(errors)
+  end
+  if live_dir and core.file_type(live_dir) == "directory" then
+    return live.stop(helper, live_dir, remove)
+  end
+  remove()
+end
+
 --- The copy of a repository, if there is one.
 ---@param bufnr integer|nil
 ---@param top string

@@ -128,6 +128,80 @@ describe("clone mode", function()
     assert.are_not.equal(before, manifest(proj))
   end)
 
+  it("diff lists the copy's changes, apply brings them three-way keeping the user's work, discard", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out = bash(bufnr, "echo made > made.txt && rm staged.txt && echo 'one, by the model' > src/a.txt")
+    assert.are.equal(0, r.exit_code, out)
+    -- the user goes on meanwhile
+    h.write(proj .. "/src/a.txt", "one, by the user\n")
+    h.write(proj .. "/mine.txt", "the user's own\n")
+    local head = h.run({ "git", "-C", proj, "rev-parse", "HEAD", "refs/heads/master" }).stdout
+    local commands = require("flemma_sandbox.nvim.commands")
+    vim.wait(15000, function()
+      return require("flemma_sandbox.workspaces").syncing == 0
+    end, 20)
+    vim.api.nvim_set_current_buf(bufnr)
+    commands.actions.diff(bufnr)
+    local items
+    assert(
+      vim.wait(15000, function()
+        items = vim.fn.getqflist()
+        return #items == 3
+      end, 20),
+      "the quickfix list: " .. vim.inspect(vim.fn.getqflist())
+    )
+    local texts = {}
+    for _, item in ipairs(items) do
+      texts[#texts + 1] = vim.fn.bufname(item.bufnr):gsub("^.*/proj/", "") .. " " .. item.text
+    end
+    table.sort(texts)
+    assert.are.same({
+      "made.txt A  made in the copy",
+      "src/a.txt M  changed in the copy",
+      "staged.txt D  deleted in the copy",
+    }, texts)
+    -- a side-by-side diff: the user's file and the copy's, both in diff mode
+    local diffing = 0
+    for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      diffing = diffing + (vim.wo[win].diff and 1 or 0)
+    end
+    assert.are.equal(2, diffing)
+    vim.cmd("tabonly")
+    vim.api.nvim_set_current_buf(bufnr)
+    local notes, restore = n.capture_notify()
+    commands.actions.apply(bufnr)
+    assert(vim.wait(15000, function()
+      n.flush_notices()
+      return #notes > 0
+    end, 20))
+    restore()
+    assert.matches("applied 3 file%(s%); 1 conflict", notes[1].msg)
+    assert.are.equal("made\n", h.read(proj .. "/made.txt"))
+    assert.is_nil(h.read(proj .. "/staged.txt"))
+    local merged = h.read(proj .. "/src/a.txt")
+    assert.matches("<<<<<<< yours\none, by the user\n=======\none, by the model\n>>>>>>> sandbox", merged)
+    assert.are.equal("the user's own\n", h.read(proj .. "/mine.txt"))
+    assert.are.equal("untracked\n", h.read(proj .. "/notes.txt"))
+    assert.are.equal(head, h.run({ "git", "-C", proj, "rev-parse", "HEAD", "refs/heads/master" }).stdout)
+    -- applied: nothing left to review
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
+    assert.are.same({}, require("flemma_sandbox.review").changes_in(proj, chat))
+    -- discard: the copy and its refs are gone; the next call starts from the tree as it is now
+    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    notes, restore = n.capture_notify()
+    commands.actions.discard(bufnr)
+    assert(vim.wait(15000, function()
+      n.flush_notices()
+      return #notes > 0
+    end, 20))
+    restore()
+    assert.matches("discarded", notes[1].msg)
+    assert.are.equal(0, vim.fn.isdirectory(clone))
+    assert.are.equal("", h.run({ "git", "-C", proj, "for-each-ref", "refs/remotes/" }).stdout)
+    r = bash(bufnr, "cat mine.txt made.txt")
+    assert.are.equal("the user's own\nmade", vim.trim(r.stdout))
+  end)
+
   it("keeps the copy's git config and hooks read-only and its .git in place; the user's objects too", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
     local r, out = bash(

@@ -195,6 +195,17 @@ function M.sync(spec, name, done)
   end
 end
 
+--- Makes the copy's refs/flemma/base its refs/flemma/wip (what was just
+--- brought into the user's tree); waits.
+---@param spec flemma_sandbox.WorkspaceSpec
+---@return boolean
+function M.mark_applied(spec)
+  local script =
+    'GIT_DIR="$1/.git" GIT_COMMON_DIR="$1/.git" git update-ref refs/flemma/base refs/flemma/wip && echo marked'
+  local out = vim.fn.system(git_box.argv(spec.bwrap, copy_binds(spec), script, { spec.top }))
+  return out:match("marked") ~= nil
+end
+
 --- Whether a copy is there (made whole).
 ---@param clone string
 ---@return boolean

@@ -127,6 +127,17 @@ M.actions = {
     local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
     require("flemma_sandbox.nvim.undo").undo(bufnr, running)
   end,
+  diff = function(bufnr)
+    require("flemma_sandbox.nvim.review_ui").diff(bufnr)
+  end,
+  apply = function(bufnr)
+    local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
+    require("flemma_sandbox.nvim.review_ui").apply(bufnr, running)
+  end,
+  discard = function(bufnr)
+    local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
+    require("flemma_sandbox.nvim.review_ui").discard(bufnr, running)
+  end,
   checkpoints = function(bufnr)
     status.show(require("flemma_sandbox.nvim.undo").list_lines(bufnr))
   end,
@@ -206,6 +217,9 @@ M.SUBCOMMANDS = {
   "gc",
   "undo",
   "checkpoints",
+  "diff",
+  "apply",
+  "discard",
   "enable",
   "disable",
   "trust",

@@ -1,0 +1,137 @@
+--- :FlemmaSandbox diff, apply and discard: the review of clone mode's
+--- copies (workspaces.lua, review.lua) in the quickfix list and a
+--- side-by-side diff that works on every Neovim (:diffthis on the user's
+--- file and a scratch buffer with the copy's version).
+local notice = require("flemma_sandbox.notice")
+local workspaces = require("flemma_sandbox.workspaces")
+
+local M = {}
+
+local WORDS = { A = "made in the copy", M = "changed in the copy", D = "deleted in the copy", T = "type changed" }
+
+--- Opens, in a new tab page, the user's file beside the copy's version.
+---@param top string
+---@param path string relative to top
+---@param remote string refs/remotes/sandbox-NAME
+function M.open_diff(top, path, remote)
+  local full = top .. "/" .. path
+  local theirs = vim.fn.systemlist({ "git", "-C", top, "show", "--no-textconv", remote .. "/wip:" .. path })
+  if vim.v.shell_error ~= 0 then
+    theirs = {}
+  end
+  vim.cmd("tabnew " .. vim.fn.fnameescape(full))
+  vim.cmd("diffthis")
+  local filetype = vim.bo.filetype
+  vim.cmd("vertical rightbelow new")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, theirs)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = filetype
+  pcall(vim.api.nvim_buf_set_name, buf, "sandbox://" .. remote:match("sandbox%-(.*)$") .. "/" .. path)
+  vim.cmd("diffthis")
+end
+
+--- The change under the cursor in the quickfix window, when it is ours.
+---@return table|nil item
+local function entry_under_cursor()
+  if vim.bo.buftype ~= "quickfix" then
+    return nil
+  end
+  local list = vim.fn.getqflist({ title = 0, items = 0 })
+  if not tostring(list.title):match("^flemma%-sandbox") then
+    return nil
+  end
+  local item = list.items[vim.fn.line(".")]
+  return item and type(item.user_data) == "table" and item.user_data or nil
+end
+
+--- :FlemmaSandbox diff: the changed files in the quickfix list, and the
+--- diff of the entry under the cursor (in the quickfix window) or of the
+--- first one.
+---@param bufnr integer
+function M.diff(bufnr)
+  local picked = entry_under_cursor()
+  if picked then
+    return M.open_diff(picked.top, picked.path, picked.remote)
+  end
+  if not workspaces.is_clone(bufnr) then
+    return notice.say('no copy to review: this chat works on the real tree (sandboxes.workspace = "direct")')
+  end
+  workspaces.changes(bufnr, function(changes, errors)
+    local items = {}
+    for _, c in ipairs(changes) do
+      items[#items + 1] = {
+        filename = c.top .. "/" .. c.path,
+        lnum = 1,
+        text = c.status .. "  " .. (WORDS[c.status] or c.status),
+        user_data = { top = c.top, path = c.path, remote = c.remote },
+      }
+    end
+    vim.fn.setqflist({}, " ", { title = "flemma-sandbox: the chat's copy, not applied", items = items })
+    if #errors > 0 then
+      notice.say(errors[1], vim.log.levels.WARN)
+    end
+    if #items == 0 then
+      return notice.say("the chat's copy has no changes that are not applied")
+    end
+    M.open_diff(changes[1].top, changes[1].path, changes[1].remote)
+    vim.cmd("botright copen")
+  end)
+end
+
+--- :FlemmaSandbox apply: the copies' changes into the working tree; what
+--- needs the user (conflicts, what was not brought in) in the quickfix list.
+---@param bufnr integer
+---@param running boolean whether tool calls of this chat are running
+function M.apply(bufnr, running)
+  if running then
+    return notice.say("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
+  end
+  if not workspaces.is_clone(bufnr) then
+    return notice.say('nothing to apply: this chat works on the real tree (sandboxes.workspace = "direct")')
+  end
+  workspaces.apply(bufnr, function(result, errors)
+    local items = {}
+    for _, list in ipairs({ result.conflicts, result.skipped }) do
+      for _, e in ipairs(list) do
+        items[#items + 1] = { filename = e.path, lnum = 1, text = e.text }
+      end
+    end
+    vim.fn.setqflist({}, " ", { title = "flemma-sandbox: apply", items = items })
+    vim.cmd("checktime")
+    local said = string.format(
+      "applied %d file(s); %d conflict(s), %d not brought in%s",
+      #result.applied,
+      #result.conflicts,
+      #result.skipped,
+      #items > 0 and " (quickfix list)" or ""
+    )
+    notice.say(said .. (errors[1] and ("; " .. errors[1]) or ""), #items > 0 and vim.log.levels.WARN or nil)
+    if #items > 0 then
+      vim.cmd("botright copen")
+    end
+  end)
+end
+
+--- :FlemmaSandbox discard: the copies thrown away.
+---@param bufnr integer
+---@param running boolean
+function M.discard(bufnr, running)
+  if running then
+    return notice.say("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
+  end
+  if not workspaces.is_clone(bufnr) then
+    return notice.say('no copy to discard: this chat works on the real tree (sandboxes.workspace = "direct")')
+  end
+  workspaces.discard(bufnr, function(errors)
+    notice.say(
+      errors[1] or "discarded the chat's copy; its next call starts from your tree as it is then",
+      errors[1] and vim.log.levels.WARN or nil
+    )
+  end)
+end
+
+return M

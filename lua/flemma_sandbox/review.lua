@@ -1,0 +1,283 @@
+--- Review of clone mode's copies (workspaces.lua): what a chat's copy
+--- changed since the tree it started from (or since the last apply), and
+--- bringing that into the user's working tree, three-way, without
+--- committing: the user's own changes are kept, a clash becomes conflict
+--- markers. Reads go through git on the user's own repository (the sync
+--- put the copy's work there as refs/remotes/sandbox-NAME/*); writes go
+--- beneath the repository's folder, never through a link.
+local core = require("flemma_sandbox.core")
+
+local M = {}
+
+---@class flemma_sandbox.Change
+---@field top string the repository
+---@field path string relative to it
+---@field status string "A", "M", "D" or "T" (base to wip)
+---@field old_mode string
+---@field new_mode string
+---@field old_oid string
+---@field new_oid string
+---@field remote string refs/remotes/sandbox-NAME
+
+--- git in the user's repository, no external diff or textconv; stdout and
+--- whether it exited 0.
+---@param top string
+---@param args string[]
+---@return string, boolean
+local function git(top, args)
+  local argv = { "git", "-C", top, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null" }
+  vim.list_extend(argv, args)
+  local out = vim.fn.system(argv)
+  return out, vim.v.shell_error == 0
+end
+
+--- git's stdout byte for byte (vim.fn.system turns NUL into SOH): for -z
+--- lists and blobs.
+---@param top string
+---@param args string[]
+---@return string
+local function git_raw(top, args)
+  local words = { "git", "-C", top, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null" }
+  vim.list_extend(words, args)
+  for i, word in ipairs(words) do
+    words[i] = "'" .. word:gsub("'", "'\\''") .. "'"
+  end
+  local f = io.popen(table.concat(words, " ") .. " 2>/dev/null", "r")
+  if not f then
+    return ""
+  end
+  local out = f:read("*a") or ""
+  f:close()
+  return out
+end
+
+--- The changes of one copy, from its sync's refs.
+---@param top string
+---@param chat_name string
+---@return flemma_sandbox.Change[] changes
+function M.changes_in(top, chat_name)
+  local remote = "refs/remotes/sandbox-" .. chat_name
+  local _, has = git(top, { "rev-parse", "-q", "--verify", remote .. "/wip" })
+  if not has then
+    return {}
+  end
+  local out = git_raw(top, {
+    "diff",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-renames",
+    "--raw",
+    "-z",
+    "--abbrev=40",
+    remote .. "/base",
+    remote .. "/wip",
+  })
+  local changes, fields = {}, vim.split(out, "\0", { plain = true })
+  local i = 1
+  while i < #fields do
+    local meta, path = fields[i], fields[i + 1]
+    local old_mode, new_mode, old_oid, new_oid, status = meta:match("^:(%d+) (%d+) (%x+) (%x+) (%a)")
+    if not status or not path then
+      break
+    end
+    changes[#changes + 1] = {
+      top = top,
+      path = path,
+      status = status,
+      old_mode = old_mode,
+      new_mode = new_mode,
+      old_oid = old_oid,
+      new_oid = new_oid,
+      remote = remote,
+    }
+    i = i + 2
+  end
+  return changes
+end
+
+--- A blob's content from the user's repository.
+---@param top string
+---@param oid string
+---@return string|nil
+function M.blob(top, oid)
+  if oid:match("^0+$") then
+    return nil
+  end
+  return git_raw(top, { "cat-file", "blob", oid })
+end
+
+--- Whether rel goes through a link (or is one) below top.
+---@param top string
+---@param rel string
+---@return boolean
+local function through_link(top, rel)
+  local path = top
+  for part in rel:gmatch("[^/]+") do
+    path = path .. "/" .. part
+    local kind = core.file_type(path)
+    if kind == "link" then
+      return true
+    elseif kind == nil then
+      return false
+    end
+  end
+  return false
+end
+
+--- A path git could never have checked out: absolute, "..", ".git".
+---@param rel string
+---@return boolean
+local function unsafe(rel)
+  if rel:sub(1, 1) == "/" then
+    return true
+  end
+  for part in rel:gmatch("[^/]+") do
+    if part == ".." or part == "." or part:lower() == ".git" then
+      return true
+    end
+  end
+  return false
+end
+
+--- The user's file now: content, or nil when absent.
+---@param path string
+---@return string|nil
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local data = f:read("*a")
+  f:close()
+  return data
+end
+
+--- git merge-file of three texts; the result and how many clashes (-1 on
+--- an error, binary files among them).
+---@param mine string
+---@param base string
+---@param theirs string
+---@return string, integer
+local function merge3(mine, base, theirs)
+  local names = { os.tmpname(), os.tmpname(), os.tmpname() }
+  for i, text in ipairs({ mine, base, theirs }) do
+    local f = assert(io.open(names[i], "wb"))
+    f:write(text)
+    f:close()
+  end
+  local out = vim.fn.system({
+    "git",
+    "merge-file",
+    "-p",
+    "-L",
+    "yours",
+    "-L",
+    "base",
+    "-L",
+    "sandbox",
+    names[1],
+    names[2],
+    names[3],
+  })
+  local code = vim.v.shell_error
+  for _, name in ipairs(names) do
+    os.remove(name)
+  end
+  return out, code > 127 and -1 or code
+end
+
+---@class flemma_sandbox.ApplyResult
+---@field applied string[] paths brought in
+---@field conflicts { path: string, text: string }[] left for the user (markers, or a choice)
+---@field skipped { path: string, text: string }[] not brought in, and why
+
+--- Brings one change into the user's tree. writable(path) says whether the
+--- sandbox's rules let a command write that path (protected names are not
+--- brought in either).
+---@param c flemma_sandbox.Change
+---@param writable fun(path: string): boolean, string|nil
+---@param out flemma_sandbox.ApplyResult
+function M.apply_one(c, writable, out)
+  local full = c.top .. "/" .. c.path
+  local function skip(why)
+    out.skipped[#out.skipped + 1] = { path = full, text = why }
+  end
+  if unsafe(c.path) or through_link(c.top, c.path) then
+    return skip("not brought in: the path goes through a link or out of the repository")
+  end
+  if c.old_mode == "120000" or c.new_mode == "120000" or c.new_mode == "160000" or c.old_mode == "160000" then
+    return skip("not brought in: a link or a submodule (see the copy's commits)")
+  end
+  local ok, why = writable(full)
+  if not ok then
+    return skip("not brought in: " .. tostring(why))
+  end
+  local mine = read(full)
+  local base = M.blob(c.top, c.old_oid)
+  local theirs = M.blob(c.top, c.new_oid)
+  local mode = c.new_mode == "100755" and 493 or 420
+  local function write(text)
+    local dir = full:match("^(.*)/[^/]+$")
+    if dir ~= c.top and core.file_type(dir) == nil then
+      local made, err = core.make_dirs(dir, 493)
+      if not made then
+        return skip("not brought in: " .. tostring(err))
+      end
+    end
+    local done, err = core.write_atomic(c.top, c.path, text, mode)
+    if not done then
+      return skip("not brought in: " .. tostring(err))
+    end
+    out.applied[#out.applied + 1] = full
+  end
+  if c.status == "D" then
+    if mine == nil then
+      return
+    elseif mine == base then
+      os.remove(full)
+      out.applied[#out.applied + 1] = full
+    else
+      out.conflicts[#out.conflicts + 1] = { path = full, text = "deleted in the copy, changed by you: kept" }
+    end
+    return
+  end
+  if mine == theirs then
+    return
+  elseif mine == nil and c.status ~= "A" then
+    out.conflicts[#out.conflicts + 1] = { path = full, text = "changed in the copy, deleted by you: not made again" }
+  elseif mine == nil or mine == base then
+    write(theirs or "")
+  else
+    local merged, clashes = merge3(mine, base or "", theirs or "")
+    if clashes < 0 then
+      out.conflicts[#out.conflicts + 1] = { path = full, text = "changed by both, cannot merge (binary?): yours kept" }
+    else
+      write(merged)
+      if clashes > 0 then
+        out.conflicts[#out.conflicts + 1] = { path = full, text = clashes .. " conflict(s): markers in the file" }
+      end
+    end
+  end
+end
+
+--- Marks what was brought in as the new starting point in the user's
+--- repository (the copy's own mark is backends/workspace.lua's).
+---@param top string
+---@param remote string
+---@return boolean
+function M.mark_applied(top, remote)
+  local _, ok = git(top, { "update-ref", remote .. "/base", remote .. "/wip" })
+  return ok
+end
+
+--- Removes the copy's refs from the user's repository (discard).
+---@param top string
+---@param chat_name string
+function M.forget(top, chat_name)
+  local out = git(top, { "for-each-ref", "--format=%(refname)", "refs/remotes/sandbox-" .. chat_name .. "/" })
+  for ref in out:gmatch("[^\n]+") do
+    git(top, { "update-ref", "-d", ref })
+  end
+end
+
+return M
