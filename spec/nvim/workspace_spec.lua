@@ -202,6 +202,47 @@ describe("clone mode", function()
     assert.are.equal("the user's own\nmade", vim.trim(r.stdout))
   end)
 
+  it(
+    "never runs on the host what the copy's git folder names (control: git there without the guard runs it)",
+    function()
+      local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+      -- the sandbox points git at a git folder of its own, whose config runs
+      -- a command when git hashes a file; git on the host's behalf reads the
+      -- copy in a view where the copy is at the project's path
+      local plant = ([[
+mkdir -p evil-git/refs evil-git/objects
+cat > evil-git/config <<'EOF'
+[core]
+	repositoryformatversion = 0
+[filter "evil"]
+	clean = "sh -c \"touch PROJ/pwned; cat\""
+EOF
+echo PROJ/evil-git > .git/commondir
+echo '* filter=evil' > .gitattributes
+echo z > z.txt
+cat evil-git/config
+]]):gsub("PROJ", function()
+        return proj
+      end)
+      local r, out = bash(bufnr, plant)
+      assert.are.equal(0, r.exit_code, out)
+      assert.matches('clean = "sh %-c', r.stdout)
+      vim.wait(15000, function()
+        return require("flemma_sandbox.workspaces").syncing == 0
+      end, 20)
+      local spec = require("flemma_sandbox.workspaces").specs(bufnr)[1]
+      assert.are.equal(0, vim.fn.filereadable(spec.clone .. "/pwned"), "the sync ran the planted filter")
+      assert.are.equal(0, vim.fn.filereadable(proj .. "/pwned"))
+      -- control: the same git in the same view, without naming the copy's git folder outright
+      local git_box = require("flemma_sandbox.backends.git_box")
+      local binds =
+        { "--bind", spec.clone, proj, "--ro-bind", proj .. "/.git/objects", proj .. "/.git/flemma-user-objects" }
+      local naive = 'cd "$1" && GIT_DIR="$1/.git" GIT_INDEX_FILE=/tmp/i git add -A; true'
+      h.run(git_box.argv(spec.bwrap, binds, naive, { proj }))
+      assert.are.equal(1, vim.fn.filereadable(spec.clone .. "/pwned"), "control: the planted filter runs")
+    end
+  )
+
   it("keeps the copy's git config and hooks read-only and its .git in place; the user's objects too", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
     local r, out = bash(
