@@ -202,6 +202,31 @@ describe("clone mode", function()
     assert.are.equal("the user's own\nmade", vim.trim(r.stdout))
   end)
 
+  it("delete refuses to drop a copy with work not applied, unless forced", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    bash(bufnr, "echo work > work.txt")
+    vim.wait(15000, function()
+      return require("flemma_sandbox.workspaces").syncing == 0
+    end, 20)
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr)
+    local commands = require("flemma_sandbox.nvim.commands")
+    local notes, restore = n.capture_notify()
+    commands.actions.delete(bufnr, chat.name)
+    n.flush_notices()
+    restore()
+    assert.matches("not removed: work in a chat's copy is not appli", notes[1].msg)
+    assert.are.equal(1, vim.fn.isdirectory(chat.dir))
+    notes, restore = n.capture_notify()
+    commands.actions.delete(bufnr, chat.name, true)
+    assert(
+      vim.wait(15000, function()
+        return vim.fn.isdirectory(chat.dir) == 0
+      end, 20),
+      vim.inspect(notes)
+    )
+    restore()
+  end)
+
   it(
     "never runs on the host what the copy's git folder names (control: git there without the guard runs it)",
     function()

@@ -206,6 +206,31 @@ function M.mark_applied(spec)
   return out:match("marked") ~= nil
 end
 
+--- The copies kept under a folder (a chat's, or a project's of chats)
+--- whose work is not applied: "CHAT: the copy of TOP" for each whose last
+--- synced tree differs from the one it started from or was last applied.
+--- The repository is the copy's origin, in its own config (which no
+--- sandbox can write).
+---@param dir string
+---@return string[]
+function M.unapplied_under(dir)
+  local out = {}
+  local found = vim.fn.glob(dir .. "/**/workspace/*/.git/" .. workspace.USER_OBJECTS, false, true)
+  for _, marker in ipairs(found) do
+    local clone = marker:match("^(.*)/%.git/")
+    local chat = clone:match("([^/]+)/workspace/[^/]+$")
+    local top = vim.trim(vim.fn.system({ "git", "config", "-f", clone .. "/.git/config", "remote.origin.url" }))
+    if top ~= "" and core.file_type(top .. "/.git") == "directory" then
+      local remote = "refs/remotes/sandbox-" .. chat
+      vim.fn.system({ "git", "-C", top, "diff", "--quiet", "--no-ext-diff", remote .. "/base", remote .. "/wip" })
+      if vim.v.shell_error == 1 then
+        out[#out + 1] = chat .. ": the copy of " .. top
+      end
+    end
+  end
+  return out
+end
+
 --- Whether a copy is there (made whole).
 ---@param clone string
 ---@return boolean

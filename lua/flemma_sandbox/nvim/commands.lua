@@ -50,7 +50,19 @@ end
 --- The chats' own folders (nvim/sandboxes.lua): removed, then said.
 ---@param dirs string[]
 ---@param what string
-local function remove_and_say(dirs, what)
+local function remove_and_say(dirs, what, force)
+  local unapplied = {}
+  for _, dir in ipairs(force and {} or dirs) do
+    vim.list_extend(unapplied, require("flemma_sandbox.backends.workspace").unapplied_under(dir))
+  end
+  if #unapplied > 0 then
+    notify(
+      "not removed: work in a chat's copy is not applied (add ! to drop it, or apply or discard it in that chat): "
+        .. table.concat(unapplied, "; "),
+      vim.log.levels.ERROR
+    )
+    return
+  end
   if #dirs == 0 then
     notify("nothing to remove: " .. what, vim.log.levels.INFO)
     return
@@ -64,7 +76,7 @@ local function remove_and_say(dirs, what)
   end)
 end
 
----@type table<string, fun(bufnr: integer, arg: string|nil)>
+---@type table<string, fun(bufnr: integer, arg: string|nil, bang: boolean|nil)>
 M.actions = {
   enable = function(bufnr)
     local bridge = flemma_bridge()
@@ -113,12 +125,12 @@ M.actions = {
     end
     remove_and_say(sandboxes.reset_targets(chat), "this chat's /tmp and home folders (" .. chat.name .. ")")
   end,
-  delete = function(_, name)
+  delete = function(_, name, bang)
     local sandboxes = require("flemma_sandbox.nvim.sandboxes")
     local project_dir = sandboxes.current_project_dir()
     for _, e in ipairs(project_dir and sandboxes.entries(project_dir) or {}) do
       if e.name == name then
-        return remove_and_say({ e.dir }, "chat " .. name)
+        return remove_and_say({ e.dir }, "chat " .. name, bang)
       end
     end
     notify("no chat folder named " .. tostring(name) .. " here (see :FlemmaSandbox list)", vim.log.levels.ERROR)
@@ -141,8 +153,8 @@ M.actions = {
   checkpoints = function(bufnr)
     status.show(require("flemma_sandbox.nvim.undo").list_lines(bufnr))
   end,
-  gc = function()
-    remove_and_say(require("flemma_sandbox.nvim.sandboxes").gc_targets(), "chats whose file or project is gone")
+  gc = function(_, _, bang)
+    remove_and_say(require("flemma_sandbox.nvim.sandboxes").gc_targets(), "chats whose file or project is gone", bang)
   end,
   trust = function(bufnr)
     local ok, message = set_trust(bufnr, true)
@@ -248,9 +260,10 @@ function M.define()
       notify(string.format("unknown subcommand '%s'; use %s", sub, known), vim.log.levels.ERROR)
       return
     end
-    action(vim.api.nvim_get_current_buf(), args.fargs[2])
+    action(vim.api.nvim_get_current_buf(), args.fargs[2], args.bang)
   end, {
     nargs = "*",
+    bang = true,
     desc = "flemma-sandbox: status, enable, disable and standalone tool calls",
     complete = function(arglead, line)
       local out = {}
