@@ -388,6 +388,29 @@ describe("flemma-sandbox inside Flemma", function()
     vim.env.XDG_CACHE_HOME = old_cache
   end)
 
+  it("refuses clone mode with the reason (Flemma's file tools act on the real tree); nothing runs", function()
+    setup_flemma({ sandbox = { backends = { flemma_sandbox = { sandboxes = { workspace = "clone" } } } } })
+    -- run by hand (:Flemma tool:execute asks no resolver): the backend refuses
+    local _, bufnr =
+      execute(project .. "/w.chat", "bash", { label = "t", command = "echo ran > ran.txt", timeout = 20 })
+    local text
+    assert(
+      vim.wait(10000, function()
+        text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+        return text:find("(error)", 1, true) ~= nil
+      end, 20),
+      "no error result"
+    )
+    assert.matches('sandboxes.workspace = "clone" is not available under Flemma yet', text)
+    assert.are.equal(0, vim.fn.filereadable(project .. "/ran.txt"))
+    -- what Flemma asks before it runs a call the model made: denied
+    local context = { bufnr = bufnr, tool_id = "toolu_w" }
+    assert.are.equal(
+      "deny",
+      require("flemma.tools.approval").resolve("write", { path = "w.txt", content = "x" }, context)
+    )
+  end)
+
   it("a Flemma chat's calls share its live sandbox: what one call leaves running is there for the next", function()
     local old_cache = vim.env.XDG_CACHE_HOME
     vim.env.XDG_CACHE_HOME = home .. "/.cache"

@@ -132,6 +132,24 @@ local function notify_once(bufnr, message)
   end)
 end
 
+--- Why clone mode refuses the buffer's calls under Flemma, or nil: Flemma's
+--- read, write and edit act on the real tree, not a copy (the backend
+--- refuses too, hosted.lua).
+---@param bufnr integer
+---@return string|nil
+function M.clone_refusal(bufnr)
+  local ok, cfg = pcall(function()
+    local flemma_cfg = require("flemma.config").materialize(bufnr)
+    local backends = flemma_cfg.sandbox and flemma_cfg.sandbox.backends or {}
+    return require("flemma_sandbox.flemma.backend").effective_config(backends.flemma_sandbox)
+  end)
+  if ok and type(cfg) == "table" and cfg.sandboxes and cfg.sandboxes.workspace == "clone" then
+    return 'sandboxes.workspace = "clone" is not available under Flemma yet '
+      .. '(Flemma\'s read, write and edit act on your real tree); use "direct" (checkpoints and undo)'
+  end
+  return nil
+end
+
 --- Flemma's resolver contract: "deny", "require_approval", or nil to let
 --- the chain go on.
 ---@param tool_name string
@@ -157,6 +175,11 @@ function M.resolve(tool_name, input, context)
   local untrusted = require("flemma_sandbox.flemma.trust").refusal(bufnr)
   if untrusted then
     notify_once(bufnr, untrusted)
+    return "deny"
+  end
+  local no_clone = M.clone_refusal(bufnr)
+  if no_clone then
+    notify_once(bufnr, no_clone)
     return "deny"
   end
   if tool_name == "git" and M.git_on_host(input, bufnr) then
