@@ -9,6 +9,23 @@ local M = {}
 
 local WORDS = { A = "made in the copy", M = "changed in the copy", D = "deleted in the copy", T = "type changed" }
 
+--- One line for :FlemmaSandbox status in clone mode.
+---@param bufnr integer
+---@return string
+function M.summary(bufnr)
+  local parts = {}
+  for _, spec in ipairs(workspaces.specs(bufnr)) do
+    local made = require("flemma_sandbox.backends.workspace").exists(spec.clone)
+    parts[#parts + 1] = vim.fn.fnamemodify(spec.top, ":~") .. (made and "" or " (made at the next call)")
+  end
+  if #parts == 0 then
+    return "clone (sandboxes.workspace), but no git repository among the writable projects: calls work on the real tree"
+  end
+  return "clone: this chat works on its own copy of "
+    .. table.concat(parts, ", ")
+    .. " (:FlemmaSandbox diff, apply, discard)"
+end
+
 --- Opens, in a new tab page, the user's file beside the copy's version.
 ---@param top string
 ---@param path string relative to top

@@ -14,7 +14,12 @@ function M.lines(bufnr)
   local lines = require("flemma_sandbox.hooks").bridge and M.flemma_lines(bufnr) or M.standalone_lines(bufnr)
   -- direct mode's checkpoints, above the folded details
   local at = lines.details_from or (#lines + 1)
-  table.insert(lines, at, "  undo:       " .. require("flemma_sandbox.nvim.undo").summary(bufnr))
+  local workspaces = require("flemma_sandbox.workspaces")
+  if workspaces.is_clone(bufnr) then
+    table.insert(lines, at, "  workspace:  " .. require("flemma_sandbox.nvim.review_ui").summary(bufnr))
+  else
+    table.insert(lines, at, "  undo:       " .. require("flemma_sandbox.nvim.undo").summary(bufnr))
+  end
   lines.details_from = lines.details_from and lines.details_from + 1
   return lines
 end
