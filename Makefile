@@ -115,6 +115,7 @@ bench: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/socket_bench.lua" -c "qa!"
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/first_call_bench.lua" -c "qa!"
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/checkpoint_bench.lua" -c "qa!"
+	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/workspace_bench.lua" -c "qa!"
 	$(LUAJIT) bench/proxy_bench.lua
 	$(LUAJIT) bench/startup_bench.lua
 

@@ -8,39 +8,10 @@ vim.opt.runtimepath:prepend(vim.fn.getcwd())
 local sandbox = require("flemma_sandbox")
 local checkpoints = require("flemma_sandbox.checkpoints")
 
-local uv = vim.uv or vim.loop
+local fixture = dofile("bench/repo_fixture.lua")
 local ROUNDS = 9
-
-local function now_ms()
-  return uv.hrtime() / 1e6
-end
-
-local function median(samples)
-  table.sort(samples)
-  return samples[math.floor(#samples / 2) + 1]
-end
-
-local function sh(cmd)
-  local out = vim.fn.system({ "sh", "-c", cmd })
-  assert(vim.v.shell_error == 0, cmd .. "\n" .. out)
-  return out
-end
-
---- A committed repository of `files` files (100 per folder), one untracked.
-local function make_repo(dir, files)
-  sh("mkdir -p " .. dir .. " && cd " .. dir .. " && git init -q .")
-  local script = string.format(
-    "import os\nfor i in range(%d):\n  d = 'd%%d' %% (i // 100)\n  os.makedirs(d, exist_ok=True)\n"
-      .. "  open('%%s/f%%d.txt' %% (d, i), 'w').write('line %%d\\n' %% i * 20)\n",
-    files
-  )
-  sh("cd " .. dir .. " && python3 -c " .. vim.fn.shellescape(script))
-  sh("cd " .. dir .. " && git add -A && git -c user.name=b -c user.email=b@b commit -qm init && echo u > untracked.txt")
-end
-
-local function change_three(dir, round)
-  sh(string.format("cd %s && for f in d0/f1.txt d1/f101.txt d2/f201.txt; do echo %d >> $f; done", dir, round))
-end
+local now_ms, median, sh, make_repo, change_three =
+  fixture.now_ms, fixture.median, fixture.sh, fixture.make_repo, fixture.change_three
 
 local function bench(files)
   local base = vim.fn.tempname() .. "-cp"

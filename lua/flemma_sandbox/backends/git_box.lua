@@ -35,6 +35,37 @@ local function system_binds()
   return out
 end
 
+--- secret_files as gitignore lines: an extglob group matches anything
+--- there (more is left out, never less).
+---@param patterns string[]
+---@return string
+function M.ignore_lines(patterns)
+  local out = {}
+  for _, pattern in ipairs(patterns) do
+    local line = pattern:gsub("[?*+@!]%b()", "*")
+    out[#out + 1] = (line:gsub("^([#!])", "\\%1"))
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+--- Binds that hide paths from git as they are hidden from the sandbox: an
+--- empty folder, or the empty file `empty`, in place of each.
+---@param hidden string[]
+---@param empty string
+---@return string[]
+function M.hidden_covers(hidden, empty)
+  local out = {}
+  for _, path in ipairs(hidden) do
+    local kind = core.file_type(path)
+    if kind == "directory" then
+      vim.list_extend(out, { "--tmpfs", path })
+    elseif kind == "file" then
+      vim.list_extend(out, { "--ro-bind", empty, path })
+    end
+  end
+  return out
+end
+
 --- bwrap's argv: binds (already bwrap options, in order), then
 --- `sh -c script sh args...`.
 ---@param bwrap string

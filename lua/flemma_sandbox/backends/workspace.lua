@@ -112,19 +112,6 @@ function M.spec(space, resolved, bwrap)
   }
 end
 
---- secret_files as gitignore lines: an extglob group matches anything
---- there (more is left out, never less).
----@param patterns string[]
----@return string
-function M.ignore_lines(patterns)
-  local out = {}
-  for _, pattern in ipairs(patterns) do
-    local line = pattern:gsub("[?*+@!]%b()", "*")
-    out[#out + 1] = (line:gsub("^([#!])", "\\%1"))
-  end
-  return table.concat(out, "\n") .. "\n"
-end
-
 --- The argv that makes a copy (its folder's parent made first, 0700).
 ---@param spec flemma_sandbox.WorkspaceSpec
 ---@return string[]|nil argv, string|nil err
@@ -134,7 +121,7 @@ function M.create_argv(spec)
   if not ok then
     return nil, err
   end
-  ok, err = core.write_atomic(parent, "secrets", M.ignore_lines(spec.secrets), 384)
+  ok, err = core.write_atomic(parent, "secrets", git_box.ignore_lines(spec.secrets), 384)
   if not ok then
     return nil, err
   end
@@ -142,14 +129,7 @@ function M.create_argv(spec)
     core.write_atomic(parent, "empty", "", 384)
   end
   local binds = { "--ro-bind", spec.top, spec.top }
-  for _, path in ipairs(spec.hidden) do
-    local kind = core.file_type(path)
-    if kind == "directory" then
-      vim.list_extend(binds, { "--tmpfs", path })
-    elseif kind == "file" then
-      vim.list_extend(binds, { "--ro-bind", parent .. "/empty", path })
-    end
-  end
+  vim.list_extend(binds, git_box.hidden_covers(spec.hidden, parent .. "/empty"))
   vim.list_extend(binds, { "--bind", parent, parent })
   return git_box.argv(spec.bwrap, binds, CREATE, { spec.top, spec.clone, parent .. "/secrets" })
 end

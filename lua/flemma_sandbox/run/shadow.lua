@@ -135,22 +135,6 @@ git -c core.hooksPath=/dev/null checkout-index -f -z --stdin <"$store/undo-write
 echo restored
 ]=]
 
---- The hidden paths' cover: an empty folder or file in place of each.
----@param spec flemma_sandbox.ShadowSpec
----@return string[]
-local function hidden_covers(spec)
-  local out = {}
-  for _, path in ipairs(spec.hidden) do
-    local kind = core.file_type(path)
-    if kind == "directory" then
-      vim.list_extend(out, { "--tmpfs", path })
-    elseif kind == "file" then
-      vim.list_extend(out, { "--ro-bind", spec.store .. "/empty", path })
-    end
-  end
-  return out
-end
-
 --- bwrap's argv for a step: writable is the folder git may write in the
 --- tree (nil: none), store_rw whether the store is writable.
 ---@param spec flemma_sandbox.ShadowSpec
@@ -164,7 +148,7 @@ local function argv(spec, script, args, writable, store_rw)
   if writable then
     vim.list_extend(binds, { "--bind", writable, writable })
   end
-  vim.list_extend(binds, hidden_covers(spec))
+  vim.list_extend(binds, git_box.hidden_covers(spec.hidden, spec.store .. "/empty"))
   vim.list_extend(binds, { store_rw and "--bind" or "--ro-bind", spec.store, spec.store })
   return git_box.argv(spec.bwrap, binds, script, args)
 end
@@ -187,19 +171,6 @@ function M.restore_argv(spec, tree)
   return argv(spec, RESTORE, { spec.top, spec.store, tree }, root, false)
 end
 
---- secret_files as gitignore lines: an extglob group matches anything
---- there (more is left out of checkpoints, never less).
----@param patterns string[]
----@return string
-function M.ignore_lines(patterns)
-  local out = {}
-  for _, pattern in ipairs(patterns) do
-    local line = pattern:gsub("[?*+@!]%b()", "*")
-    out[#out + 1] = (line:gsub("^([#!])", "\\%1"))
-  end
-  return table.concat(out, "\n") .. "\n"
-end
-
 --- Makes the store's folder (0700, every folder on the way a folder), its
 --- empty file and its list of secret names.
 ---@param spec flemma_sandbox.ShadowSpec
@@ -215,7 +186,7 @@ function M.prepare(spec)
       return nil, err
     end
   end
-  return core.write_atomic(spec.store, "secrets", M.ignore_lines(spec.secrets), 384)
+  return core.write_atomic(spec.store, "secrets", git_box.ignore_lines(spec.secrets), 384)
 end
 
 --- The checkpoints kept in a store, newest first: git on the store alone

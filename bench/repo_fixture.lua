@@ -1,0 +1,37 @@
+--- A committed repository of a given number of files for the benches (100
+--- per folder), with one untracked file; and a way to change three.
+local M = {}
+
+function M.sh(cmd)
+  local out = vim.fn.system({ "sh", "-c", cmd })
+  assert(vim.v.shell_error == 0, cmd .. "\n" .. out)
+  return out
+end
+
+function M.make_repo(dir, files)
+  M.sh("mkdir -p " .. dir .. " && cd " .. dir .. " && git init -q .")
+  local script = string.format(
+    "import os\nfor i in range(%d):\n  d = 'd%%d' %% (i // 100)\n  os.makedirs(d, exist_ok=True)\n"
+      .. "  open('%%s/f%%d.txt' %% (d, i), 'w').write('line %%d\\n' %% i * 20)\n",
+    files
+  )
+  M.sh("cd " .. dir .. " && python3 -c " .. vim.fn.shellescape(script))
+  M.sh(
+    "cd " .. dir .. " && git add -A && git -c user.name=b -c user.email=b@b commit -qm init && echo u > untracked.txt"
+  )
+end
+
+function M.change_three(dir, round)
+  M.sh(string.format("cd %s && for f in d0/f1.txt d1/f101.txt d2/f201.txt; do echo %d >> $f; done", dir, round))
+end
+
+function M.median(samples)
+  table.sort(samples)
+  return samples[math.floor(#samples / 2) + 1]
+end
+
+function M.now_ms()
+  return (vim.uv or vim.loop).hrtime() / 1e6
+end
+
+return M
