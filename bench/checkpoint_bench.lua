@@ -60,6 +60,7 @@ local function bench(files)
   print(string.format("  a chat's first checkpoint                 %8.1f ms  %.2fx", first, first / b))
   print(string.format("  undo of the last call (3 files)           %8.1f ms  %.2fx", undo_ms, undo_ms / b))
   vim.cmd("bwipeout!")
+  vim.cmd("cd /")
   sh("rm -rf " .. base)
 end
 

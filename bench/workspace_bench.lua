@@ -56,6 +56,7 @@ local function bench(files)
   print(string.format("  a chat's copy (goal <= 1.5x)          %8.1f ms  %.2fx", made, made / plain))
   print(string.format("  sync after a call, 3 files changed    %8.1f ms  (goal <= 50 ms)", sync))
   vim.cmd("bwipeout!")
+  vim.cmd("cd /")
   sh("rm -rf " .. base)
 end
 
