@@ -168,10 +168,24 @@ describe("clone mode", function()
       diffing = diffing + (vim.wo[win].diff and 1 or 0)
     end
     assert.are.equal(2, diffing)
+    -- in the quickfix window: the entry under the cursor
+    vim.cmd("copen")
+    for i, item in ipairs(vim.fn.getqflist()) do
+      if vim.fn.bufname(item.bufnr):match("staged%.txt$") then
+        vim.api.nvim_win_set_cursor(0, { i, 0 })
+      end
+    end
+    commands.actions.diff(vim.api.nvim_get_current_buf())
+    local shown = {}
+    for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      shown[#shown + 1] = vim.fn.bufname(vim.api.nvim_win_get_buf(win))
+    end
+    assert.matches("sandbox://[^\n]*/staged%.txt", table.concat(shown, "\n"))
+    -- from another buffer than the chat's: the chat reviewed last
     vim.cmd("tabonly")
-    vim.api.nvim_set_current_buf(bufnr)
+    vim.cmd("enew")
     local notes, restore = n.capture_notify()
-    commands.actions.apply(bufnr)
+    commands.actions.apply(vim.api.nvim_get_current_buf())
     assert(vim.wait(15000, function()
       n.flush_notices()
       return #notes > 0

@@ -51,18 +51,36 @@ function M.open_diff(top, path, remote)
   vim.cmd("diffthis")
 end
 
+--- The chat whose copy was reviewed last (the quickfix list's), for the
+--- commands run from the diff's or the list's windows.
+local last_chat = nil
+--- The changes behind the last quickfix list of :FlemmaSandbox diff, in
+--- its order (Neovim 0.7's quickfix items carry no data of their own).
+local listed = {}
+local LIST_TITLE = "flemma-sandbox: the chat's copy, not applied"
+
+--- The chat buffer the review acts on: this one when it is a chat, else
+--- the one reviewed last.
+---@param bufnr integer
+---@return integer|nil
+local function chat_buffer(bufnr)
+  if require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr) then
+    return bufnr
+  end
+  if last_chat and vim.api.nvim_buf_is_valid(last_chat) then
+    return last_chat
+  end
+  notice.say("run it in the chat's buffer", vim.log.levels.WARN)
+  return nil
+end
+
 --- The change under the cursor in the quickfix window, when it is ours.
----@return table|nil item
+---@return flemma_sandbox.Change|nil
 local function entry_under_cursor()
-  if vim.bo.buftype ~= "quickfix" then
+  if vim.bo.buftype ~= "quickfix" or vim.fn.getqflist({ title = 0 }).title ~= LIST_TITLE then
     return nil
   end
-  local list = vim.fn.getqflist({ title = 0, items = 0 })
-  if not tostring(list.title):match("^flemma%-sandbox") then
-    return nil
-  end
-  local item = list.items[vim.fn.line(".")]
-  return item and type(item.user_data) == "table" and item.user_data or nil
+  return listed[vim.fn.line(".")]
 end
 
 --- :FlemmaSandbox diff: the changed files in the quickfix list, and the
@@ -74,6 +92,10 @@ function M.diff(bufnr)
   if picked then
     return M.open_diff(picked.top, picked.path, picked.remote)
   end
+  bufnr = chat_buffer(bufnr)
+  if not bufnr then
+    return
+  end
   if not workspaces.is_clone(bufnr) then
     return notice.say('no copy to review: this chat works on the real tree (sandboxes.workspace = "direct")')
   end
@@ -84,10 +106,10 @@ function M.diff(bufnr)
         filename = c.top .. "/" .. c.path,
         lnum = 1,
         text = c.status .. "  " .. (WORDS[c.status] or c.status),
-        user_data = { top = c.top, path = c.path, remote = c.remote },
       }
     end
-    vim.fn.setqflist({}, " ", { title = "flemma-sandbox: the chat's copy, not applied", items = items })
+    last_chat, listed = bufnr, changes
+    vim.fn.setqflist({}, " ", { title = LIST_TITLE, items = items })
     if #errors > 0 then
       notice.say(errors[1], vim.log.levels.WARN)
     end
@@ -104,6 +126,10 @@ end
 ---@param bufnr integer
 ---@param running boolean whether tool calls of this chat are running
 function M.apply(bufnr, running)
+  bufnr = chat_buffer(bufnr)
+  if not bufnr then
+    return
+  end
   if running then
     return notice.say("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
   end
@@ -118,7 +144,7 @@ function M.apply(bufnr, running)
       end
     end
     vim.fn.setqflist({}, " ", { title = "flemma-sandbox: apply", items = items })
-    vim.cmd("checktime")
+    vim.cmd("silent! checktime")
     local said = string.format(
       "applied %d file(s); %d conflict(s), %d not brought in%s",
       #result.applied,
@@ -137,6 +163,10 @@ end
 ---@param bufnr integer
 ---@param running boolean
 function M.discard(bufnr, running)
+  bufnr = chat_buffer(bufnr)
+  if not bufnr then
+    return
+  end
   if running then
     return notice.say("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
   end
