@@ -13,6 +13,9 @@ local WORDS = { A = "made in the copy", M = "changed in the copy", D = "deleted 
 ---@param bufnr integer
 ---@return string
 function M.summary(bufnr)
+  if not require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr) then
+    return "clone (sandboxes.workspace): each chat works on its own copy; this buffer is no chat"
+  end
   local parts = {}
   for _, spec in ipairs(workspaces.specs(bufnr)) do
     local made = require("flemma_sandbox.backends.workspace").exists(spec.clone)
@@ -144,7 +147,16 @@ function M.apply(bufnr, running)
       end
     end
     vim.fn.setqflist({}, " ", { title = "flemma-sandbox: apply", items = items })
-    vim.cmd("silent! checktime")
+    -- buffers of what changed on disk, unless the user changed them: read
+    -- again (a checktime would ask about each file made meanwhile)
+    for _, path in ipairs(result.applied) do
+      local b = vim.fn.bufnr(path)
+      if b > 0 and vim.api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
+        vim.api.nvim_buf_call(b, function()
+          vim.cmd("silent! edit!")
+        end)
+      end
+    end
     local said = string.format(
       "applied %d file(s); %d conflict(s), %d not brought in%s",
       #result.applied,
