@@ -28,7 +28,10 @@ describe(":FlemmaSandbox", function()
       { "tool:execute", "tool:execute-all", "tool:cancel" },
       vim.fn.getcompletion("FlemmaSandbox tool:", "cmdline")
     )
-    assert.are.same({ "delete", "disable", "deny" }, vim.fn.getcompletion("FlemmaSandbox d", "cmdline"))
+    assert.are.same(
+      { "delete", "diff", "discard", "disable", "deny" },
+      vim.fn.getcompletion("FlemmaSandbox d", "cmdline")
+    )
   end)
 
   it("disable and enable set the session override for all buffers", function()
