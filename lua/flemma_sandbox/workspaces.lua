@@ -9,10 +9,6 @@ local M = {}
 --- Syncs under way (a caller about to remove a chat's folders waits).
 M.syncing = 0
 
---- The tools that act on the host's files directly: in clone mode they
---- would see and change the user's tree, not the copy.
-M.HOST_TOOLS = { read = true, write = true, edit = true, ls = true, find = true, grep = true, git = true }
-
 --- Whether a buffer's chat works on copies.
 ---@param bufnr integer|nil
 ---@return boolean

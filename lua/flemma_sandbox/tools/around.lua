@@ -8,21 +8,6 @@ local M = {}
 
 local checkpoint_warned = false
 
---- Why a tool is refused here, or nil: the host's file tools in clone mode
---- (they would act on the user's tree, not the copy).
----@param name string
----@param bufnr integer|nil
----@return string|nil
-function M.refusal(name, bufnr)
-  local workspaces = require("flemma_sandbox.workspaces")
-  if workspaces.HOST_TOOLS[name] and workspaces.is_clone(bufnr) then
-    return name
-      .. ' is not available with sandboxes.workspace = "clone" yet (it acts on the real tree, '
-      .. "not this chat's copy); use bash, which works on the copy"
-  end
-  return nil
-end
-
 --- Before a call: run() once the checkpoint is taken or the copies are
 --- made; the call runs either way (a failed checkpoint is said once per
 --- session).

@@ -6,6 +6,7 @@
 local core = require("flemma_sandbox.core")
 local sandbox = require("flemma_sandbox")
 local command_notes = require("flemma_sandbox.tools.command_notes")
+local copy_paths = require("flemma_sandbox.tools.copy_paths")
 
 local M = {}
 
@@ -16,7 +17,22 @@ M.EDIT_MAX_BYTES = 64 * 1024 * 1024
 ---@param ctx table
 ---@return string|nil real, string|nil err
 local function locate(path, ctx)
+  -- clone mode: the chat's copy of the repository, not the user's tree
+  local absolute = ctx.copies and core.absolute(path, ctx.cwd)
+  local c = absolute and copy_paths.copy_at(ctx.copies, absolute)
+  if c then
+    return copy_paths.resolve(c, absolute)
+  end
   return sandbox.real_path(path, ctx.cwd)
+end
+
+--- A real path as the rules and the model see it (clone mode: at the
+--- repository's path, not in the chat's folder).
+---@param real string
+---@param ctx table
+---@return string
+local function seen(real, ctx)
+  return copy_paths.as_seen(ctx.copies, real)
 end
 
 --- The real path a write to `path` would reach, or why it may not happen
@@ -29,9 +45,9 @@ local function write_target(path, ctx)
   if not real then
     return nil, err
   end
-  local ok, why = sandbox.is_path_writable(real, ctx.bufnr, ctx.config_opts)
+  local ok, why = sandbox.is_path_writable(seen(real, ctx), ctx.bufnr, ctx.config_opts)
   if not ok then
-    return nil, "write to " .. real .. " blocked: " .. command_notes.rule_of(why)
+    return nil, "write to " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why)
   end
   return real
 end
@@ -39,8 +55,9 @@ end
 --- Writes content to real atomically, keeping an existing file's mode.
 ---@return boolean|nil ok, string|nil err
 local function write(real, content, ctx)
-  local root
-  if sandbox.is_enabled(ctx.config_opts) then
+  local c = copy_paths.copy_holding(ctx.copies, real)
+  local root = c and c.clone
+  if not root and sandbox.is_enabled(ctx.config_opts) then
     root = sandbox.root_of(real, (sandbox.get_policy(ctx.bufnr, ctx.config_opts)))
   end
   root = root or real:match("^(.*)/[^/]+$")
@@ -66,10 +83,18 @@ function M.read_checked(path, ctx, max_bytes)
   end
   local data, second, third = core.read_opened(asked, max_bytes)
   local real, err = data and second or third, not data and second or nil
+  if
+    real
+    and ctx.copies
+    and copy_paths.copy_holding(ctx.copies, asked)
+    and not copy_paths.copy_holding(ctx.copies, real)
+  then
+    return nil, "read of " .. path .. " blocked: it leads out of the chat's copy"
+  end
   if real then
-    local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
+    local visible, why = sandbox.is_path_readable(seen(real, ctx), ctx.bufnr, ctx.config_opts)
     if not visible then
-      return nil, "read of " .. real .. " blocked: " .. command_notes.rule_of(why)
+      return nil, "read of " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why)
     end
   end
   if not data then
@@ -128,7 +153,7 @@ M.read = {
     if not real then
       return nil, err
     end
-    return { lines = { "read " .. real } }
+    return { lines = { "read " .. seen(real, ctx) } }
   end,
   run = function(input, ctx, done)
     local asked = locate(input.path, ctx)
@@ -145,10 +170,14 @@ M.read = {
         return done({ error = "cannot read " .. input.path .. ": " .. tostring(data) })
       end
     end
-    local visible, why = sandbox.is_path_readable(real, ctx.bufnr, ctx.config_opts)
-    if not visible then
-      return done({ error = "read of " .. real .. " blocked: " .. command_notes.rule_of(why) })
+    if ctx.copies and copy_paths.copy_holding(ctx.copies, asked) and not copy_paths.copy_holding(ctx.copies, real) then
+      return done({ error = "read of " .. input.path .. " blocked: it leads out of the chat's copy" })
     end
+    local visible, why = sandbox.is_path_readable(seen(real, ctx), ctx.bufnr, ctx.config_opts)
+    if not visible then
+      return done({ error = "read of " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why) })
+    end
+    real = seen(real, ctx)
     if type(info) ~= "table" then
       return done({ error = tostring(data) })
     end
@@ -215,7 +244,7 @@ M.write = {
   end,
   prepare = function(input, ctx)
     local real, err = write_target(input.path, ctx)
-    return real and { lines = M.write_question(real, input.content) }, err
+    return real and { lines = M.write_question(seen(real, ctx), input.content) }, err
   end,
   run = function(input, ctx, done)
     local real, err = write_target(input.path, ctx)
@@ -293,7 +322,7 @@ M.edit = {
   end,
   prepare = function(input, ctx)
     local real, err = write_target(input.path, ctx)
-    local shown = real and { "edit " .. real, "- " .. input.oldText, "+ " .. input.newText }
+    local shown = real and { "edit " .. seen(real, ctx), "- " .. input.oldText, "+ " .. input.newText }
     return shown and { lines = shown }, err
   end,
   run = function(input, ctx, done)

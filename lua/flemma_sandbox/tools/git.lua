@@ -178,6 +178,14 @@ function M.prepare(input, ctx)
   if not plan then
     return nil, err
   end
+  if ctx.copies and #ctx.copies > 0 then
+    -- clone mode: the chat's copy is the sandbox's own repository, written
+    -- in the sandbox; nothing of git runs on the host or in the user's tree
+    if plan.clone and not plan.clone.in_playground then
+      return nil, 'git clone outside the playground is not available with sandboxes.workspace = "clone"'
+    end
+    plan.on_host = false
+  end
   ctx.git = plan
   -- on the host: the user's explicit yes, whatever approval.git says
   return {

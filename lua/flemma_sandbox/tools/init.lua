@@ -162,10 +162,6 @@ function M.run(name, input, opts, done)
   if bad then
     return done({ error = bad, not_run = true })
   end
-  local not_here = around.refusal(name, opts.bufnr)
-  if not_here then
-    return done({ error = not_here, not_run = true })
-  end
   local ctx = {
     bufnr = opts.bufnr,
     config_opts = opts.bufnr,
@@ -174,6 +170,11 @@ function M.run(name, input, opts, done)
     env_path = surroundings.getenv("PATH"),
     on_job = opts.on_job or function() end,
   }
+  local workspaces = require("flemma_sandbox.workspaces")
+  if workspaces.is_clone(opts.bufnr) then
+    -- the chat's copies: the file tools act on them (tools/copy_paths.lua)
+    ctx.copies = workspaces.specs(opts.bufnr)
+  end
   local request, err = tool.prepare(input, ctx)
   if not request then
     return done({ error = err, not_run = true })
