@@ -92,17 +92,20 @@ describe("clone mode", function()
     local before, state = manifest(proj), repo_state(proj)
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(bufnr), "\n")
     assert.matches("workspace:  clone: this chat works on its own copy of [^\n]*proj %(made at the next call%)", status)
-    local r, out = bash(bufnr, "pwd && cat notes.txt src/a.txt && git status --short && ls build .env 2>&1; true")
+    local r, out = bash(bufnr, "pwd && cat notes.txt src/a.txt && git status --short && ls .env 2>&1; true")
     assert.are.equal(0, r.exit_code, out)
     assert.matches("^" .. vim.pesc(proj) .. "\n", r.stdout)
     assert.matches("untracked\none, modified\n", r.stdout)
     assert.matches(" M src/a.txt", r.stdout)
     assert.matches("%?%? notes.txt", r.stdout)
-    assert.matches("build.*No such file", out, "ignored folders are not copied")
+    -- ignored folders at the top are the user's, read-only
+    local ro, ro_out = bash(bufnr, "cat build/out.bin && touch build/new 2>&1; true")
+    assert.matches("^ignored\n", ro.stdout, ro_out)
+    assert.matches("Read%-only file system", ro_out)
     assert.matches("%.env.*No such file", out, "secret files are not copied")
     r, out = bash(
       bufnr,
-      "rm -rf * && echo new > new.txt && git add -A && git -c user.name=m -c user.email=m@m commit -qm model"
+      "rm -rf * 2>/dev/null; echo new > new.txt && git add -A && git -c user.name=m -c user.email=m@m commit -qm model"
         .. " && git log --format=%s -1"
     )
     assert.are.equal(0, r.exit_code, out)
@@ -123,7 +126,7 @@ describe("clone mode", function()
     assert.are.equal(state, repo_state(proj))
     -- the next call finds the copy as the last one left it
     r = bash(bufnr, "ls && git log --format=%s -1")
-    assert.are.equal("new.txt\nmodel", vim.trim(r.stdout))
+    assert.are.equal("build\nnew.txt\nmodel", vim.trim(r.stdout))
     -- control: in direct mode the same kind of call changes the user's tree
     setup({ sandboxes = { workspace = "direct" } })
     bash(bufnr, "rm -rf src")

@@ -32,6 +32,10 @@ GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g ls-files -z -i -c --exclude-from="
   GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g update-index -z --force-remove --stdin
 GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g -c core.excludesFile="$top/.git/info/exclude" \
   add -A --ignore-errors >/dev/null 2>&1 || true
+# the folders git ignores at the top (node_modules, build output): shown
+# from the user's tree, read-only (view_options), listed outside the copy
+GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g -c core.excludesFile="$top/.git/info/exclude" \
+  ls-files -o -i --exclude-standard --directory 2>/dev/null | grep -E '^[^/]+/$' >"$clone.ignored" || true
 tree=$(GIT_INDEX_FILE="$snap" g write-tree)
 head=$(g rev-parse -q --verify HEAD || true)
 base=$(echo "the user's tree when the copy was made" | g commit-tree "$tree" ${head:+-p "$head"})
@@ -259,6 +263,31 @@ function M.ensure(spec, done)
   end
 end
 
+--- At most this many ignored folders are shown in a copy.
+M.IGNORED_LIMIT = 32
+
+--- The folders at the repository's top that git ignores (listed when the
+--- copy was made, in the chat's workspace folder, which no sandbox sees),
+--- each a plain name of a folder (not a link) in the user's tree now.
+---@param space flemma_sandbox.Workspace
+---@return string[]
+function M.ignored_folders(space)
+  local out = {}
+  local f = io.open(space.clone .. ".ignored", "r")
+  if not f then
+    return out
+  end
+  for line in f:lines() do
+    local name = line:match("^([^/]+)/$")
+    local plain = name and name ~= "." and name ~= ".." and name ~= ".git"
+    if plain and #out < M.IGNORED_LIMIT and core.file_type(space.top .. "/" .. name) == "directory" then
+      out[#out + 1] = name
+    end
+  end
+  f:close()
+  return out
+end
+
 --- bwrap options of the view in front of the helper: each copy at its
 --- repository's path; its ".git" a mount point (it cannot be moved
 --- aside), its config, hooks and alternates read-only, the user's
@@ -271,6 +300,9 @@ function M.view_options(workspaces)
   for _, space in ipairs(workspaces) do
     local top, clone = space.top, space.clone
     vim.list_extend(out, { "--bind", clone, top, "--bind", clone .. "/.git", top .. "/.git" })
+    for _, name in ipairs(M.ignored_folders(space)) do
+      vim.list_extend(out, { "--ro-bind", top .. "/" .. name, top .. "/" .. name })
+    end
     for _, name in ipairs({ "config", "hooks", "objects/info" }) do
       if core.file_type(clone .. "/.git/" .. name) then
         vim.list_extend(out, { "--ro-bind", clone .. "/.git/" .. name, top .. "/.git/" .. name })
