@@ -292,10 +292,12 @@ cat evil-git/config
     local r, out = bash(
       bufnr,
       "echo '[core] fsmonitor = touch /tmp/ran' >> .git/config; echo x > .git/hooks/post-commit;"
+        .. " : > .git/info/exclude;"
         .. " mv .git .git-old; rm -rf .git/flemma-user-objects/*; ls -d .git; git cat-file -t HEAD"
     )
     assert.matches("config: Read%-only file system", out)
     assert.matches("post%-commit: Read%-only file system", out)
+    assert.matches("exclude: Read%-only file system", out)
     assert.matches("mv: cannot move", out)
     assert.are.equal(".git\ncommit", vim.trim(r.stdout), "the .git and the user's objects are still there")
     assert.are.equal(0, vim.fn.filereadable(proj .. "/.git/hooks/post-commit"))

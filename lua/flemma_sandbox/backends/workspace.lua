@@ -290,7 +290,8 @@ end
 
 --- bwrap options of the view in front of the helper: each copy at its
 --- repository's path; its ".git" a mount point (it cannot be moved
---- aside), its config, hooks and alternates read-only, the user's
+--- aside), its config, hooks, info (the exclude file that keeps secret
+--- names out of what is synced) and alternates read-only, the user's
 --- objects read-only where its alternates name them. The sources are the
 --- host's: the user's tree itself is nowhere in this view.
 ---@param workspaces flemma_sandbox.Workspace[]
@@ -303,7 +304,7 @@ function M.view_options(workspaces)
     for _, name in ipairs(M.ignored_folders(space)) do
       vim.list_extend(out, { "--ro-bind", top .. "/" .. name, top .. "/" .. name })
     end
-    for _, name in ipairs({ "config", "hooks", "objects/info" }) do
+    for _, name in ipairs({ "config", "hooks", "info", "objects/info" }) do
       if core.file_type(clone .. "/.git/" .. name) then
         vim.list_extend(out, { "--ro-bind", clone .. "/.git/" .. name, top .. "/.git/" .. name })
       end
