@@ -101,8 +101,13 @@ local function queued(store, argv, done)
       end
     end)
     if not started then
-      d("")
+      -- nothing of this store can run: each waiting step is told
+      local waiting = queues[store]
       queues[store] = nil
+      d("")
+      for _, item in ipairs(waiting) do
+        item[2]("")
+      end
     end
   end
   run(argv, done)

@@ -138,12 +138,8 @@ end
 ---@param bufnr integer
 ---@return string|nil
 function M.clone_refusal(bufnr)
-  local ok, cfg = pcall(function()
-    local flemma_cfg = require("flemma.config").materialize(bufnr)
-    local backends = flemma_cfg.sandbox and flemma_cfg.sandbox.backends or {}
-    return require("flemma_sandbox.flemma.backend").effective_config(backends.flemma_sandbox)
-  end)
-  if ok and type(cfg) == "table" and cfg.sandboxes and cfg.sandboxes.workspace == "clone" then
+  local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(bufnr)
+  if sandboxes and sandboxes.workspace == "clone" then
     return 'sandboxes.workspace = "clone" is not available under Flemma yet '
       .. '(Flemma\'s read, write and edit act on your real tree); use "direct" (checkpoints and undo)'
   end

@@ -101,6 +101,19 @@ function M.effective_config(backend_config)
   return hosted.config(plain(backend_config or {}), M.CONFIG_KEY)
 end
 
+--- The sandboxes settings Flemma's config gives a buffer (its backend
+--- config over setup() over the defaults), or nil when it cannot be read.
+---@param bufnr integer
+---@return flemma_sandbox.SandboxesConfig|nil
+function M.sandboxes_of(bufnr)
+  local ok, cfg = pcall(function()
+    local flemma_cfg = require("flemma.config").materialize(bufnr)
+    local backends = flemma_cfg.sandbox and flemma_cfg.sandbox.backends or {}
+    return M.effective_config(backends[M.name])
+  end)
+  return ok and type(cfg) == "table" and cfg.sandboxes or nil
+end
+
 --- What flemma-sandbox's hosted API gets for one of Flemma's commands.
 ---@param flemma_policy table Flemma's resolved policy (rw_paths absolute)
 ---@param backend_config table|nil

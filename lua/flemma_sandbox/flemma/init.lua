@@ -61,7 +61,8 @@ local function on_tool_executing(data)
   -- direct mode's checkpoint, before the call writes: Flemma runs its file
   -- tools on this thread right after this event, so it is taken now
   local checkpoints = require("flemma_sandbox.checkpoints")
-  if checkpoints.WRITING_TOOLS[data.tool_name] then
+  local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(data.bufnr)
+  if checkpoints.WRITING_TOOLS[data.tool_name] and not (sandboxes and sandboxes.checkpoints == false) then
     local labels = require("flemma_sandbox.flemma.approval").labels
     local label = labels[data.tool_id] or (data.tool_name .. ": " .. tostring(data.tool_id))
     labels[data.tool_id] = nil
@@ -158,7 +159,10 @@ function M.attach()
         -- while the model answers: the checkpoints its tool calls will
         -- wait for (on_tool_executing) then only look at what changed
         if type(ev.data) == "table" and type(ev.data.bufnr) == "number" then
-          pcall(require("flemma_sandbox.checkpoints").warm, ev.data.bufnr)
+          local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(ev.data.bufnr)
+          if not (sandboxes and sandboxes.checkpoints == false) then
+            pcall(require("flemma_sandbox.checkpoints").warm, ev.data.bufnr)
+          end
         end
       end,
     })
