@@ -34,10 +34,9 @@ end
 ---@param bufnr integer|nil
 ---@param done fun(errors: string[])
 function M.ensure(bufnr, done)
-  local spaces, resolved = M.of(bufnr)
+  local specs = M.specs(bufnr)
   local workspace = require("flemma_sandbox.backends.workspace")
-  local bwrap = require("flemma_sandbox").resolve_config(bufnr).backends.bwrap.path or "bwrap"
-  local errors, left = {}, #spaces
+  local errors, left = {}, #specs
   if left == 0 then
     return done(errors)
   end
@@ -50,8 +49,8 @@ function M.ensure(bufnr, done)
       end
     end)
   end)
-  for _, space in ipairs(spaces) do
-    workspace.ensure(workspace.spec(space, resolved, bwrap), function(err)
+  for _, spec in ipairs(specs) do
+    workspace.ensure(spec, function(err)
       errors[#errors + 1] = err
       left = left - 1
       if left == 0 then

@@ -221,6 +221,28 @@ describe("clone mode", function()
     assert.are.equal("the user's own\nmade", vim.trim(r.stdout))
   end)
 
+  it("makes one copy for calls that start together", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local results = {}
+    for i = 1, 3 do
+      require("flemma_sandbox.tools").run("bash", { command = "echo " .. i .. " > p" .. i .. ".txt && echo ok" }, {
+        bufnr = bufnr,
+        approved = true,
+      }, function(r)
+        results[#results + 1] = r
+      end)
+    end
+    assert(vim.wait(30000, function()
+      return #results == 3
+    end, 20))
+    for _, r in ipairs(results) do
+      assert.are.equal(0, r.exit_code, vim.inspect(r))
+    end
+    local r = bash(bufnr, "cat p1.txt p2.txt p3.txt")
+    assert.are.equal("1\n2\n3", vim.trim(r.stdout))
+    assert.is_nil(h.read(proj .. "/p1.txt"))
+  end)
+
   it("delete refuses to drop a copy with work not applied, unless forced", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
     bash(bufnr, "echo work > work.txt")

@@ -9,6 +9,13 @@ local workspace = require("flemma_sandbox.policy.workspace")
 
 local M = {}
 
+--- Copies being made in the background: the callbacks waiting for each.
+---@type table<string, fun(err: string|nil)[]>
+local making = {}
+--- Copies being synced: the callbacks of the syncs asked meanwhile.
+---@type table<string, fun(err: string|nil)[]>
+local syncing = {}
+
 -- $1 the repository, $2 the copy's folder, $3 the secret names
 -- (gitignore lines). The copy starts as the user's tree is now: HEAD and
 -- its branch, and in the work tree the tracked, modified and untracked
@@ -167,15 +174,34 @@ function M.sync(spec, name, done)
   if not M.exists(spec.clone) then
     return done(nil)
   end
+  -- one sync of a copy at a time; those asked meanwhile are one more after
+  local running = syncing[spec.clone]
+  if running then
+    table.insert(running, done)
+    return
+  end
+  syncing[spec.clone] = {}
+  local function finish(why)
+    local again = syncing[spec.clone]
+    syncing[spec.clone] = nil
+    done(why)
+    if #again > 0 then
+      M.sync(spec, name, function(err)
+        for _, fn in ipairs(again) do
+          fn(err)
+        end
+      end)
+    end
+  end
   local argv = git_box.argv(spec.bwrap, copy_binds(spec), SYNC, { spec.top, name })
   local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
     if out:match("synced") then
-      return done(nil)
+      return finish(nil)
     end
-    done("could not sync the chat's copy of " .. spec.top .. ": " .. out .. errs)
+    finish("could not sync the chat's copy of " .. spec.top .. ": " .. out .. errs)
   end)
   if not started then
-    done("could not start bwrap to sync the chat's copy of " .. spec.top)
+    finish("could not start bwrap to sync the chat's copy of " .. spec.top)
   end
 end
 
@@ -230,6 +256,9 @@ function M.ensure_now(spec)
   if M.exists(spec.clone) then
     return true
   end
+  if making[spec.clone] then
+    return nil, "flemma-sandbox: the chat's copy of " .. spec.top .. " is being made; try again in a moment"
+  end
   local argv, err = M.create_argv(spec)
   if not argv then
     return nil, err
@@ -248,18 +277,31 @@ function M.ensure(spec, done)
   if M.exists(spec.clone) then
     return done(nil)
   end
+  -- calls that start together wait for the one copy being made
+  if making[spec.clone] then
+    table.insert(making[spec.clone], done)
+    return
+  end
   local argv, err = M.create_argv(spec)
   if not argv then
     return done(err)
   end
+  making[spec.clone] = { done }
+  local function finish(why)
+    local waiting = making[spec.clone]
+    making[spec.clone] = nil
+    for _, fn in ipairs(waiting) do
+      fn(why)
+    end
+  end
   local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
     if out:match("created") and M.exists(spec.clone) then
-      return done(nil)
+      return finish(nil)
     end
-    done("could not make the chat's copy of " .. spec.top .. ": " .. out .. errs)
+    finish("could not make the chat's copy of " .. spec.top .. ": " .. out .. errs)
   end)
   if not started then
-    done("could not start bwrap to make the chat's copy of " .. spec.top)
+    finish("could not start bwrap to make the chat's copy of " .. spec.top)
   end
 end
 
