@@ -326,48 +326,54 @@ cat evil-git/config
     assert.is_nil((h.read(proj .. "/.git/config") or ""):find("fsmonitor", 1, true))
   end)
 
-  it(
-    "works without a live sandbox too; the file tools and git act on the copy, never through a link out of it",
-    function()
-      setup({
-        sandboxes = { workspace = "clone", live = false },
-        approval = { read = "allow", write = "allow", edit = "allow", git = "allow" },
-      })
-      local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
-      local before, state = manifest(proj), repo_state(proj)
-      local r, out = bash(bufnr, "rm notes.txt && ls")
-      assert.are.equal(0, r.exit_code, out)
-      assert.is_nil(r.stdout:find("notes.txt", 1, true))
-      local function tool(name, input)
-        return n.run_tool(name, input, { bufnr = bufnr, approved = true })
-      end
-      r = tool("write", { path = "w.txt", content = "written\n" })
-      assert.is_nil(r.error, vim.inspect(r))
-      r = tool("edit", { path = proj .. "/src/a.txt", oldText = "modified", newText = "edited" })
-      assert.is_nil(r.error, vim.inspect(r))
-      r = tool("read", { path = "src/a.txt" })
-      assert.are.equal("one, edited", r.content)
-      r = tool("git", { args = { "add", "-A" } })
-      assert.are.equal(0, r.exit_code, vim.inspect(r))
-      r = tool("git", { args = { "commit", "-m", "by the git tool" } })
-      assert.are.equal(0, r.exit_code, vim.inspect(r))
-      r = bash(bufnr, "cat w.txt && git log --format=%s -1")
-      assert.are.equal("written\nby the git tool", vim.trim(r.stdout))
-      assert.are.equal(before, manifest(proj))
-      assert.are.equal(state, repo_state(proj))
-      -- a link in the copy to the user's own file (its path is the same
-      -- inside): on the host it would lead to the user's tree
-      bash(bufnr, "ln -s " .. proj .. "/staged.txt link.txt")
-      local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
-      assert.are.equal(proj .. "/staged.txt", require("flemma_sandbox.core").resolve(clone .. "/link.txt", "/"))
-      r = tool("write", { path = "link.txt", content = "through the link\n" })
-      assert.matches("leads out of the chat's copy", r.error or "")
-      r = tool("read", { path = "link.txt" })
-      assert.matches("leads out of the chat's copy", r.error or "")
-      assert.are.equal("staged\n", h.read(proj .. "/staged.txt"))
-      local ok, err = pcall(sandbox.setup, { sandboxes = { workspace = "copy" } })
-      assert.is_false(ok)
-      assert.matches('sandboxes.workspace: expected "direct" or "clone", got copy', tostring(err))
+  it("acts on the copy with the file tools and git, never through a link out of it (no live sandbox)", function()
+    -- git's identity for the commit in the sandbox (no ~/.gitconfig in CI's roots)
+    local ident = { "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL" }
+    for _, name in ipairs(ident) do
+      vim.env[name] = name:match("EMAIL") and "m@m" or "m"
     end
-  )
+    setup({
+      policy = { rw_paths = { "$CWD", "/tmp" }, network = false, env_allow = ident },
+      sandboxes = { workspace = "clone", live = false },
+      approval = { read = "allow", write = "allow", edit = "allow", git = "allow" },
+    })
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local before, state = manifest(proj), repo_state(proj)
+    local r, out = bash(bufnr, "rm notes.txt && ls")
+    assert.are.equal(0, r.exit_code, out)
+    assert.is_nil(r.stdout:find("notes.txt", 1, true))
+    local function tool(name, input)
+      return n.run_tool(name, input, { bufnr = bufnr, approved = true })
+    end
+    r = tool("write", { path = "w.txt", content = "written\n" })
+    assert.is_nil(r.error, vim.inspect(r))
+    r = tool("edit", { path = proj .. "/src/a.txt", oldText = "modified", newText = "edited" })
+    assert.is_nil(r.error, vim.inspect(r))
+    r = tool("read", { path = "src/a.txt" })
+    assert.are.equal("one, edited", r.content)
+    r = tool("git", { args = { "add", "-A" } })
+    assert.are.equal(0, r.exit_code, vim.inspect(r))
+    r = tool("git", { args = { "commit", "-m", "by the git tool" } })
+    assert.are.equal(0, r.exit_code, vim.inspect(r))
+    r = bash(bufnr, "cat w.txt && git log --format=%s -1")
+    assert.are.equal("written\nby the git tool", vim.trim(r.stdout))
+    assert.are.equal(before, manifest(proj))
+    assert.are.equal(state, repo_state(proj))
+    -- a link in the copy to the user's own file (its path is the same
+    -- inside): on the host it would lead to the user's tree
+    bash(bufnr, "ln -s " .. proj .. "/staged.txt link.txt")
+    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    assert.are.equal(proj .. "/staged.txt", require("flemma_sandbox.core").resolve(clone .. "/link.txt", "/"))
+    r = tool("write", { path = "link.txt", content = "through the link\n" })
+    assert.matches("leads out of the chat's copy", r.error or "")
+    r = tool("read", { path = "link.txt" })
+    assert.matches("leads out of the chat's copy", r.error or "")
+    assert.are.equal("staged\n", h.read(proj .. "/staged.txt"))
+    for _, name in ipairs(ident) do
+      vim.env[name] = nil
+    end
+    local ok, err = pcall(sandbox.setup, { sandboxes = { workspace = "copy" } })
+    assert.is_false(ok)
+    assert.matches('sandboxes.workspace: expected "direct" or "clone", got copy', tostring(err))
+  end)
 end)
