@@ -63,17 +63,16 @@ mv "$tmp" "$clone"
 echo created
 ]=]
 
--- $1 the repository's path (the copy is shown there, the user's git
--- folder at /user.git), $2 the chat's name. A commit of the copy's tree as
--- it is (refs/flemma/wip), then the copy's branches, that commit and the
--- tree it started from (refs/flemma/base) into the user's repository as
--- refs/remotes/sandbox-NAME/*, and the user's branches into the copy as
--- refs/remotes/origin/*. The copy's own git folder is named to git
--- outright (GIT_COMMON_DIR), so nothing the sandbox wrote there points git
--- at another one; its config, which git reads, the sandbox cannot write.
-local SYNC = [=[
+-- The sync, in two views. First ($1 the repository's path, where the copy
+-- is shown, writable; the user's git folder read-only at /user.git): a
+-- commit of the copy's tree as it is (refs/flemma/wip), and the user's
+-- branches into the copy as refs/remotes/origin/*. The copy's own git
+-- folder is named to git outright (GIT_COMMON_DIR), so nothing the
+-- sandbox wrote there points git at another one; its config, which git
+-- reads, the sandbox cannot write.
+local SYNC_COPY = [=[
 set -eu
-top=$1 name=$2
+top=$1
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
 cd "$top"
 export GIT_DIR="$top/.git" GIT_COMMON_DIR="$top/.git" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/wip-index
@@ -84,13 +83,23 @@ tree=$(g write-tree)
 head=$(g rev-parse -q --verify HEAD || true)
 wip=$(echo "the copy's tree after a call" | g commit-tree "$tree" ${head:+-p "$head"})
 g update-ref refs/flemma/wip "$wip"
-unset GIT_COMMON_DIR GIT_WORK_TREE GIT_INDEX_FILE
-GIT_DIR=/user.git g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
+unset GIT_WORK_TREE GIT_INDEX_FILE
+g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules /user.git "+refs/heads/*:refs/remotes/origin/*"
+echo copied
+]=]
+
+-- Then ($1 as above, $2 the chat's name; the copy read-only, the user's
+-- git folder writable): the copy's branches, wip and the tree it started
+-- from (refs/flemma/base) into the user's repository as
+-- refs/remotes/sandbox-NAME/*. Nothing here reads the copy's index.
+local SYNC_USER = [=[
+set -eu
+top=$1 name=$2
+GIT_DIR=/user.git git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 \
+  fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
   --upload-pack="env GIT_COMMON_DIR=$top/.git git -c core.hooksPath=/dev/null upload-pack" "$top" \
   "+refs/heads/*:refs/remotes/sandbox-$name/*" "+refs/flemma/wip:refs/remotes/sandbox-$name/wip" \
   "+refs/flemma/base:refs/remotes/sandbox-$name/base"
-GIT_DIR="$top/.git" GIT_COMMON_DIR="$top/.git" g fetch -q --no-tags --no-write-fetch-head \
-  --no-recurse-submodules /user.git "+refs/heads/*:refs/remotes/origin/*"
 echo synced
 ]=]
 
@@ -147,18 +156,21 @@ end
 
 --- The binds of the git bwrap that works on a copy: the copy at the
 --- repository's path as the sandbox sees it, the user's objects where
---- its alternates name them, the user's git folder at /user.git.
+--- its alternates name them, the user's git folder at /user.git; only
+--- one of the copy and the user's git folder is ever writable.
 ---@param spec flemma_sandbox.WorkspaceSpec
+---@param copy_rw boolean
+---@param user_rw boolean
 ---@return string[]
-local function copy_binds(spec)
+local function copy_binds(spec, copy_rw, user_rw)
   return {
-    "--bind",
+    copy_rw and "--bind" or "--ro-bind",
     spec.clone,
     spec.top,
     "--ro-bind",
     spec.top .. "/.git/objects",
     spec.top .. "/.git/" .. workspace.USER_OBJECTS,
-    "--bind",
+    user_rw and "--bind" or "--ro-bind",
     spec.top .. "/.git",
     "/user.git",
   }
@@ -193,16 +205,22 @@ function M.sync(spec, name, done)
       end)
     end
   end
-  local argv = git_box.argv(spec.bwrap, copy_binds(spec), SYNC, { spec.top, name })
-  local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
-    if out:match("synced") then
-      return finish(nil)
+  local function run(argv, word, next_step)
+    local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
+      if out:match(word) then
+        return next_step()
+      end
+      finish("could not sync the chat's copy of " .. spec.top .. ": " .. out .. errs)
+    end)
+    if not started then
+      finish("could not start bwrap to sync the chat's copy of " .. spec.top)
     end
-    finish("could not sync the chat's copy of " .. spec.top .. ": " .. out .. errs)
-  end)
-  if not started then
-    finish("could not start bwrap to sync the chat's copy of " .. spec.top)
   end
+  run(git_box.argv(spec.bwrap, copy_binds(spec, true, false), SYNC_COPY, { spec.top }), "copied", function()
+    run(git_box.argv(spec.bwrap, copy_binds(spec, false, true), SYNC_USER, { spec.top, name }), "synced", function()
+      finish(nil)
+    end)
+  end)
 end
 
 --- Makes the copy's refs/flemma/base its refs/flemma/wip (what was just
@@ -212,7 +230,7 @@ end
 function M.mark_applied(spec)
   local script =
     'GIT_DIR="$1/.git" GIT_COMMON_DIR="$1/.git" git update-ref refs/flemma/base refs/flemma/wip && echo marked'
-  local out = vim.fn.system(git_box.argv(spec.bwrap, copy_binds(spec), script, { spec.top }))
+  local out = vim.fn.system(git_box.argv(spec.bwrap, copy_binds(spec, true, false), script, { spec.top }))
   return out:match("marked") ~= nil
 end
 
