@@ -161,7 +161,13 @@ end
 local function merge3(mine, base, theirs)
   local names = { os.tmpname(), os.tmpname(), os.tmpname() }
   for i, text in ipairs({ mine, base, theirs }) do
-    local f = assert(io.open(names[i], "wb"))
+    local f = io.open(names[i], "wb")
+    if not f then
+      for _, name in ipairs(names) do
+        os.remove(name)
+      end
+      return "", -1
+    end
     f:write(text)
     f:close()
   end
