@@ -5,37 +5,11 @@
 --- snapshot of the same tree holds it).
 local h = require("support.helpers")
 local n = require("support.nvim")
+local project = require("support.project")
 local sandbox = require("flemma_sandbox")
 local checkpoints = require("flemma_sandbox.checkpoints")
-local live = require("flemma_sandbox.backends.live")
-local client = require("flemma_sandbox.backends.helper")
 
---- Every file under dir but .git, with its mode and content hash, sorted.
-local function manifest(dir)
-  return h.run({
-    "sh",
-    "-c",
-    "cd \"$1\" && find . -path ./.git -prune -o \\( -type f -o -type l \\) -printf '%p %m %y\\n' | LC_ALL=C sort"
-      .. " && find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum"
-      .. " && find . -path ./.git -prune -o -type l -printf '%p -> %l\\n' | LC_ALL=C sort",
-    "sh",
-    dir,
-  }).stdout
-end
-
---- What the user's repository says of itself: status, refs, stash, index.
-local function repo_state(dir)
-  local out = h.run({
-    "sh",
-    "-c",
-    'cd "$1" && git ls-files --stage && GIT_OPTIONAL_LOCKS=0 git status --porcelain=v1 --ignored'
-      .. " && git for-each-ref && git stash list && sha256sum .git/HEAD && ls .git .git/refs .git/objects/info",
-    "sh",
-    dir,
-  })
-  assert.are.equal(0, out.code, out.stderr)
-  return out.stdout
-end
+local manifest, repo_state = project.manifest, project.repo_state
 
 local function undo(bufnr)
   local lines, ok
@@ -52,19 +26,11 @@ local function undo(bufnr)
 end
 
 describe("direct mode's checkpoints", function()
-  local dir, proj, old_cwd, old_cache
+  local dir, proj, p
 
   before_each(function()
-    dir = h.tmpdir()
-    proj = dir .. "/proj"
-    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
-    vim.env.XDG_CACHE_HOME = dir .. "/cache"
-    h.sh(
-      "mkdir -p "
-        .. h.shell_quote(proj .. "/src/deep")
-        .. " && cd "
-        .. h.shell_quote(proj)
-        .. " && git init -q . && printf '.build/\\n*.log\\n' > .gitignore"
+    p = project.enter(
+      "mkdir -p src/deep && git init -q . && printf '.build/\\n*.log\\n' > .gitignore"
         .. " && printf 'one\\n' > src/a.txt && printf '#!/bin/sh\\necho hi\\n' > run.sh && chmod 755 run.sh"
         .. " && ln -s src/a.txt link && printf 'deep\\n' > src/deep/d.txt"
         .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
@@ -72,7 +38,7 @@ describe("direct mode's checkpoints", function()
         .. " && printf 'untracked\\n' > notes.txt && mkdir -p .build && printf 'ignored\\n' > .build/out.bin"
         .. " && printf 'log\\n' > .x.log"
     )
-    vim.cmd("cd " .. vim.fn.fnameescape(proj))
+    dir, proj = p.dir, p.proj
     sandbox.setup({
       backend = "bwrap",
       policy = { rw_paths = { "$CWD", "/tmp" }, network = false },
@@ -81,11 +47,7 @@ describe("direct mode's checkpoints", function()
   end)
 
   after_each(function()
-    live.stop_all(client.helper())
-    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
-    vim.env.XDG_CACHE_HOME = old_cache
-    sandbox.setup()
-    h.rmdir(dir)
+    project.leave(p)
   end)
 
   it("undoes `rm -rf *` byte for byte, untracked files included, and leaves no trace in the repository", function()

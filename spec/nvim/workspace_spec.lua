@@ -5,39 +5,20 @@
 --- mode changes them).
 local h = require("support.helpers")
 local n = require("support.nvim")
+local project = require("support.project")
 local sandbox = require("flemma_sandbox")
-local live = require("flemma_sandbox.backends.live")
-local client = require("flemma_sandbox.backends.helper")
 
---- Every file under dir but .git, with its mode and content hash, sorted.
 local function manifest(dir)
-  return h.run({
-    "sh",
-    "-c",
-    "cd \"$1\" && find . -path ./.git -prune -o -printf '%p %m %y\\n' | LC_ALL=C sort"
-      .. " && find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum",
-    "sh",
-    dir,
-  }).stdout
+  return project.manifest(dir, true)
 end
 
---- What the user's repository says of itself: index, status, refs, HEAD.
+--- The user's repository, but for the copy's refs the sync adds.
 local function repo_state(dir)
-  local out = h.run({
-    "sh",
-    "-c",
-    'cd "$1" && git ls-files --stage && GIT_OPTIONAL_LOCKS=0 git status --porcelain=v1 --ignored'
-      .. " && git for-each-ref refs/heads refs/tags && git stash list && cat .git/HEAD && git rev-parse HEAD"
-      .. " && ls -a .git",
-    "sh",
-    dir,
-  })
-  assert.are.equal(0, out.code, out.stderr)
-  return out.stdout
+  return project.repo_state(dir, "refs/heads refs/tags")
 end
 
 describe("clone mode", function()
-  local dir, proj, old_cwd, old_cache
+  local dir, proj, p
 
   local function setup(extra)
     local opts = {
@@ -57,22 +38,14 @@ describe("clone mode", function()
   end
 
   before_each(function()
-    dir = h.tmpdir()
-    proj = dir .. "/proj"
-    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
-    vim.env.XDG_CACHE_HOME = dir .. "/cache"
-    h.sh(
-      "mkdir -p "
-        .. h.shell_quote(proj .. "/src")
-        .. " && cd "
-        .. h.shell_quote(proj)
-        .. " && git init -q . && printf 'build/\\n' > .gitignore && printf 'one\\n' > src/a.txt"
+    p = project.enter(
+      "mkdir -p src && git init -q . && printf 'build/\\n' > .gitignore && printf 'one\\n' > src/a.txt"
         .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
         .. " && printf 'one, modified\\n' > src/a.txt && printf 'staged\\n' > staged.txt && git add staged.txt"
         .. " && printf 'untracked\\n' > notes.txt && mkdir build && printf 'ignored\\n' > build/out.bin"
         .. " && printf 'SECRET=1\\n' > .env"
     )
-    vim.cmd("cd " .. vim.fn.fnameescape(proj))
+    dir, proj = p.dir, p.proj
     setup()
   end)
 
@@ -80,11 +53,7 @@ describe("clone mode", function()
     vim.wait(15000, function()
       return require("flemma_sandbox.workspaces").syncing == 0
     end, 20)
-    live.stop_all(client.helper())
-    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
-    vim.env.XDG_CACHE_HOME = old_cache
-    sandbox.setup()
-    h.rmdir(dir)
+    project.leave(p)
   end)
 
   it("shows the copy at the project's path, as the user sees the tree, and keeps the user's tree as it was", function()
