@@ -234,20 +234,6 @@ function M.list(bufnr)
   return out, scope
 end
 
---- Stops the chat's live sandbox (nothing may write while the tree is put
---- back), then done().
----@param chat flemma_sandbox.ChatDir|nil
----@param done fun()
-local function stop_live(chat, done)
-  local helper = chat and require("flemma_sandbox.backends.helper").helper()
-  local live = require("flemma_sandbox.backends.live")
-  local dir = helper and live.dir_for(chat)
-  if dir and core.file_type(dir) == "directory" then
-    return live.stop(helper, dir, done)
-  end
-  done()
-end
-
 --- Puts each repository's tree back as it was before the chat's last call
 --- that changed it; done(lines) says what happened per repository. The
 --- tree as it was before the undo is kept in the store (refs/undo-saves).
@@ -258,7 +244,8 @@ function M.undo(bufnr, done)
   if scope.off or #scope.specs == 0 then
     return done({ "no checkpoints: " .. (scope.off or "no git repository in the writable projects") }, false)
   end
-  stop_live(scope.chat, function()
+  -- nothing may write while the tree is put back
+  require("flemma_sandbox.backends.live").stop_chat(scope.chat, function()
     local all_ok = true
     each(scope.specs, function(spec, next_one)
       local where = spec.rel == "." and spec.top or (spec.top .. "/" .. spec.rel)

@@ -160,13 +160,11 @@ end
 function M.discard(bufnr, done)
   local specs, resolved = M.specs(bufnr)
   local chat = resolved and resolved.chat
-  local helper = chat and require("flemma_sandbox.backends.helper").helper()
-  local live = require("flemma_sandbox.backends.live")
-  local live_dir = helper and live.dir_for(chat)
-  local function remove()
+  require("flemma_sandbox.backends.live").stop_chat(chat, function()
     local errors = {}
     for _, spec in ipairs(specs) do
       require("flemma_sandbox.review").forget(spec.top, chat.name)
+      os.remove(spec.clone .. ".ignored")
       if core.file_type(spec.clone) == "directory" then
         vim.fn.system({ "rm", "-rf", "--one-file-system", "--", spec.clone })
         if vim.v.shell_error ~= 0 then
@@ -175,11 +173,7 @@ function M.discard(bufnr, done)
       end
     end
     done(errors)
-  end
-  if live_dir and core.file_type(live_dir) == "directory" then
-    return live.stop(helper, live_dir, remove)
-  end
-  remove()
+  end)
 end
 
 --- The copy of a repository, if there is one.

@@ -78,6 +78,19 @@ function M.stop(helper, dir, on_exit)
   run_stop(helper, dir, on_exit)
 end
 
+--- Stops a chat's sandbox in the background when it has one (nothing of
+--- it may write meanwhile), then done().
+---@param chat flemma_sandbox.ChatDir|nil
+---@param done fun()
+function M.stop_chat(chat, done)
+  local helper = chat and require("flemma_sandbox.backends.helper").helper()
+  local dir = helper and M.dir_for(chat)
+  if dir and core.file_type(dir) == "directory" then
+    return M.stop(helper, dir, done)
+  end
+  done()
+end
+
 --- Stops every sandbox this Neovim used, and waits for them.
 ---@param helper string
 function M.stop_all(helper)

@@ -77,6 +77,28 @@ local function chat_buffer(bufnr)
   return nil
 end
 
+--- The chat apply or discard acts on, or nil once it said why not: none
+--- of its calls may run, and it must work on copies.
+---@param bufnr integer
+---@param running boolean
+---@param nothing string what to say in direct mode
+---@return integer|nil
+local function clone_chat(bufnr, running, nothing)
+  bufnr = chat_buffer(bufnr)
+  if not bufnr then
+    return nil
+  end
+  if running then
+    notice.say("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
+    return nil
+  end
+  if not workspaces.is_clone(bufnr) then
+    notice.say(nothing .. ': this chat works on the real tree (sandboxes.workspace = "direct")')
+    return nil
+  end
+  return bufnr
+end
+
 --- The change under the cursor in the quickfix window, when it is ours.
 ---@return flemma_sandbox.Change|nil
 local function entry_under_cursor()
@@ -129,15 +151,9 @@ end
 ---@param bufnr integer
 ---@param running boolean whether tool calls of this chat are running
 function M.apply(bufnr, running)
-  bufnr = chat_buffer(bufnr)
+  bufnr = clone_chat(bufnr, running, "nothing to apply")
   if not bufnr then
     return
-  end
-  if running then
-    return notice.say("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
-  end
-  if not workspaces.is_clone(bufnr) then
-    return notice.say('nothing to apply: this chat works on the real tree (sandboxes.workspace = "direct")')
   end
   workspaces.apply(bufnr, function(result, errors)
     local items = {}
@@ -175,15 +191,9 @@ end
 ---@param bufnr integer
 ---@param running boolean
 function M.discard(bufnr, running)
-  bufnr = chat_buffer(bufnr)
+  bufnr = clone_chat(bufnr, running, "no copy to discard")
   if not bufnr then
     return
-  end
-  if running then
-    return notice.say("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
-  end
-  if not workspaces.is_clone(bufnr) then
-    return notice.say('no copy to discard: this chat works on the real tree (sandboxes.workspace = "direct")')
   end
   workspaces.discard(bufnr, function(errors)
     notice.say(
