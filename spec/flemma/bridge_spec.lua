@@ -46,6 +46,20 @@ local function execute(path, tool, input, frontmatter)
   return text, bufnr
 end
 
+--- The buffer's text once an error result is in it (a refused call's
+--- result is written after execute() returns).
+local function error_result(bufnr)
+  local text
+  assert(
+    vim.wait(10000, function()
+      text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+      return text:find("(error)", 1, true) ~= nil
+    end, 20),
+    "no error result"
+  )
+  return text
+end
+
 --- Writes an init.lua for a Neovim of its own: Flemma and this plugin on
 --- the runtimepath, then the setup lines; returns its path.
 local function child_init(dir, setup_lines)
@@ -279,14 +293,7 @@ describe("flemma-sandbox inside Flemma", function()
       -- run by hand (:Flemma tool:execute asks no resolver): the backend refuses
       local input = { label = "t", command = "echo ran > ran.txt", timeout = 20 }
       local _, bufnr = execute(project .. "/off.chat", "bash", input)
-      local text
-      assert(
-        vim.wait(10000, function()
-          text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
-          return text:find("(error)", 1, true) ~= nil
-        end, 20),
-        "no error result"
-      )
+      local text = error_result(bufnr)
       assert.matches("tool calls are off: FLEMMA_SANDBOX_TOOLS=off", text)
       assert.are.equal(0, vim.fn.filereadable(project .. "/ran.txt"))
       -- what Flemma asks before it runs a call the model made: denied, even auto-approved
@@ -393,14 +400,7 @@ describe("flemma-sandbox inside Flemma", function()
     -- run by hand (:Flemma tool:execute asks no resolver): the backend refuses
     local _, bufnr =
       execute(project .. "/w.chat", "bash", { label = "t", command = "echo ran > ran.txt", timeout = 20 })
-    local text
-    assert(
-      vim.wait(10000, function()
-        text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
-        return text:find("(error)", 1, true) ~= nil
-      end, 20),
-      "no error result"
-    )
+    local text = error_result(bufnr)
     assert.matches('sandboxes.workspace = "clone" is not available under Flemma yet', text)
     assert.are.equal(0, vim.fn.filereadable(project .. "/ran.txt"))
     -- what Flemma asks before it runs a call the model made: denied
