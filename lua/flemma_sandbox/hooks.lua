@@ -24,6 +24,7 @@ M.network_asker = nil
 ---@field enable fun(bufnr: integer): boolean, string|nil Flemma's session switch on (after its backend check)
 ---@field disable fun()
 ---@field check_in_background fun(bufnr: integer)
+---@field workspace_scope fun(bufnr: integer|nil): table|false|nil a Flemma chat's clone mode (flemma/workspace.lua)
 
 --- Set by the Flemma bridge when Flemma is installed (flemma/init.lua).
 ---@type flemma_sandbox.BridgeFacade|nil

@@ -118,13 +118,6 @@ function M.wrap(call, inner_cmd)
   if refused then
     return nil, "refused: " .. refused
   end
-  if cfg.sandboxes and cfg.sandboxes.workspace == "clone" then
-    -- the host's file tools (Flemma's read, write, edit) would act on the
-    -- user's tree, not the copy: refused rather than half a copy
-    return nil,
-      'refused: sandboxes.workspace = "clone" is not available under Flemma yet '
-        .. '(Flemma\'s read, write and edit act on your real tree); use "direct" (checkpoints and undo)'
-  end
   -- the test sandbox, when no check started it yet: fail closed
   local ok, why = bwrap.available(cfg.backends.bwrap)
   if not ok then

@@ -29,7 +29,8 @@ M.clear = registry.clear
 
 local builtins_registered = false
 
---- Registers the built-in backends unless a backend of that name exists.
+--- Registers the built-in backends unless a backend of that name exists
+--- (a sandbox must not silently stay off because setup() was never called).
 local function register_builtins()
   builtins_registered = true
   if not registry.has("bwrap") then
@@ -48,11 +49,8 @@ local function register_builtins()
   end
 end
 
---- A sandbox must not silently stay off because setup() was never called.
 local function ensure_builtins()
-  if not builtins_registered then
-    register_builtins()
-  end
+  return builtins_registered or register_builtins()
 end
 
 --- Sets the global sandbox config (replacing an earlier setup()) and
@@ -327,6 +325,16 @@ end
 ---@return string|nil real, string|nil err
 function M.real_path(path, cwd)
   return policy.real_path(path, cwd)
+end
+
+--- Whether a resolved policy (a host's, hosted.lua) lets a command write
+--- path (or read it), and why not.
+---@param path string
+---@param resolved flemma_sandbox.ResolvedPolicy
+---@param write boolean
+---@return boolean, string|nil
+function M.allows(path, resolved, write)
+  return (write and policy.is_writable or policy.is_readable)(path, resolved)
 end
 
 --- The writable root of resolved that holds real (the longest), or nil.

@@ -9,24 +9,49 @@ local M = {}
 --- Syncs under way (a caller about to remove a chat's folders waits).
 M.syncing = 0
 
+--- A Flemma chat's clone mode as Flemma's config gives it (nil: the
+--- standalone config decides; see flemma/workspace.lua).
+---@param bufnr integer|nil
+---@return flemma_sandbox.FlemmaWorkspaceScope|false|nil
+local function flemma_scope(bufnr)
+  local bridge = require("flemma_sandbox.hooks").bridge
+  if bridge and bridge.workspace_scope then
+    return bridge.workspace_scope(bufnr)
+  end
+  return nil
+end
+
 --- Whether a buffer's chat works on copies.
 ---@param bufnr integer|nil
 ---@return boolean
 function M.is_clone(bufnr)
+  local scope = flemma_scope(bufnr)
+  if scope ~= nil then
+    return scope ~= false
+  end
   return require("flemma_sandbox").resolve_config(bufnr).sandboxes.workspace == "clone"
 end
 
 --- The copies of a buffer's chat (none in direct mode).
 ---@param bufnr integer|nil
----@return flemma_sandbox.Workspace[], flemma_sandbox.ResolvedPolicy|nil
+---@return flemma_sandbox.Workspace[], flemma_sandbox.ResolvedPolicy|nil, string|nil bwrap
 function M.of(bufnr)
+  local scope = flemma_scope(bufnr)
+  if scope ~= nil then
+    if not scope then
+      return {}, nil, nil
+    end
+    return require("flemma_sandbox.policy.workspace").of(scope.resolved, scope.sandboxes), scope.resolved, scope.bwrap
+  end
   local sandbox = require("flemma_sandbox")
   local cfg = sandbox.resolve_config(bufnr)
   local ok, resolved = pcall(sandbox.get_policy, bufnr)
   if not ok or type(resolved) ~= "table" then
     return {}, nil
   end
-  return require("flemma_sandbox.policy.workspace").of(resolved, cfg.sandboxes), resolved
+  return require("flemma_sandbox.policy.workspace").of(resolved, cfg.sandboxes),
+    resolved,
+    cfg.backends.bwrap.path or "bwrap"
 end
 
 --- Makes the copies of a buffer's chat in the background unless they are
@@ -62,13 +87,28 @@ function M.ensure(bufnr, done)
   end
 end
 
+--- Makes the copies of a buffer's chat now unless they are there (the
+--- editor waits: for a call that must run now, Flemma's file tools).
+---@param bufnr integer|nil
+---@return flemma_sandbox.WorkspaceSpec[] specs, string|nil err
+function M.ensure_now(bufnr)
+  local specs = M.specs(bufnr)
+  local workspace = require("flemma_sandbox.backends.workspace")
+  for _, spec in ipairs(specs) do
+    local made, err = workspace.ensure_now(spec)
+    if not made then
+      return specs, err
+    end
+  end
+  return specs, nil
+end
+
 --- The specs of a buffer's copies.
 ---@param bufnr integer|nil
 ---@return flemma_sandbox.WorkspaceSpec[], flemma_sandbox.ResolvedPolicy|nil
 function M.specs(bufnr)
-  local spaces, resolved = M.of(bufnr)
+  local spaces, resolved, bwrap = M.of(bufnr)
   local workspace = require("flemma_sandbox.backends.workspace")
-  local bwrap = require("flemma_sandbox").resolve_config(bufnr).backends.bwrap.path or "bwrap"
   local out = {}
   for _, space in ipairs(spaces) do
     out[#out + 1] = workspace.spec(space, resolved, bwrap)

@@ -8,57 +8,8 @@ local uv = vim.uv or vim.loop
 local flemma_dir = assert(os.getenv("FLEMMA_DIR"), "FLEMMA_DIR")
 local repo = vim.fn.getcwd()
 
-local function chat_lines(tool, id, input)
-  return {
-    "@You:",
-    "go",
-    "",
-    "@Assistant:",
-    "On it.",
-    "",
-    "**Tool Use:** `" .. tool .. "` (`" .. id .. "`)",
-    "```json",
-    vim.json.encode(input),
-    "```",
-  }
-end
-
---- Opens a chat holding one tool use, runs :Flemma tool:execute on it and
---- waits for the result; returns the buffer's text.
-local function execute(path, tool, input, frontmatter)
-  local lines = chat_lines(tool, "toolu_" .. tostring(uv.hrtime()), input)
-  if frontmatter then
-    lines = vim.list_extend({ "```lua", frontmatter, "```" }, lines)
-  end
-  h.write(path, table.concat(lines, "\n") .. "\n")
-  vim.cmd("edit! " .. vim.fn.fnameescape(path))
-  local bufnr = vim.api.nvim_get_current_buf()
-  vim.api.nvim_win_set_cursor(0, { #lines - 3, 0 })
-  vim.cmd("Flemma tool:execute")
-  local text
-  local done = vim.wait(30000, function()
-    text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
-    local result = text:match("%*%*Tool Result:%*%*[^\n]*\n(.*)$")
-    local pending = require("flemma.tools.executor").get_pending(bufnr)[1]
-    return result ~= nil and result:find("```", 1, true) ~= nil and not pending
-  end, 20)
-  assert(done, "no result: " .. tostring(text))
-  return text, bufnr
-end
-
---- The buffer's text once an error result is in it (a refused call's
---- result is written after execute() returns).
-local function error_result(bufnr)
-  local text
-  assert(
-    vim.wait(10000, function()
-      text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
-      return text:find("(error)", 1, true) ~= nil
-    end, 20),
-    "no error result"
-  )
-  return text
-end
+local flemma_chat = require("support.flemma_chat")
+local execute, error_result = flemma_chat.execute, flemma_chat.error_result
 
 --- Writes an init.lua for a Neovim of its own: Flemma and this plugin on
 --- the runtimepath, then the setup lines; returns its path.
@@ -259,7 +210,7 @@ describe("flemma-sandbox inside Flemma", function()
     local approval = require("flemma.tools.approval")
     local input = { label = "t", command = "true", timeout = 20 }
     local function resolve_in(path, frontmatter)
-      local lines = vim.list_extend({ "```lua", frontmatter, "```" }, chat_lines("bash", "toolu_t", input))
+      local lines = vim.list_extend({ "```lua", frontmatter, "```" }, flemma_chat.lines("bash", "toolu_t", input))
       h.write(path, table.concat(lines, "\n") .. "\n")
       vim.cmd("edit! " .. vim.fn.fnameescape(path))
       local bufnr = vim.api.nvim_get_current_buf()
@@ -395,22 +346,6 @@ describe("flemma-sandbox inside Flemma", function()
     vim.env.XDG_CACHE_HOME = old_cache
   end)
 
-  it("refuses clone mode with the reason (Flemma's file tools act on the real tree); nothing runs", function()
-    setup_flemma({ sandbox = { backends = { flemma_sandbox = { sandboxes = { workspace = "clone" } } } } })
-    -- run by hand (:Flemma tool:execute asks no resolver): the backend refuses
-    local _, bufnr =
-      execute(project .. "/w.chat", "bash", { label = "t", command = "echo ran > ran.txt", timeout = 20 })
-    local text = error_result(bufnr)
-    assert.matches('sandboxes.workspace = "clone" is not available under Flemma yet', text)
-    assert.are.equal(0, vim.fn.filereadable(project .. "/ran.txt"))
-    -- what Flemma asks before it runs a call the model made: denied
-    local context = { bufnr = bufnr, tool_id = "toolu_w" }
-    assert.are.equal(
-      "deny",
-      require("flemma.tools.approval").resolve("write", { path = "w.txt", content = "x" }, context)
-    )
-  end)
-
   it("a Flemma chat's calls share its live sandbox: what one call leaves running is there for the next", function()
     local old_cache = vim.env.XDG_CACHE_HOME
     vim.env.XDG_CACHE_HOME = home .. "/.cache"
@@ -420,9 +355,7 @@ describe("flemma-sandbox inside Flemma", function()
     local text = execute(project .. "/live.chat", "bash", { label = "t", command = cmd, timeout = 20 })
     assert.matches("started", text)
     -- what the command printed, not the command (the buffer shows both)
-    local function result_of(buffer_text)
-      return buffer_text:match("%*%*Tool Result:%*%*[^\n]*\n(.*)$") or ""
-    end
+    local result_of = flemma_chat.result_of
     -- "1000[.]": the pattern must not match the shell that runs pgrep
     local look = "pgrep -f 'sleep 1000[.]" .. marker .. "' >/dev/null && echo ALIVE | tr A-Z a-z || echo gone"
     text = execute(project .. "/live.chat", "bash", { label = "t", command = look, timeout = 20 })
@@ -474,7 +407,7 @@ describe("flemma-sandbox inside Flemma", function()
       -- done once its last line is in the result (the result block is
       -- there, empty, before the output)
       local input = { label = "t", command = command .. "; echo session-done", timeout = 20 }
-      local lines = chat_lines("bash", "toolu_" .. tostring(uv.hrtime()), input)
+      local lines = flemma_chat.lines("bash", "toolu_" .. tostring(uv.hrtime()), input)
       h.write(project .. "/keep.chat", table.concat(lines, "\n") .. "\n")
       local script = out .. "/session.lua"
       h.write(

@@ -266,6 +266,9 @@ function M.exists(clone)
   return core.file_type(clone .. "/.git/" .. workspace.USER_OBJECTS) == "directory"
 end
 
+--- How long a call waits for a copy being made in the background.
+M.MAKE_WAIT_MS = 120000
+
 --- Makes the copy now unless it is there; the editor waits (wrap_command
 --- is synchronous; tool calls make it in the background first, ensure()).
 ---@param spec flemma_sandbox.WorkspaceSpec
@@ -275,6 +278,15 @@ function M.ensure_now(spec)
     return true
   end
   if making[spec.clone] then
+    -- made in the background since the chat's request: waited for (the
+    -- loop runs meanwhile, so that job can end)
+    local made = not vim.in_fast_event()
+      and vim.wait(M.MAKE_WAIT_MS, function()
+        return not making[spec.clone]
+      end, 20)
+    if made and M.exists(spec.clone) then
+      return true
+    end
     return nil, "flemma-sandbox: the chat's copy of " .. spec.top .. " is being made; try again in a moment"
   end
   local argv, err = M.create_argv(spec)

@@ -132,18 +132,24 @@ local function notify_once(bufnr, message)
   end)
 end
 
---- Why clone mode refuses the buffer's calls under Flemma, or nil: Flemma's
---- read, write and edit act on the real tree, not a copy (the backend
---- refuses too, hosted.lua).
+--- Why a clone-mode chat's call is refused, or nil: its file tools are
+--- put in place first (flemma/workspace.lua); should Flemma's own read,
+--- write, edit or ls still be there, it would act on the real tree.
+---@param tool_name string
 ---@param bufnr integer
 ---@return string|nil
-function M.clone_refusal(bufnr)
-  local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(bufnr)
-  if sandboxes and sandboxes.workspace == "clone" then
-    return 'sandboxes.workspace = "clone" is not available under Flemma yet '
-      .. '(Flemma\'s read, write and edit act on your real tree); use "direct" (checkpoints and undo)'
+function M.clone_refusal(tool_name, bufnr)
+  local workspace = require("flemma_sandbox.flemma.workspace")
+  if not workspace.scope(bufnr) or not vim.tbl_contains(workspace.FILE_TOOLS, tool_name) then
+    return nil
   end
-  return nil
+  workspace.install()
+  if workspace.is_replaced(tool_name) then
+    return nil
+  end
+  return "Flemma's "
+    .. tool_name
+    .. ' would act on your real tree, not the chat\'s copy (sandboxes.workspace = "clone"): refused'
 end
 
 --- Flemma's resolver contract: "deny", "require_approval", or nil to let
@@ -173,7 +179,7 @@ function M.resolve(tool_name, input, context)
     notify_once(bufnr, untrusted)
     return "deny"
   end
-  local no_clone = M.clone_refusal(bufnr)
+  local no_clone = M.clone_refusal(tool_name, bufnr)
   if no_clone then
     notify_once(bufnr, no_clone)
     return "deny"

@@ -59,10 +59,14 @@ local function on_tool_executing(data)
   }
   local this = current
   -- direct mode's checkpoint, before the call writes: Flemma runs its file
-  -- tools on this thread right after this event, so it is taken now
+  -- tools on this thread right after this event, so it is taken now (clone
+  -- mode keeps the user's tree out of reach instead)
   local checkpoints = require("flemma_sandbox.checkpoints")
   local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(data.bufnr)
-  if checkpoints.WRITING_TOOLS[data.tool_name] and not (sandboxes and sandboxes.checkpoints == false) then
+  local clone = sandboxes and sandboxes.workspace == "clone"
+  if clone then
+    require("flemma_sandbox.flemma.workspace").install()
+  elseif checkpoints.WRITING_TOOLS[data.tool_name] and not (sandboxes and sandboxes.checkpoints == false) then
     local labels = require("flemma_sandbox.flemma.approval").labels
     local label = labels[data.tool_id] or (data.tool_name .. ": " .. tostring(data.tool_id))
     labels[data.tool_id] = nil
@@ -134,6 +138,7 @@ function M.attach()
   require("flemma_sandbox.flemma.backend").current_call = function()
     return current
   end
+  require("flemma_sandbox.flemma.workspace").wrap_for_call = M.wrap_for_call
   local fs = require("flemma.sandbox")
   if not fs.has(backend.name) then
     register_backend()
@@ -157,13 +162,60 @@ function M.attach()
       pattern = "FlemmaRequestSending",
       callback = function(ev)
         -- while the model answers: the checkpoints its tool calls will
-        -- wait for (on_tool_executing) then only look at what changed
+        -- wait for (on_tool_executing) then only look at what changed, or
+        -- in clone mode the chat's copies are made
         if type(ev.data) == "table" and type(ev.data.bufnr) == "number" then
-          local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(ev.data.bufnr)
-          if not (sandboxes and sandboxes.checkpoints == false) then
-            pcall(require("flemma_sandbox.checkpoints").warm, ev.data.bufnr)
+          local bufnr = ev.data.bufnr
+          local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(bufnr)
+          if require("flemma_sandbox.flemma.workspace").scope(bufnr) then
+            require("flemma_sandbox.flemma.workspace").install()
+            require("flemma_sandbox.workspaces").ensure(bufnr, function(errors)
+              if #errors > 0 then
+                require("flemma_sandbox.notice").say(errors[1], vim.log.levels.WARN)
+              end
+            end)
+          elseif not (sandboxes and sandboxes.checkpoints == false) then
+            pcall(require("flemma_sandbox.checkpoints").warm, bufnr)
           end
         end
+      end,
+    })
+    vim.api.nvim_create_autocmd("User", {
+      group = group,
+      pattern = "FlemmaToolFinished",
+      callback = function(ev)
+        -- clone mode: the copy's work into the user's repository as
+        -- refs/remotes/sandbox-NAME/*, after each call that can write
+        local data = ev.data
+        if type(data) == "table" and type(data.bufnr) == "number" then
+          local writing = require("flemma_sandbox.checkpoints").WRITING_TOOLS[data.tool_name]
+          if writing and require("flemma_sandbox.flemma.workspace").scope(data.bufnr) then
+            require("flemma_sandbox.tools.around").after(data.tool_name, data.bufnr)
+          end
+        end
+      end,
+    })
+    -- a chat whose commands run in our backend: Flemma's file tools are
+    -- put in our place before any call (one run by hand with :Flemma
+    -- tool:execute asks no resolver first), so a chat its frontmatter puts
+    -- in clone mode acts on its copies; others still run Flemma's own
+    local function install_for(bufnr)
+      if require("flemma_sandbox.flemma.workspace").scope(bufnr) ~= nil then
+        require("flemma_sandbox.flemma.workspace").install()
+      end
+    end
+    vim.api.nvim_create_autocmd("FileType", {
+      group = group,
+      pattern = "chat",
+      callback = function(ev)
+        install_for(ev.buf)
+      end,
+    })
+    vim.api.nvim_create_autocmd("BufEnter", {
+      group = group,
+      pattern = "*.chat",
+      callback = function(ev)
+        install_for(ev.buf)
       end,
     })
     vim.api.nvim_create_autocmd("User", {
@@ -207,6 +259,9 @@ function M.facade()
     refusal = trust.refusal,
     set_trust = trust.set,
     check_in_background = M.check_in_background,
+    workspace_scope = function(bufnr)
+      return require("flemma_sandbox.flemma.workspace").scope(bufnr)
+    end,
     enable = function(bufnr)
       local fs = require("flemma.sandbox")
       local ok, err = fs.validate_backend(bufnr)

@@ -138,7 +138,8 @@ end
 ---@param done fun(result: table)
 function M.run_argv(argv, ctx, extra, adjust, done)
   local opts = {
-    wrap = sandbox.wrapper(ctx.bufnr, { bufnr = ctx.bufnr }),
+    -- under Flemma (ctx.wrap): through Flemma's wrap_command and our backend
+    wrap = ctx.wrap or sandbox.wrapper(ctx.bufnr, { bufnr = ctx.bufnr }),
     cwd = ctx.cwd,
     timeout_ms = (M.timeout(nil, ctx.config.tools)),
     output_limit = ctx.config.tools.output_limit,

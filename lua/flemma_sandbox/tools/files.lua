@@ -10,6 +10,29 @@ local copy_paths = require("flemma_sandbox.tools.copy_paths")
 
 local M = {}
 
+--- Whether the rules let a write reach path: the buffer's own policy, or
+--- (under Flemma, ctx.resolved) the one our backend resolved from Flemma's.
+---@param path string as the sandbox sees it
+---@param ctx table
+---@return boolean, string|nil why
+local function writable(path, ctx)
+  if ctx.resolved then
+    return sandbox.allows(path, ctx.resolved, true)
+  end
+  return sandbox.is_path_writable(path, ctx.bufnr, ctx.config_opts)
+end
+
+--- Whether the rules let a command read path (as writable() decides).
+---@param path string
+---@param ctx table
+---@return boolean, string|nil why
+local function readable(path, ctx)
+  if ctx.resolved then
+    return sandbox.allows(path, ctx.resolved, false)
+  end
+  return sandbox.is_path_readable(path, ctx.bufnr, ctx.config_opts)
+end
+
 --- edit reads the whole file to change it; past this it refuses.
 M.EDIT_MAX_BYTES = 64 * 1024 * 1024
 
@@ -45,7 +68,7 @@ local function write_target(path, ctx)
   if not real then
     return nil, err
   end
-  local ok, why = sandbox.is_path_writable(seen(real, ctx), ctx.bufnr, ctx.config_opts)
+  local ok, why = writable(seen(real, ctx), ctx)
   if not ok then
     return nil, "write to " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why)
   end
@@ -57,7 +80,9 @@ end
 local function write(real, content, ctx)
   local c = copy_paths.copy_holding(ctx.copies, real)
   local root = c and c.clone
-  if not root and sandbox.is_enabled(ctx.config_opts) then
+  if not root and ctx.resolved then
+    root = sandbox.root_of(real, ctx.resolved)
+  elseif not root and sandbox.is_enabled(ctx.config_opts) then
     root = sandbox.root_of(real, (sandbox.get_policy(ctx.bufnr, ctx.config_opts)))
   end
   root = root or real:match("^(.*)/[^/]+$")
@@ -92,7 +117,7 @@ function M.read_checked(path, ctx, max_bytes)
     return nil, "read of " .. path .. " blocked: it leads out of the chat's copy"
   end
   if real then
-    local visible, why = sandbox.is_path_readable(seen(real, ctx), ctx.bufnr, ctx.config_opts)
+    local visible, why = readable(seen(real, ctx), ctx)
     if not visible then
       return nil, "read of " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why)
     end
@@ -173,7 +198,7 @@ M.read = {
     if ctx.copies and copy_paths.copy_holding(ctx.copies, asked) and not copy_paths.copy_holding(ctx.copies, real) then
       return done({ error = "read of " .. input.path .. " blocked: it leads out of the chat's copy" })
     end
-    local visible, why = sandbox.is_path_readable(seen(real, ctx), ctx.bufnr, ctx.config_opts)
+    local visible, why = readable(seen(real, ctx), ctx)
     if not visible then
       return done({ error = "read of " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why) })
     end

@@ -4,6 +4,7 @@
 local bash = require("flemma_sandbox.tools.bash")
 local core = require("flemma_sandbox.core")
 local command_notes = require("flemma_sandbox.tools.command_notes")
+local copy_paths = require("flemma_sandbox.tools.copy_paths")
 
 local M = {}
 
@@ -41,7 +42,8 @@ end
 
 --- Runs argv in the sandbox in `dir`; shape(result, r) sets the text.
 local function run_in(argv, dir, ctx, shape, done)
-  if vim.fn.isdirectory(dir) == 0 then
+  -- clone mode: the sandbox shows the copy's folder there, not the user's
+  if not copy_paths.copy_at(ctx.copies, dir) and vim.fn.isdirectory(dir) == 0 then
     return done({ error = "no such folder: " .. dir })
   end
   bash.run_argv(argv, ctx, { cwd = dir }, function(result, notes, r)
