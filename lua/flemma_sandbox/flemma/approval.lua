@@ -13,10 +13,6 @@ local M = {}
 
 M.NAME = "flemma_sandbox:hidden_and_protected"
 M.DESCRIPTION = "flemma-sandbox: deny reads of hidden paths and writes of protected ones"
---- What each call of this session is about (tool id -> label).
----@type table<string, string>
-M.labels = {}
-
 --- Above Flemma's config resolver (100).
 M.PRIORITY = 150
 
@@ -140,11 +136,12 @@ end
 ---@return string|nil
 function M.clone_refusal(tool_name, bufnr)
   local workspace = require("flemma_sandbox.flemma.workspace")
-  if not workspace.scope(bufnr) or not vim.tbl_contains(workspace.FILE_TOOLS, tool_name) then
+  if not workspace.scope(bufnr) or not workspace.FILE_TOOLS[tool_name] then
     return nil
   end
-  workspace.install()
-  if workspace.is_replaced(tool_name) then
+  local overrides = require("flemma_sandbox.flemma.tool_overrides")
+  overrides.install()
+  if overrides.is_replaced(tool_name) then
     return nil
   end
   return "Flemma's "
@@ -163,7 +160,9 @@ function M.resolve(tool_name, input, context)
   if context and type(context.tool_id) == "string" and type(input) == "table" then
     -- what the call does, for its checkpoint's label (flemma/init.lua)
     local what = input.command or input.path or (type(input.args) == "table" and table.concat(input.args, " "))
-    M.labels[context.tool_id] = tool_name .. ": " .. tostring(what or ""):gsub("\n.*", " ..."):sub(1, 200)
+    require("flemma_sandbox.flemma.tool_overrides").labels[context.tool_id] = tool_name
+      .. ": "
+      .. tostring(what or ""):gsub("\n.*", " ..."):sub(1, 200)
   end
   local refused = sandbox.tools_refusal(type(bufnr) == "number" and bufnr or nil)
   if refused then

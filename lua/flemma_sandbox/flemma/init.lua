@@ -2,7 +2,9 @@
 --- documented extension points only (its sandbox backend registry, its
 --- approval resolver chain, its tool registry, its User autocmds, its
 --- config schema) and answers what the hardening is for a buffer under
---- Flemma's config. It never replaces a Flemma module or function.
+--- Flemma's config. It never replaces a Flemma module or function; in
+--- Flemma's tool registry it puts its own bash, read, write, edit and ls in
+--- place of Flemma's (flemma/tool_overrides.lua), which run Flemma's.
 -- loaded by attach(), when Flemma is there: standalone start-ups skip it
 local backend = require("flemma_sandbox.util").lazy_require("flemma_sandbox.flemma.backend")
 
@@ -39,7 +41,39 @@ local function flemma_config(bufnr)
   return got and cfg or nil
 end
 
-local checkpoint_warned = false
+--- A Flemma tool call as our backend's wrap needs it: the buffer, the tool
+--- and Flemma's tools.<name>.env.
+---@param bufnr integer
+---@param tool_name string
+---@param tool_id string|nil
+---@return flemma_sandbox.FlemmaCall
+local function call_of(bufnr, tool_name, tool_id)
+  local cfg = flemma_config(bufnr)
+  local tool_cfg = cfg and cfg.tools and cfg.tools[tool_name]
+  return {
+    bufnr = bufnr,
+    tool_name = tool_name,
+    tool_id = tool_id,
+    env = type(tool_cfg) == "table" and type(tool_cfg.env) == "table" and tool_cfg.env or nil,
+  }
+end
+
+--- Runs fn as a Flemma tool call (one whose execute runs after the tick of
+--- FlemmaToolExecuting: after its checkpoint, tool_overrides.lua).
+---@param ctx table Flemma's ExecutionContext
+---@param tool_name string
+---@param fn fun(): any
+---@return any
+function M.as_call(ctx, tool_name, fn)
+  local saved = current
+  current = call_of(ctx.bufnr, tool_name, ctx.tool_id)
+  local ok, out = pcall(fn)
+  current = saved
+  if not ok then
+    error(out, 0)
+  end
+  return out
+end
 
 --- Flemma dispatches FlemmaToolExecuting right before it calls the tool's
 --- execute(), which wraps its command in the same tick: remember that call
@@ -49,32 +83,23 @@ local function on_tool_executing(data)
   if type(data) ~= "table" or type(data.bufnr) ~= "number" then
     return
   end
-  local cfg = flemma_config(data.bufnr)
-  local tool_cfg = cfg and cfg.tools and cfg.tools[data.tool_name]
-  current = {
-    bufnr = data.bufnr,
-    tool_name = data.tool_name,
-    tool_id = data.tool_id,
-    env = type(tool_cfg) == "table" and type(tool_cfg.env) == "table" and tool_cfg.env or nil,
-  }
+  current = call_of(data.bufnr, data.tool_name, data.tool_id)
   local this = current
-  -- direct mode's checkpoint, before the call writes: Flemma runs its file
-  -- tools on this thread right after this event, so it is taken now (clone
-  -- mode keeps the user's tree out of reach instead)
-  local checkpoints = require("flemma_sandbox.checkpoints")
+  local overrides = require("flemma_sandbox.flemma.tool_overrides")
+  -- asked before install(): Flemma chose this call's execute already
+  local ours = data.tool_name == "git" or overrides.is_replaced(data.tool_name)
+  if require("flemma_sandbox.flemma.workspace").scope(data.bufnr) ~= nil then
+    overrides.install() -- for the next call
+  end
+  -- direct mode's checkpoint, before the call writes, when none of ours
+  -- takes it first in the background (tool_overrides.lua; the git tool):
+  -- Flemma runs its file tools on this thread right after this event, so
+  -- it is taken now
   local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(data.bufnr)
-  local clone = sandboxes and sandboxes.workspace == "clone"
-  if clone then
-    require("flemma_sandbox.flemma.workspace").install()
-  elseif checkpoints.WRITING_TOOLS[data.tool_name] and not (sandboxes and sandboxes.checkpoints == false) then
-    local labels = require("flemma_sandbox.flemma.approval").labels
-    local label = labels[data.tool_id] or (data.tool_name .. ": " .. tostring(data.tool_id))
-    labels[data.tool_id] = nil
-    local errors = checkpoints.take_now(data.bufnr, label)
-    if #errors > 0 and not checkpoint_warned then
-      checkpoint_warned = true
-      require("flemma_sandbox.notice").say("no checkpoint before this call: " .. errors[1], vim.log.levels.WARN)
-    end
+  local off = sandboxes and (sandboxes.checkpoints == false or sandboxes.workspace == "clone")
+  local name = data.tool_name
+  if require("flemma_sandbox.checkpoints").WRITING_TOOLS[name] and not off and not ours then
+    overrides.say_failed(require("flemma_sandbox.checkpoints").take_now(data.bufnr, overrides.label_of(data, name)))
   end
   vim.schedule(function()
     if current == this then
@@ -139,6 +164,7 @@ function M.attach()
     return current
   end
   require("flemma_sandbox.flemma.workspace").wrap_for_call = M.wrap_for_call
+  require("flemma_sandbox.flemma.tool_overrides").as_call = M.as_call
   local fs = require("flemma.sandbox")
   if not fs.has(backend.name) then
     register_backend()
@@ -168,7 +194,7 @@ function M.attach()
           local bufnr = ev.data.bufnr
           local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(bufnr)
           if require("flemma_sandbox.flemma.workspace").scope(bufnr) then
-            require("flemma_sandbox.flemma.workspace").install()
+            require("flemma_sandbox.flemma.tool_overrides").install()
             require("flemma_sandbox.workspaces").ensure(bufnr, function(errors)
               if #errors > 0 then
                 require("flemma_sandbox.notice").say(errors[1], vim.log.levels.WARN)
@@ -201,7 +227,7 @@ function M.attach()
     -- in clone mode acts on its copies; others still run Flemma's own
     local function install_for(bufnr)
       if require("flemma_sandbox.flemma.workspace").scope(bufnr) ~= nil then
-        require("flemma_sandbox.flemma.workspace").install()
+        require("flemma_sandbox.flemma.tool_overrides").install()
       end
     end
     vim.api.nvim_create_autocmd("FileType", {

@@ -20,6 +20,8 @@ local questions = require("flemma_sandbox.questions")
 
 local M = {}
 
+local start
+
 --- Whether Flemma's sandbox leaves the network on for the buffer (an
 --- unsandboxed command has the host's).
 ---@param bufnr integer
@@ -149,13 +151,33 @@ M.definitions = {
   },
 }
 
---- Runs a planned git call (sandboxed, or on the host) and hands Flemma
---- its result.
+--- Runs a planned git call (sandboxed, or on the host) once direct mode's
+--- checkpoint is taken (in the background), and hands Flemma its result.
+---@param plan flemma_sandbox.GitPlan
+---@param ctx table Flemma's ExecutionContext
+---@param callback fun(result: table)
+---@return fun() cancel
+function M.run(plan, ctx, callback)
+  local cancelled, cancel = false, nil
+  require("flemma_sandbox.flemma.tool_overrides").checkpoint_then(ctx, "git", function()
+    if not cancelled then
+      cancel = start(plan, ctx, callback)
+    end
+  end)
+  return function()
+    cancelled = true
+    if cancel then
+      cancel()
+    end
+  end
+end
+
+--- Starts a planned git call.
 ---@param plan flemma_sandbox.GitPlan
 ---@param ctx table Flemma's ExecutionContext
 ---@param callback fun(result: table)
 ---@return fun()|nil cancel
-function M.run(plan, ctx, callback)
+start = function(plan, ctx, callback)
   local bridge = require("flemma_sandbox.flemma")
   local timeout = ctx.timeout or 30
   local handle, start_err = sandbox.run(plan.argv, {

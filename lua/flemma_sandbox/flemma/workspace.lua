@@ -1,19 +1,18 @@
 --- Clone mode under Flemma (sandboxes.workspace = "clone" in Flemma's
---- sandbox.backends.flemma_sandbox, in setup() or a frontmatter). Flemma's
---- bash, grep and find already run through our backend, whose sandbox
---- shows the chat's copy at the project's path. Flemma's read, write, edit
---- and ls run in Neovim on the real tree, so their entries in Flemma's tool
---- registry are replaced, by name, with ones that keep Flemma's own for
---- every chat in direct mode and act on the copy in a chat in clone mode,
---- through flemma-sandbox's file tools (tools/files.lua, tools/search.lua:
---- no link followed out of the copy; Flemma's writable paths and our
---- rules both checked).
+--- sandbox.backends.flemma_sandbox, in setup() or a frontmatter): which
+--- chats, and Flemma's file tools on a chat's copy. Flemma's bash, grep and
+--- find already run through our backend, whose sandbox shows the copy at
+--- the project's path; read, write, edit and ls run in Neovim, so they are
+--- put in our place (flemma/tool_overrides.lua) and come here: they act on
+--- the copy through flemma-sandbox's file tools (tools/files.lua,
+--- tools/search.lua: no link followed out of the copy; Flemma's writable
+--- paths and our rules both checked).
 local backend = require("flemma_sandbox.flemma.backend")
 
 local M = {}
 
 --- Flemma's tools that act on files from Neovim.
-M.FILE_TOOLS = { "read", "write", "edit", "ls" }
+M.FILE_TOOLS = { read = true, write = true, edit = true, ls = true }
 
 --- Set by the bridge (flemma/init.lua): its wrap_for_call, through which
 --- ls runs in the sandbox as one of Flemma's calls.
@@ -21,9 +20,6 @@ M.FILE_TOOLS = { "read", "write", "edit", "ls" }
 M.wrap_for_call = function()
   return nil, "flemma-sandbox: the Flemma bridge is not attached"
 end
-
---- The definitions this module put in Flemma's registry.
-local ours = setmetatable({}, { __mode = "k" })
 
 ---@class flemma_sandbox.FlemmaWorkspaceScope
 ---@field resolved flemma_sandbox.ResolvedPolicy our backend's policy from Flemma's
@@ -94,7 +90,7 @@ end
 ---@param ctx table Flemma's ExecutionContext
 ---@param scope flemma_sandbox.FlemmaWorkspaceScope
 ---@param done fun(result: table)
-local function on_copy(name, input, ctx, scope, done)
+function M.on_copy(name, input, ctx, scope, done)
   -- usually made while the model answered (FlemmaRequestSending)
   local specs, made_err = require("flemma_sandbox.workspaces").ensure_now(ctx.bufnr)
   if made_err then
@@ -138,86 +134,6 @@ local function on_copy(name, input, ctx, scope, done)
   if not ok then
     done({ success = false, error = "internal error: " .. tostring(run_err) })
   end
-end
-
---- The definition that takes Flemma's place for one tool.
----@param name string
----@param original table Flemma's definition
----@return table
-local function replacement(name, original)
-  local def = {}
-  for k, v in pairs(original) do
-    def[k] = v
-  end
-  -- ls runs in the sandbox on a copy: a job, so an answer later
-  local is_async = original.async == true or name == "ls"
-  def.async = is_async
-  def.execute = function(input, ctx, callback)
-    local scope = M.scope(ctx.bufnr)
-    if not scope then
-      if original.async == is_async then
-        return original.execute(input, ctx, callback)
-      end
-      local result = original.execute(input, ctx)
-      -- after execute() returns: Flemma loses a result delivered before
-      vim.schedule(function()
-        callback(result)
-      end)
-      return nil
-    end
-    if is_async then
-      on_copy(name, input, ctx, scope, function(result)
-        vim.schedule(function()
-          callback(result)
-        end)
-      end)
-      return nil
-    end
-    local result
-    on_copy(name, input, ctx, scope, function(r)
-      result = r
-    end)
-    return result or { success = false, error = name .. " gave no result on the chat's copy" }
-  end
-  ours[def] = true
-  return def
-end
-
---- Puts the replacements in Flemma's registry unless they are there (Flemma
---- loads its own tools lazily and a reset registers them again: asked at
---- each chat buffer, request and approval). Flemma's entry is removed
---- first, so Flemma does not warn of a redefinition.
----@return boolean installed
-function M.install()
-  local ok, tools = pcall(require, "flemma.tools")
-  if not ok then
-    return false
-  end
-  local registry_ok, registry = pcall(require, "flemma.tools.registry")
-  local all = true
-  for _, name in ipairs(M.FILE_TOOLS) do
-    local current = tools.get(name)
-    if current and not ours[current] then
-      local def = replacement(name, current)
-      if registry_ok then
-        registry.unregister(name)
-      end
-      tools.register(name, def)
-    end
-    local now = tools.get(name)
-    all = all and (now == nil or ours[now] == true)
-  end
-  return all
-end
-
---- Whether Flemma's file tool `name` is ours now (for the approval
---- resolver: a clone chat's call to Flemma's own is refused).
----@param name string
----@return boolean
-function M.is_replaced(name)
-  local ok, tools = pcall(require, "flemma.tools")
-  local def = ok and tools.get(name) or nil
-  return def == nil or ours[def] == true
 end
 
 return M

@@ -1,0 +1,170 @@
+--- Flemma's built-in bash, read, write, edit and ls, put in our place in
+--- Flemma's tool registry (by name; Flemma's description, inputs and
+--- preview kept) for chats whose commands run in our backend:
+---   - in a chat in clone mode, read, write, edit and ls act on the chat's
+---     copy (flemma/workspace.lua);
+---   - otherwise bash, write and edit run once the checkpoint is taken,
+---     off the editor's thread (checkpoints.lua), then Flemma's own execute.
+--- They are put there once a chat's commands run in our backend.
+local checkpoints = require("flemma_sandbox.checkpoints")
+local workspace = require("flemma_sandbox.flemma.workspace")
+
+local M = {}
+
+M.NAMES = { "bash", "read", "write", "edit", "ls" }
+
+--- What each call does, for its checkpoint's label, by tool id (set by
+--- the approval resolver, which sees the input).
+---@type table<string, string>
+M.labels = {}
+
+--- Set by the bridge (flemma/init.lua): runs fn as the Flemma call of ctx,
+--- so our backend's wrap knows the buffer, the tool and its environment
+--- when Flemma's bash wraps its command after the checkpoint.
+---@type fun(ctx: table, tool_name: string, fn: fun(): any): any
+M.as_call = function(_, _, fn)
+  return fn()
+end
+
+--- The definitions this module put in Flemma's registry.
+local ours = setmetatable({}, { __mode = "k" })
+
+local checkpoint_warned = false
+
+--- Says a failed checkpoint, once per session (the call runs either way).
+---@param errors string[]
+function M.say_failed(errors)
+  if #errors > 0 and not checkpoint_warned then
+    checkpoint_warned = true
+    require("flemma_sandbox.notice").say("no checkpoint before this call: " .. errors[1], vim.log.levels.WARN)
+  end
+end
+
+--- The label of a call's checkpoint (taken once).
+---@param ctx table Flemma's ExecutionContext
+---@param tool_name string
+---@return string
+function M.label_of(ctx, tool_name)
+  local label = M.labels[ctx.tool_id] or (tool_name .. ": " .. tostring(ctx.tool_id))
+  M.labels[ctx.tool_id] = nil
+  return label
+end
+
+--- Direct mode: go() once the checkpoint before a writing call is taken in
+--- the background (or at once for a call that writes nothing, with
+--- checkpoints off, or in clone mode). A failed checkpoint is said once per session; the
+--- call runs either way.
+---@param ctx table Flemma's ExecutionContext
+---@param tool_name string
+---@param go fun()
+function M.checkpoint_then(ctx, tool_name, go)
+  local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(ctx.bufnr)
+  local off = sandboxes and (sandboxes.checkpoints == false or sandboxes.workspace == "clone")
+  if not checkpoints.WRITING_TOOLS[tool_name] or off then
+    return go()
+  end
+  checkpoints.take(ctx.bufnr, M.label_of(ctx, tool_name), function(errors)
+    M.say_failed(errors)
+    go()
+  end)
+end
+
+--- Runs Flemma's own execute for a call our definition took: its result
+--- reaches callback after execute() returned (Flemma loses one delivered
+--- before); returns its cancel function.
+---@return fun()|nil
+local function run_original(original, name, input, ctx, callback)
+  if original.async then
+    return M.as_call(ctx, name, function()
+      return original.execute(input, ctx, callback)
+    end)
+  end
+  local ok, result = pcall(original.execute, input, ctx)
+  if not ok then
+    result = { success = false, error = tostring(result) }
+  end
+  vim.schedule(function()
+    callback(result or { success = false, error = "Tool returned no result" })
+  end)
+  return nil
+end
+
+--- The definition that takes Flemma's place for one tool.
+---@param name string
+---@param original table Flemma's definition
+---@return table
+local function replacement(name, original)
+  local def = {}
+  for k, v in pairs(original) do
+    def[k] = v
+  end
+  -- read stays as Flemma has it (no checkpoint; the copy is read at once)
+  local is_async = name ~= "read" or original.async == true
+  def.async = is_async
+  def.execute = function(input, ctx, callback)
+    local scope = workspace.scope(ctx.bufnr)
+    if scope and workspace.FILE_TOOLS[name] then
+      local result
+      workspace.on_copy(name, input, ctx, scope, function(r)
+        if not is_async then
+          result = r
+        else
+          vim.schedule(function()
+            callback(r)
+          end)
+        end
+      end)
+      return not is_async and (result or { success = false, error = name .. " gave no result on the copy" }) or nil
+    end
+    if not is_async then
+      return original.execute(input, ctx)
+    end
+    local cancelled, cancel = false, nil
+    M.checkpoint_then(ctx, name, function()
+      if not cancelled then
+        cancel = run_original(original, name, input, ctx, callback)
+      end
+    end)
+    return function()
+      cancelled = true
+      if type(cancel) == "function" then
+        cancel()
+      end
+    end
+  end
+  ours[def] = true
+  return def
+end
+
+--- Puts our definitions in Flemma's registry unless they are there (Flemma
+--- loads its own tools lazily, and a new setup() registers them again: so
+--- asked at each chat buffer, request and approval). Flemma's entry is
+--- removed first, so Flemma does not warn of a redefinition.
+function M.install()
+  local ok, tools = pcall(require, "flemma.tools")
+  if not ok then
+    return
+  end
+  local registry_ok, registry = pcall(require, "flemma.tools.registry")
+  for _, name in ipairs(M.NAMES) do
+    local current = tools.get(name)
+    if current and not ours[current] then
+      local def = replacement(name, current)
+      if registry_ok then
+        registry.unregister(name)
+      end
+      tools.register(name, def)
+    end
+  end
+end
+
+--- Whether Flemma's tool `name` is ours now (or there is none of that name).
+---@param name string
+---@return boolean
+function M.is_replaced(name)
+  local ok, tools = pcall(require, "flemma.tools")
+  local def = ok and tools.get(name) or nil
+  return def == nil or ours[def] == true
+end
+
+return M
