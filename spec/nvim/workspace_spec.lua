@@ -67,10 +67,23 @@ describe("clone mode", function()
     assert.matches("untracked\none, modified\n", r.stdout)
     assert.matches(" M src/a.txt", r.stdout)
     assert.matches("%?%? notes.txt", r.stdout)
-    -- ignored folders at the top are the user's, read-only
-    local ro, ro_out = bash(bufnr, "cat build/out.bin && touch build/new 2>&1; true")
-    assert.matches("^ignored\n", ro.stdout, ro_out)
-    assert.matches("Read%-only file system", ro_out)
+    -- ignored folders at the top are the user's: copy-on-write where bwrap
+    -- mounts overlays (the chat's layer takes the change), else read-only
+    local ro, ro_out = bash(bufnr, "cat build/out.bin; (echo changed > build/out.bin && touch build/new) 2>&1; true")
+    assert.matches("^ignored", ro.stdout, ro_out)
+    if require("flemma_sandbox.backends.bwrap_probe").overlay_works({}) then
+      assert.are.equal("ignored", vim.trim(ro_out))
+      assert.are.equal("ignored\n", h.read(proj .. "/build/out.bin"))
+      assert.are.equal(0, vim.fn.filereadable(proj .. "/build/new"))
+      local again = bash(bufnr, "cat build/out.bin && ls build")
+      assert.are.equal(
+        "changed\nnew\nout.bin",
+        vim.trim(again.stdout),
+        "kept for the next call of the chat's live sandbox"
+      )
+    else
+      assert.matches("Read%-only file system", ro_out)
+    end
     assert.matches("%.env.*No such file", out, "secret files are not copied")
     r, out = bash(
       bufnr,

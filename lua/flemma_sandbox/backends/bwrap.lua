@@ -92,7 +92,8 @@ local function workspace_view(policy, backend_config)
     end
   end
   local out = { bwrap }
-  vim.list_extend(out, workspace.view_options(policy.workspaces))
+  local overlay = probe.overlay_works(backend_config)
+  vim.list_extend(out, workspace.view_options(policy.workspaces, overlay))
   out[#out + 1] = "--"
   return out
 end

@@ -190,4 +190,46 @@ function M.features_in_background(backend_config)
   end)
 end
 
+---@type table<string, boolean>
+local overlays = {}
+
+--- Whether this bwrap mounts an overlay here (its --tmp-overlay came in
+--- 0.11; the kernel must allow overlayfs in a user namespace): read once
+--- per path, from --help and a test mount in a temporary folder.
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@return boolean
+function M.overlay_works(backend_config)
+  local path = backend_config.path or "bwrap"
+  if overlays[path] == nil then
+    local known = M.features(backend_config)
+    local found = core.which(path, surroundings.getenv("PATH"))
+    overlays[path] = false
+    if found and known["tmp-overlay"] and known["overlay-src"] then
+      local dir = vim.fn.tempname() .. "-overlay"
+      for _, sub in ipairs({ "lower", "mnt" }) do
+        vim.fn.mkdir(dir .. "/" .. sub, "p")
+      end
+      local out = vim.fn.system({
+        found,
+        "--dev-bind",
+        "/",
+        "/",
+        "--overlay-src",
+        dir .. "/lower",
+        "--tmp-overlay",
+        dir .. "/mnt",
+        "--",
+        "sh",
+        "-c",
+        ": > " .. quote(dir .. "/mnt/probe") .. " && echo overlay-ok",
+      })
+      overlays[path] = vim.v.shell_error == 0
+        and out:find("overlay-ok", 1, true) ~= nil
+        and core.file_type(dir .. "/lower/probe") == nil
+      vim.fn.system({ "rm", "-rf", "--one-file-system", "--", dir })
+    end
+  end
+  return overlays[path]
+end
+
 return M

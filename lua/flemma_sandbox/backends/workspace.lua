@@ -335,47 +335,23 @@ function M.ensure(spec, done)
   end
 end
 
---- At most this many ignored folders are shown in a copy.
-M.IGNORED_LIMIT = 32
-
---- The folders at the repository's top that git ignores (listed when the
---- copy was made, in the chat's workspace folder, which no sandbox sees),
---- each a plain name of a folder (not a link) in the user's tree now.
----@param space flemma_sandbox.Workspace
----@return string[]
-function M.ignored_folders(space)
-  local out = {}
-  local f = io.open(space.clone .. ".ignored", "r")
-  if not f then
-    return out
-  end
-  for line in f:lines() do
-    local name = line:match("^([^/]+)/$")
-    local plain = name and name ~= "." and name ~= ".." and name ~= ".git"
-    if plain and #out < M.IGNORED_LIMIT and core.file_type(space.top .. "/" .. name) == "directory" then
-      out[#out + 1] = name
-    end
-  end
-  f:close()
-  return out
-end
-
 --- bwrap options of the view in front of the helper: each copy at its
 --- repository's path; its ".git" a mount point (it cannot be moved
 --- aside), its config, hooks, info (the exclude file that keeps secret
 --- names out of what is synced) and alternates read-only, the user's
---- objects read-only where its alternates name them. The sources are the
---- host's: the user's tree itself is nowhere in this view.
+--- objects read-only where its alternates name them; the user's ignored
+--- folders copy-on-write or read-only (backends/workspace_ignored.lua).
+--- The sources are the host's: the user's tree itself is nowhere in this
+--- view but for those folders.
 ---@param workspaces flemma_sandbox.Workspace[]
+---@param overlay boolean whether this bwrap mounts overlays
 ---@return string[]
-function M.view_options(workspaces)
+function M.view_options(workspaces, overlay)
   local out = { "--dev-bind", "/", "/" }
   for _, space in ipairs(workspaces) do
     local top, clone = space.top, space.clone
     vim.list_extend(out, { "--bind", clone, top, "--bind", clone .. "/.git", top .. "/.git" })
-    for _, name in ipairs(M.ignored_folders(space)) do
-      vim.list_extend(out, { "--ro-bind", top .. "/" .. name, top .. "/" .. name })
-    end
+    vim.list_extend(out, require("flemma_sandbox.backends.workspace_ignored").view_options(space, overlay))
     for _, name in ipairs({ "config", "hooks", "info", "objects/info" }) do
       if core.file_type(clone .. "/.git/" .. name) then
         vim.list_extend(out, { "--ro-bind", clone .. "/.git/" .. name, top .. "/.git/" .. name })

@@ -1,0 +1,57 @@
+--- Clone mode's ignored folders: the folders git ignores at a repository's
+--- top (node_modules/, target/, .venv/) are not copied; the view shows the
+--- user's own there. Where bwrap mounts overlays (0.11 and later, on a
+--- kernel that allows them in a user namespace: probed), copy-on-write: the
+--- user's folder below a layer in memory that lasts as long as the view
+--- (a chat's live sandbox, or one call), so what a command changes there
+--- is the sandbox's and the user's folder is never written. (A layer kept
+--- in the chat's folder would outlive the sandbox, but the kernel refuses
+--- to copy a file up into it from a command of a live sandbox: EPERM.)
+--- Elsewhere read-only.
+local core = require("flemma_sandbox.core")
+
+local M = {}
+
+--- At most this many ignored folders are shown in a copy.
+M.IGNORED_LIMIT = 32
+
+--- The folders at the repository's top that git ignores (listed when the
+--- copy was made, in the chat's workspace folder, which no sandbox sees),
+--- each a plain name of a folder (not a link) in the user's tree now.
+---@param space flemma_sandbox.Workspace
+---@return string[]
+function M.folders(space)
+  local out = {}
+  local f = io.open(space.clone .. ".ignored", "r")
+  if not f then
+    return out
+  end
+  for line in f:lines() do
+    local name = line:match("^([^/]+)/$")
+    local plain = name and name ~= "." and name ~= ".." and name ~= ".git"
+    if plain and #out < M.IGNORED_LIMIT and core.file_type(space.top .. "/" .. name) == "directory" then
+      out[#out + 1] = name
+    end
+  end
+  f:close()
+  return out
+end
+
+--- The view's options for a copy's ignored folders.
+---@param space flemma_sandbox.Workspace
+---@param overlay boolean whether this bwrap mounts overlays
+---@return string[]
+function M.view_options(space, overlay)
+  local out = {}
+  for _, name in ipairs(M.folders(space)) do
+    local path = space.top .. "/" .. name
+    if overlay then
+      vim.list_extend(out, { "--overlay-src", path, "--tmp-overlay", path })
+    else
+      vim.list_extend(out, { "--ro-bind", path, path })
+    end
+  end
+  return out
+end
+
+return M
