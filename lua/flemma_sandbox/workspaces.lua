@@ -205,6 +205,7 @@ function M.discard(bufnr, done)
     for _, spec in ipairs(specs) do
       require("flemma_sandbox.review").forget(spec.top, chat.name)
       os.remove(spec.clone .. ".ignored")
+      os.remove(spec.clone .. ".submodules")
       if core.file_type(spec.clone) == "directory" then
         vim.fn.system({ "rm", "-rf", "--one-file-system", "--", spec.clone })
         if vim.v.shell_error ~= 0 then

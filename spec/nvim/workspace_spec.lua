@@ -291,6 +291,43 @@ cat evil-git/config
     end
   )
 
+  it("copies a submodule the user checked out, with its history; the user's submodule stays as it was", function()
+    h.sh(
+      "cd "
+        .. h.shell_quote(dir)
+        .. " && git init -q lib && cd lib && printf 'lib one\\n' > lib.txt && git add -A"
+        .. " && git -c user.name=u -c user.email=u@e commit -qm lib-init && cd "
+        .. h.shell_quote(proj)
+        .. " && git -c protocol.file.allow=always submodule -q add ../lib lib"
+        .. " && git -c user.name=u -c user.email=u@e commit -qm sub"
+        .. " && printf 'lib, the user changed it\\n' > lib/lib.txt && printf 'x\\n' > lib/untracked.txt"
+    )
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local function sub_repo()
+      return h.run({
+        "sh",
+        "-c",
+        'cd "$1" && git ls-files --stage && git status --porcelain && git for-each-ref && git rev-parse HEAD',
+        "sh",
+        proj .. "/lib",
+      }).stdout
+    end
+    local before, sub_state = manifest(proj .. "/lib"), sub_repo()
+    local r, out = bash(
+      bufnr,
+      "cat lib/lib.txt lib/untracked.txt && git -C lib log --format=%s && git -C lib status --short"
+        .. " && echo model > lib/lib.txt && rm lib/untracked.txt && git -C lib add -A"
+        .. " && git -C lib -c user.name=m -c user.email=m@m commit -qm in-the-copy && echo committed"
+    )
+    assert.are.equal(0, r.exit_code, out)
+    assert.matches("^lib, the user changed it\nx\nlib%-init\n M lib.txt\n%?%? untracked.txt\ncommitted", r.stdout)
+    assert.are.equal(before, manifest(proj .. "/lib"))
+    assert.are.equal(sub_state, sub_repo())
+    -- control: the copy's submodule is a folder of its own, not the user's
+    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    assert.are.equal("model\n", h.read(clone .. "/lib/lib.txt"))
+  end)
+
   it("keeps the copy's git config and hooks read-only and its .git in place; the user's objects too", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
     local r, out = bash(

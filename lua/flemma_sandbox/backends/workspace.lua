@@ -20,45 +20,69 @@ local syncing = {}
 -- (gitignore lines). The copy starts as the user's tree is now: HEAD and
 -- its branch, and in the work tree the tracked, modified and untracked
 -- files (not ignored ones, not secret ones); its index is HEAD's, so the
--- user's changes show as changes. Made under another name and renamed:
--- a copy is whole or absent.
+-- user's changes show as changes. Each submodule the user has checked out
+-- (one level) becomes a copy of its own the same way, listed with the
+-- user's objects of it in "$clone.submodules" (view_options). Made under
+-- another name and renamed: a copy is whole or absent.
 local CREATE = [=[
 set -eu
 top=$1 clone=$2 secrets=$3
 tmp="$clone.making"
 rm -rf "$tmp"
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
-g clone -q --shared --no-checkout "$top" "$tmp" 2>/dev/null
-export GIT_DIR="$tmp/.git"
-cp "$secrets" "$GIT_DIR/info/exclude"
-snap="$GIT_DIR/snapshot-index"
-# the user's index: its stat data saves hashing every tracked file
-if [ -f "$top/.git/index" ]; then cp "$top/.git/index" "$snap"; fi
-GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g ls-files --stage -- .git-none >/dev/null 2>&1 || rm -f "$snap"
-GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g ls-files -z -i -c --exclude-from="$secrets" |
-  GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g update-index -z --force-remove --stdin
-GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g -c core.excludesFile="$top/.git/info/exclude" \
-  add -A --ignore-errors >/dev/null 2>&1 || true
-# the folders git ignores at the top (node_modules, build output): shown
-# from the user's tree, read-only (view_options), listed outside the copy
-GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$top" g -c core.excludesFile="$top/.git/info/exclude" \
-  ls-files -o -i --exclude-standard --directory 2>/dev/null | grep -E '^[^/]+/$' >"$clone.ignored" || true
-tree=$(GIT_INDEX_FILE="$snap" g write-tree)
-head=$(g rev-parse -q --verify HEAD || true)
-base=$(echo "the user's tree when the copy was made" | g commit-tree "$tree" ${head:+-p "$head"})
-g update-ref refs/flemma/base "$base"
-GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$tmp" g checkout-index -a -f -u
-if [ -n "$head" ]; then
-  mv "$snap" "$GIT_DIR/index"
-  GIT_WORK_TREE="$tmp" g reset -q --mixed HEAD
-else
-  rm -f "$snap"
-fi
-git config -f "$GIT_DIR/config" core.fsmonitor false
-git config -f "$GIT_DIR/config" gc.auto 0
-# inside, the user's objects are shown here (view_argv)
-mkdir "$GIT_DIR/flemma-user-objects"
-printf '%s\n' "$top/.git/flemma-user-objects" >"$GIT_DIR/objects/info/alternates"
+# copy_of SRC DST: DST a shared clone of SRC's repository, its work tree
+# SRC's as it is; prints the user's objects folder of SRC
+copy_of() {
+  src=$1 dst=$2
+  user_git=$(g -C "$src" rev-parse --absolute-git-dir)
+  g clone -q --shared --no-checkout "$src" "$dst" 2>/dev/null
+  export GIT_DIR="$dst/.git"
+  cp "$secrets" "$GIT_DIR/info/exclude"
+  snap="$GIT_DIR/snapshot-index"
+  # the user's index: its stat data saves hashing every tracked file
+  if [ -f "$user_git/index" ]; then cp "$user_git/index" "$snap"; fi
+  GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g ls-files --stage -- .git-none >/dev/null 2>&1 || rm -f "$snap"
+  GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g ls-files -z -i -c --exclude-from="$secrets" |
+    GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g update-index -z --force-remove --stdin
+  GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g -c core.excludesFile="$user_git/info/exclude" \
+    add -A --ignore-errors >/dev/null 2>&1 || true
+  if [ "$src" = "$top" ]; then
+    # the folders git ignores at the top (node_modules, build output): shown
+    # from the user's tree (view_options), listed outside the copy
+    GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g -c core.excludesFile="$user_git/info/exclude" \
+      ls-files -o -i --exclude-standard --directory 2>/dev/null | grep -E '^[^/]+/$' >"$clone.ignored" || true
+  fi
+  tree=$(GIT_INDEX_FILE="$snap" g write-tree)
+  head=$(g rev-parse -q --verify HEAD || true)
+  base=$(echo "the user's tree when the copy was made" | g commit-tree "$tree" ${head:+-p "$head"})
+  g update-ref refs/flemma/base "$base"
+  GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$dst" g checkout-index -a -f -u
+  if [ -n "$head" ]; then
+    mv "$snap" "$GIT_DIR/index"
+    GIT_WORK_TREE="$dst" g reset -q --mixed HEAD
+  else
+    rm -f "$snap"
+  fi
+  git config -f "$GIT_DIR/config" core.fsmonitor false
+  git config -f "$GIT_DIR/config" gc.auto 0
+  mkdir "$GIT_DIR/flemma-user-objects"
+  unset GIT_DIR
+  echo "$user_git/objects"
+}
+copy_of "$top" "$tmp" >/dev/null
+# inside, the user's objects are shown here (view_options)
+printf '%s\n' "$top/.git/flemma-user-objects" >"$tmp/.git/objects/info/alternates"
+: >"$clone.submodules"
+# quoted paths (odd bytes) are left out
+GIT_DIR="$tmp/.git" g ls-files --stage | grep '^160000 ' | cut -f2- | grep -v '^"' | while IFS= read -r sub; do
+  if [ -e "$top/$sub/.git" ]; then
+    rmdir "$tmp/$sub" 2>/dev/null || true
+    if [ -e "$tmp/$sub" ]; then continue; fi
+    objects=$(copy_of "$top/$sub" "$tmp/$sub") || continue
+    printf '%s\n' "$top/$sub/.git/flemma-user-objects" >"$tmp/$sub/.git/objects/info/alternates"
+    printf '%s\t%s\n' "$sub" "$objects" >>"$clone.submodules"
+  fi
+done
 mv "$tmp" "$clone"
 echo created
 ]=]
@@ -340,7 +364,9 @@ end
 --- aside), its config, hooks, info (the exclude file that keeps secret
 --- names out of what is synced) and alternates read-only, the user's
 --- objects read-only where its alternates name them; the user's ignored
---- folders copy-on-write or read-only (backends/workspace_ignored.lua).
+--- folders copy-on-write or read-only, and the user's objects of each
+--- submodule where its copy's alternates name them
+--- (backends/workspace_shown.lua).
 --- The sources are the host's: the user's tree itself is nowhere in this
 --- view but for those folders.
 ---@param workspaces flemma_sandbox.Workspace[]
@@ -351,7 +377,7 @@ function M.view_options(workspaces, overlay)
   for _, space in ipairs(workspaces) do
     local top, clone = space.top, space.clone
     vim.list_extend(out, { "--bind", clone, top, "--bind", clone .. "/.git", top .. "/.git" })
-    vim.list_extend(out, require("flemma_sandbox.backends.workspace_ignored").view_options(space, overlay))
+    vim.list_extend(out, require("flemma_sandbox.backends.workspace_shown").view_options(space, overlay))
     for _, name in ipairs({ "config", "hooks", "info", "objects/info" }) do
       if core.file_type(clone .. "/.git/" .. name) then
         vim.list_extend(out, { "--ro-bind", clone .. "/.git/" .. name, top .. "/.git/" .. name })

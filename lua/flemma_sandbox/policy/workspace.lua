@@ -63,9 +63,34 @@ function M.of(resolved, sandboxes)
   return out
 end
 
---- Clone mode's changes to a resolved policy: each copy's ".git" is the
---- sandbox's own (writable, but for its config, hooks and alternates,
---- which the view binds read-only), not a protected git folder.
+---@class flemma_sandbox.CopiedSubmodule
+---@field path string relative to the repository's top
+---@field objects string the user's objects folder of it
+
+--- The submodules a copy holds copies of (listed when it was made, by
+--- backends/workspace.lua, in the chat's folder that no sandbox sees).
+---@param space flemma_sandbox.Workspace
+---@return flemma_sandbox.CopiedSubmodule[]
+function M.submodules(space)
+  local out = {}
+  local f = io.open(space.clone .. ".submodules", "r")
+  if not f then
+    return out
+  end
+  for line in f:lines() do
+    local sub, objects = line:match("^([^\t]+)\t(/[^\t]+)$")
+    if sub and not sub:find("%.%.") and sub:sub(1, 1) ~= "/" then
+      out[#out + 1] = { path = sub, objects = objects }
+    end
+  end
+  f:close()
+  return out
+end
+
+--- Clone mode's changes to a resolved policy: each copy's ".git" and its
+--- submodules' are the sandbox's own (writable, but for the copy's config,
+--- hooks and alternates, which the view binds read-only), not protected
+--- git folders.
 ---@param resolved flemma_sandbox.ResolvedPolicy
 ---@param sandboxes flemma_sandbox.SandboxesConfig|nil
 function M.apply(resolved, sandboxes)
@@ -75,15 +100,24 @@ function M.apply(resolved, sandboxes)
   if #spaces == 0 then
     return
   end
-  local own = {}
   for _, space in ipairs(spaces) do
-    own[space.top .. "/.git"] = true
     resolved.own_git[#resolved.own_git + 1] = space.top .. "/.git"
+    for _, sub in ipairs(M.submodules(space)) do
+      resolved.own_git[#resolved.own_git + 1] = space.top .. "/" .. sub.path .. "/.git"
+    end
+  end
+  local function is_own(path)
+    for _, git_dir in ipairs(resolved.own_git) do
+      if core.is_within(path, git_dir) then
+        return true
+      end
+    end
+    return false
   end
   local function keep(list, path_of)
     local out = {}
     for _, item in ipairs(list or {}) do
-      if not own[path_of(item)] then
+      if not is_own(path_of(item)) then
         out[#out + 1] = item
       end
     end
