@@ -70,3 +70,5 @@ sandbox.setup({
 bench(2600)
 bench(60000)
 vim.fn.delete(cache, "rf")
+-- headless Neovim ends its last message without a newline
+io.stdout:write("\n")
