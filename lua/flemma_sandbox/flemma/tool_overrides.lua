@@ -52,8 +52,8 @@ end
 
 --- Direct mode: go() once the checkpoint before a writing call is taken in
 --- the background (or at once for a call that writes nothing, with
---- checkpoints off, or in clone mode). A failed checkpoint is said once per session; the
---- call runs either way.
+--- checkpoints off, or in clone mode). A failed checkpoint is said once
+--- per session; the call runs either way.
 ---@param ctx table Flemma's ExecutionContext
 ---@param tool_name string
 ---@param go fun()
@@ -74,12 +74,17 @@ end
 --- before); returns its cancel function.
 ---@return fun()|nil
 local function run_original(original, name, input, ctx, callback)
-  if original.async then
-    return M.as_call(ctx, name, function()
+  local ok, result = pcall(M.as_call, ctx, name, function()
+    if original.async then
       return original.execute(input, ctx, callback)
-    end)
+    end
+    return original.execute(input, ctx)
+  end)
+  if ok and original.async then
+    return type(result) == "function" and result or nil
   end
-  local ok, result = pcall(original.execute, input, ctx)
+  -- a sync tool's result, or an error raised where Flemma cannot catch it
+  -- (after the checkpoint, outside its pcall): the call must still end
   if not ok then
     result = { success = false, error = tostring(result) }
   end
