@@ -32,19 +32,10 @@ describe("under Flemma in a real terminal", function()
     h.sh("cd " .. project .. " && git init -q -b main && echo x > f.txt")
     h.write(
       project .. "/talk.chat",
-      table.concat({
-        "@You:",
-        "go",
-        "",
-        "@Assistant:",
-        "On it.",
-        "",
-        "**Tool Use:** `git` (`toolu_g1`)",
-        "```json",
-        '{"label":"stage","args":["add","f.txt"]}',
-        "```",
-        "",
-      }, "\n")
+      table.concat(
+        require("support.flemma_chat").lines("git", "toolu_g1", { label = "stage", args = { "add", "f.txt" } }),
+        "\n"
+      ) .. "\n\n"
     )
     h.write(t .. "/init.lua", table.concat({
       "vim.opt.swapfile = false",

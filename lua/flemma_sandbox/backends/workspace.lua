@@ -234,6 +234,9 @@ function M.sync(spec, name, done)
       if out:match(word) then
         return next_step()
       end
+      if not M.exists(spec.clone) then
+        return finish(nil) -- discarded or deleted meanwhile: nothing to sync
+      end
       finish("could not sync the chat's copy of " .. spec.top .. ": " .. out .. errs)
     end)
     if not started then

@@ -11,35 +11,9 @@
 --- to copy a file up into it from a command of a live sandbox: EPERM.)
 --- Elsewhere read-only.
 local core = require("flemma_sandbox.core")
-
 local workspace = require("flemma_sandbox.policy.workspace")
 
 local M = {}
-
---- At most this many ignored folders are shown in a copy.
-M.IGNORED_LIMIT = 32
-
---- The folders at the repository's top that git ignores (listed when the
---- copy was made, in the chat's workspace folder, which no sandbox sees),
---- each a plain name of a folder (not a link) in the user's tree now.
----@param space flemma_sandbox.Workspace
----@return string[]
-function M.folders(space)
-  local out = {}
-  local f = io.open(space.clone .. ".ignored", "r")
-  if not f then
-    return out
-  end
-  for line in f:lines() do
-    local name = line:match("^([^/]+)/$")
-    local plain = name and name ~= "." and name ~= ".." and name ~= ".git"
-    if plain and #out < M.IGNORED_LIMIT and core.file_type(space.top .. "/" .. name) == "directory" then
-      out[#out + 1] = name
-    end
-  end
-  f:close()
-  return out
-end
 
 --- The user's objects of each submodule copied with the copy (listed by
 --- the copy's making, in the chat's workspace folder), where the
@@ -68,7 +42,7 @@ end
 ---@return string[]
 function M.view_options(space, overlay)
   local out = submodule_objects(space)
-  for _, name in ipairs(M.folders(space)) do
+  for _, name in ipairs(workspace.ignored(space)) do
     local path = space.top .. "/" .. name
     if overlay then
       vim.list_extend(out, { "--overlay-src", path, "--tmp-overlay", path })

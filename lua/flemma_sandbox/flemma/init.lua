@@ -230,20 +230,15 @@ function M.attach()
         require("flemma_sandbox.flemma.tool_overrides").install()
       end
     end
-    vim.api.nvim_create_autocmd("FileType", {
-      group = group,
-      pattern = "chat",
-      callback = function(ev)
-        install_for(ev.buf)
-      end,
-    })
-    vim.api.nvim_create_autocmd("BufEnter", {
-      group = group,
-      pattern = "*.chat",
-      callback = function(ev)
-        install_for(ev.buf)
-      end,
-    })
+    for event, pattern in pairs({ FileType = "chat", BufEnter = "*.chat" }) do
+      vim.api.nvim_create_autocmd(event, {
+        group = group,
+        pattern = pattern,
+        callback = function(ev)
+          install_for(ev.buf)
+        end,
+      })
+    end
     vim.api.nvim_create_autocmd("User", {
       group = group,
       pattern = "FlemmaToolExecuting",

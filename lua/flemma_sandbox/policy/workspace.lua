@@ -63,27 +63,58 @@ function M.of(resolved, sandboxes)
   return out
 end
 
+--- The lines of a list the copy's making wrote beside it, in the chat's
+--- folder that no sandbox sees (none when there is no such file).
+---@param path string
+---@return string[]
+local function lines_of(path)
+  local out = {}
+  local f = io.open(path, "r")
+  if f then
+    for line in f:lines() do
+      out[#out + 1] = line
+    end
+    f:close()
+  end
+  return out
+end
+
+--- At most this many ignored folders are shown in a copy.
+M.IGNORED_LIMIT = 32
+
+--- The folders at the repository's top that git ignores (listed when the
+--- copy was made), each a plain name of a folder (not a link) in the
+--- user's tree now.
+---@param space flemma_sandbox.Workspace
+---@return string[]
+function M.ignored(space)
+  local out = {}
+  for _, line in ipairs(lines_of(space.clone .. ".ignored")) do
+    local name = line:match("^([^/]+)/$")
+    local plain = name and name ~= "." and name ~= ".." and name ~= ".git"
+    if plain and #out < M.IGNORED_LIMIT and core.file_type(space.top .. "/" .. name) == "directory" then
+      out[#out + 1] = name
+    end
+  end
+  return out
+end
+
 ---@class flemma_sandbox.CopiedSubmodule
 ---@field path string relative to the repository's top
 ---@field objects string the user's objects folder of it
 
 --- The submodules a copy holds copies of (listed when it was made, by
---- backends/workspace.lua, in the chat's folder that no sandbox sees).
+--- backends/workspace.lua).
 ---@param space flemma_sandbox.Workspace
 ---@return flemma_sandbox.CopiedSubmodule[]
 function M.submodules(space)
   local out = {}
-  local f = io.open(space.clone .. ".submodules", "r")
-  if not f then
-    return out
-  end
-  for line in f:lines() do
+  for _, line in ipairs(lines_of(space.clone .. ".submodules")) do
     local sub, objects = line:match("^([^\t]+)\t(/[^\t]+)$")
     if sub and not sub:find("%.%.") and sub:sub(1, 1) ~= "/" then
       out[#out + 1] = { path = sub, objects = objects }
     end
   end
-  f:close()
   return out
 end
 

@@ -10,27 +10,19 @@ local copy_paths = require("flemma_sandbox.tools.copy_paths")
 
 local M = {}
 
---- Whether the rules let a write reach path: the buffer's own policy, or
---- (under Flemma, ctx.resolved) the one our backend resolved from Flemma's.
+--- Whether the rules let a command write (or read) path: the buffer's own
+--- policy, or (under Flemma, ctx.resolved) the one our backend resolved
+--- from Flemma's.
 ---@param path string as the sandbox sees it
 ---@param ctx table
+---@param write boolean
 ---@return boolean, string|nil why
-local function writable(path, ctx)
+local function allowed(path, ctx, write)
   if ctx.resolved then
-    return sandbox.allows(path, ctx.resolved, true)
+    return sandbox.allows(path, ctx.resolved, write)
   end
-  return sandbox.is_path_writable(path, ctx.bufnr, ctx.config_opts)
-end
-
---- Whether the rules let a command read path (as writable() decides).
----@param path string
----@param ctx table
----@return boolean, string|nil why
-local function readable(path, ctx)
-  if ctx.resolved then
-    return sandbox.allows(path, ctx.resolved, false)
-  end
-  return sandbox.is_path_readable(path, ctx.bufnr, ctx.config_opts)
+  local check = write and sandbox.is_path_writable or sandbox.is_path_readable
+  return check(path, ctx.bufnr, ctx.config_opts)
 end
 
 --- edit reads the whole file to change it; past this it refuses.
@@ -68,7 +60,7 @@ local function write_target(path, ctx)
   if not real then
     return nil, err
   end
-  local ok, why = writable(seen(real, ctx), ctx)
+  local ok, why = allowed(seen(real, ctx), ctx, true)
   if not ok then
     return nil, "write to " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why)
   end
@@ -117,7 +109,7 @@ function M.read_checked(path, ctx, max_bytes)
     return nil, "read of " .. path .. " blocked: it leads out of the chat's copy"
   end
   if real then
-    local visible, why = readable(seen(real, ctx), ctx)
+    local visible, why = allowed(seen(real, ctx), ctx, false)
     if not visible then
       return nil, "read of " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why)
     end
@@ -198,7 +190,7 @@ M.read = {
     if ctx.copies and copy_paths.copy_holding(ctx.copies, asked) and not copy_paths.copy_holding(ctx.copies, real) then
       return done({ error = "read of " .. input.path .. " blocked: it leads out of the chat's copy" })
     end
-    local visible, why = readable(seen(real, ctx), ctx)
+    local visible, why = allowed(seen(real, ctx), ctx, false)
     if not visible then
       return done({ error = "read of " .. seen(real, ctx) .. " blocked: " .. command_notes.rule_of(why) })
     end
