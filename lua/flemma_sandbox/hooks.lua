@@ -25,6 +25,7 @@ M.network_asker = nil
 ---@field disable fun()
 ---@field check_in_background fun(bufnr: integer)
 ---@field workspace_scope fun(bufnr: integer|nil): table|false|nil a Flemma chat's clone mode (flemma/workspace.lua)
+---@field tools_in_place fun(): boolean whether Flemma's file tools are ours now (flemma/tool_overrides.lua)
 
 --- Set by the Flemma bridge when Flemma is installed (flemma/init.lua).
 ---@type flemma_sandbox.BridgeFacade|nil

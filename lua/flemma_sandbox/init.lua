@@ -327,16 +327,6 @@ function M.real_path(path, cwd)
   return policy.real_path(path, cwd)
 end
 
---- Whether a resolved policy (a host's, hosted.lua) lets a command write
---- path (or read it), and why not.
----@param path string
----@param resolved flemma_sandbox.ResolvedPolicy
----@param write boolean
----@return boolean, string|nil
-function M.allows(path, resolved, write)
-  return (write and policy.is_writable or policy.is_readable)(path, resolved)
-end
-
 --- The writable root of resolved that holds real (the longest), or nil.
 ---@param real string
 ---@param resolved flemma_sandbox.ResolvedPolicy

@@ -165,6 +165,9 @@ function M.attach()
   end
   require("flemma_sandbox.flemma.workspace").wrap_for_call = M.wrap_for_call
   require("flemma_sandbox.flemma.tool_overrides").as_call = M.as_call
+  require("flemma_sandbox.flemma.tool_overrides").refusal = function(...)
+    return require("flemma_sandbox.flemma.approval").refusal(...)
+  end
   local fs = require("flemma.sandbox")
   if not fs.has(backend.name) then
     register_backend()
@@ -282,6 +285,15 @@ function M.facade()
     check_in_background = M.check_in_background,
     workspace_scope = function(bufnr)
       return require("flemma_sandbox.flemma.workspace").scope(bufnr)
+    end,
+    tools_in_place = function()
+      local overrides = require("flemma_sandbox.flemma.tool_overrides")
+      for _, name in ipairs(overrides.NAMES) do
+        if not overrides.is_replaced(name) then
+          return false
+        end
+      end
+      return true
     end,
     enable = function(bufnr)
       local fs = require("flemma.sandbox")

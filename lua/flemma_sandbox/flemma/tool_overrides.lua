@@ -3,8 +3,11 @@
 --- preview kept) for chats whose commands run in our backend:
 ---   - in a chat in clone mode, read, write, edit and ls act on the chat's
 ---     copy (flemma/workspace.lua);
----   - otherwise bash, write and edit run once the checkpoint is taken,
----     off the editor's thread (checkpoints.lua), then Flemma's own execute.
+---   - otherwise read, write, edit and ls are refused where the approval
+---     resolver would deny them (a hidden path read, a protected one
+---     written: also for a call run by hand, which asks no resolver), and
+---     bash, write and edit run once the checkpoint is taken, off the
+---     editor's thread (checkpoints.lua), then Flemma's own execute.
 --- They are put there once a chat's commands run in our backend.
 local checkpoints = require("flemma_sandbox.checkpoints")
 local workspace = require("flemma_sandbox.flemma.workspace")
@@ -24,6 +27,14 @@ M.labels = {}
 ---@type fun(ctx: table, tool_name: string, fn: fun(): any): any
 M.as_call = function(_, _, fn)
   return fn()
+end
+
+--- Set by the bridge (flemma/init.lua): the approval resolver's check (a
+--- read of a hidden path, a write of a protected one), asked again here
+--- because a call run by hand (:Flemma tool:execute) skips the resolvers.
+---@type fun(tool_name: string, input: table, bufnr: integer): string|nil
+M.refusal = function()
+  return nil
 end
 
 --- The definitions this module put in Flemma's registry.
@@ -108,6 +119,17 @@ local function replacement(name, original)
   def.async = is_async
   def.execute = function(input, ctx, callback)
     local scope = workspace.scope(ctx.bufnr)
+    local refused = scope == false and M.refusal(name, input, ctx.bufnr)
+    if refused then
+      local result = { success = false, error = "flemma-sandbox: " .. refused }
+      if not is_async then
+        return result
+      end
+      vim.schedule(function()
+        callback(result)
+      end)
+      return nil
+    end
     if scope and workspace.FILE_TOOLS[name] then
       local result
       workspace.on_copy(name, input, ctx, scope, function(r)

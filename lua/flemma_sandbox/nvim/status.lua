@@ -280,13 +280,16 @@ function M.flemma_lines(bufnr)
     local network = M.network_text(view.resolved) .. " (Flemma's policy.network)"
     M.hardening(lines, view.resolved, network)
   end
-  -- what the resolver cannot cover (:help flemma-sandbox-flemma-gap)
-  table.insert(
-    lines,
-    lines.details_from or #lines + 1,
-    "  gap:        :Flemma tool:execute skips the resolvers; Flemma's read/write/edit then see hidden "
-      .. "and protected files (:help flemma-sandbox-flemma-gap)"
-  )
+  -- calls run by hand skip the resolvers (:help flemma-sandbox-flemma-gap)
+  local in_place = bridge.tools_in_place and bridge.tools_in_place()
+  local help = " (:help flemma-sandbox-flemma-gap)"
+  local by_hand = "  by hand:    Flemma's read/write/edit/ls are checked also when run with :Flemma tool:execute"
+  if not in_place then
+    by_hand = "  gap:        :Flemma tool:execute skips the resolvers; Flemma's read/write/edit then see hidden "
+      .. "and protected files"
+  end
+  by_hand = by_hand .. help
+  table.insert(lines, lines.details_from or #lines + 1, by_hand)
   if lines.details_from then
     lines.details_from = lines.details_from + 1
   end

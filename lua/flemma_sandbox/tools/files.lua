@@ -19,7 +19,7 @@ local M = {}
 ---@return boolean, string|nil why
 local function allowed(path, ctx, write)
   if ctx.resolved then
-    return sandbox.allows(path, ctx.resolved, write)
+    return (write and sandbox.writable_in or sandbox.readable_in)(path, ctx.resolved)
   end
   local check = write and sandbox.is_path_writable or sandbox.is_path_readable
   return check(path, ctx.bufnr, ctx.config_opts)
