@@ -5,7 +5,6 @@
 --- the host; the first checkpoint of a chat; an undo of a few files.
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 
-local sandbox = require("flemma_sandbox")
 local checkpoints = require("flemma_sandbox.checkpoints")
 
 local fixture = dofile("bench/repo_fixture.lua")
@@ -59,16 +58,7 @@ local function bench(files)
   print(string.format("  a call's checkpoint (own bwrap, waited)   %8.1f ms  %.2fx (goal <= 30 ms)", o, o / b))
   print(string.format("  a chat's first checkpoint                 %8.1f ms  %.2fx", first, first / b))
   print(string.format("  undo of the last call (3 files)           %8.1f ms  %.2fx", undo_ms, undo_ms / b))
-  vim.cmd("bwipeout!")
-  vim.cmd("cd /")
-  sh("rm -rf " .. base)
+  fixture.leave(base)
 end
 
-local cache = vim.fn.tempname() .. "-cache"
-vim.env.XDG_CACHE_HOME = cache
-sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD" }, network = false } })
-bench(2600)
-bench(60000)
-vim.fn.delete(cache, "rf")
--- headless Neovim ends its last message without a newline
-io.stdout:write("\n")
+fixture.run_sizes({ backend = "bwrap", policy = { rw_paths = { "$CWD" }, network = false } }, bench)

@@ -34,4 +34,28 @@ function M.now_ms()
   return (vim.uv or vim.loop).hrtime() / 1e6
 end
 
+--- After one size: the chat buffer gone, out of the project, and its
+--- folder removed.
+---@param base string
+function M.leave(base)
+  vim.cmd("bwipeout!")
+  vim.cmd("cd /")
+  M.sh("rm -rf " .. base)
+end
+
+--- Runs bench(files) for 2,600 and 60,000 files with setup(opts) and the
+--- chats' folders in a cache of their own, removed after.
+---@param opts table
+---@param bench fun(files: integer)
+function M.run_sizes(opts, bench)
+  local cache = vim.fn.tempname() .. "-cache"
+  vim.env.XDG_CACHE_HOME = cache
+  require("flemma_sandbox").setup(opts)
+  bench(2600)
+  bench(60000)
+  vim.fn.delete(cache, "rf")
+  -- headless Neovim ends its last message without a newline
+  io.stdout:write("\n")
+end
+
 return M

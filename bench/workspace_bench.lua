@@ -4,7 +4,6 @@
 --- that changed three files.
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 
-local sandbox = require("flemma_sandbox")
 local workspaces = require("flemma_sandbox.workspaces")
 local fixture = dofile("bench/repo_fixture.lua")
 local now_ms, median, sh = fixture.now_ms, fixture.median, fixture.sh
@@ -55,20 +54,11 @@ local function bench(files)
   print(string.format("  git clone --shared with its checkout   %8.1f ms  1.00x", plain))
   print(string.format("  a chat's copy (goal <= 1.5x)          %8.1f ms  %.2fx", made, made / plain))
   print(string.format("  sync after a call, 3 files changed    %8.1f ms  (goal <= 50 ms)", sync))
-  vim.cmd("bwipeout!")
-  vim.cmd("cd /")
-  sh("rm -rf " .. base)
+  fixture.leave(base)
 end
 
-local cache = vim.fn.tempname() .. "-cache"
-vim.env.XDG_CACHE_HOME = cache
-sandbox.setup({
+fixture.run_sizes({
   backend = "bwrap",
   policy = { rw_paths = { "$CWD" }, network = false },
   sandboxes = { workspace = "clone" },
-})
-bench(2600)
-bench(60000)
-vim.fn.delete(cache, "rf")
--- headless Neovim ends its last message without a newline
-io.stdout:write("\n")
+}, bench)

@@ -6,6 +6,7 @@
 --- put the copy's work there as refs/remotes/sandbox-NAME/*); writes go
 --- beneath the repository's folder, never through a link.
 local core = require("flemma_sandbox.core")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -139,19 +140,6 @@ local function unsafe(rel)
   return false
 end
 
---- The user's file now: content, or nil when absent.
----@param path string
----@return string|nil
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local data = f:read("*a")
-  f:close()
-  return data
-end
-
 --- git merge-file of three texts; the result and how many clashes (-1 on
 --- an error, binary files among them).
 ---@param mine string
@@ -218,7 +206,7 @@ function M.apply_one(c, writable, out)
   if not ok then
     return skip("not brought in: " .. tostring(why))
   end
-  local mine = read(full)
+  local mine = util.read_file(full)
   local base = M.blob(c.top, c.old_oid)
   local theirs = M.blob(c.top, c.new_oid)
   local mode = c.new_mode == "100755" and 493 or 420

@@ -28,6 +28,19 @@ function M.first_line(path)
   return line
 end
 
+--- A file's whole content, or nil when it cannot be read.
+---@param path string
+---@return string|nil
+function M.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local data = f:read("*a")
+  f:close()
+  return data
+end
+
 ---@param t table
 ---@return boolean
 function M.is_list(t)
@@ -95,13 +108,7 @@ end
 ---@param meminfo? string the file's text (default: read it)
 ---@return integer
 function M.default_tmpfs_mb(meminfo)
-  if not meminfo then
-    local f = io.open("/proc/meminfo", "r")
-    meminfo = f and f:read("*a") or ""
-    if f then
-      f:close()
-    end
-  end
+  meminfo = meminfo or M.read_file("/proc/meminfo") or ""
   local kib = tonumber(meminfo:match("MemTotal:%s*(%d+) kB"))
   if not kib then
     return 1024
@@ -117,16 +124,7 @@ end
 ---@param read? fun(path: string): string|nil the file reader (default: io)
 ---@return integer|false
 function M.default_inotify_cap(name, read)
-  read = read
-    or function(path)
-      local f = io.open(path, "r")
-      if not f then
-        return nil
-      end
-      local text = f:read("*a")
-      f:close()
-      return text
-    end
+  read = read or M.read_file
   local per_ns = name == "max_user_instances" and "max_inotify_instances" or "max_inotify_watches"
   local user = tonumber((read("/proc/sys/fs/inotify/" .. name) or ""):match("%d+"))
   if not user or not read("/proc/sys/user/" .. per_ns) then

@@ -143,18 +143,11 @@ describe("direct mode's checkpoints", function()
       sandboxes = { max_checkpoints = 2 },
     })
     local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
-    local results = {}
+    local commands = {}
     for i = 1, 3 do
-      require("flemma_sandbox.tools").run("bash", { command = "echo " .. i .. " > p" .. i .. ".txt" }, {
-        bufnr = bufnr,
-        approved = true,
-      }, function(r)
-        results[#results + 1] = r
-      end)
+      commands[i] = "echo " .. i .. " > p" .. i .. ".txt"
     end
-    assert(vim.wait(20000, function()
-      return #results == 3
-    end, 10))
+    n.run_together(bufnr, commands, 20000)
     local entries = checkpoints.list(bufnr)[1].entries
     assert.are.equal(2, #entries, vim.inspect(entries))
     assert.are.same({ 3, 2 }, { entries[1].n, entries[2].n })

@@ -21,31 +21,12 @@ describe("the chats' folders in a real terminal", function()
     end
     h.sh("mkdir -p " .. t .. "/home " .. t .. "/proj")
     h.write(t .. "/proj/a.chat", "@You:\nhi\n")
-    h.write(t .. "/init.lua", table.concat({
-      "vim.opt.rtp:prepend(" .. string.format("%q", vim.fn.getcwd()) .. ")",
-      "vim.opt.swapfile = false",
-      "require('flemma_sandbox').setup({})",
-    }, "\n") .. "\n")
     h.write(
       t .. "/run.lua",
       "require('flemma_sandbox.run.job').run({ 'bash', '-c', 'echo hi > /tmp/k.txt' }, "
         .. "{ wrap = require('flemma_sandbox').wrapper(0), on_exit = function() vim.g.ran = 1 end })\n"
     )
-    local env = "env TERM=xterm-256color HOME="
-      .. h.shell_quote(t .. "/home")
-      .. " XDG_CACHE_HOME="
-      .. h.shell_quote(t .. "/home/.cache")
-    term:start(
-      "cd "
-        .. h.shell_quote(t .. "/proj")
-        .. " && "
-        .. env
-        .. " nvim -i NONE -u "
-        .. h.shell_quote(t .. "/init.lua")
-        .. " a.chat",
-      80,
-      24
-    )
+    term:start(tmux.nvim_in_project(t, { "require('flemma_sandbox').setup({})" }, "a.chat"), 80, 24)
     term:wait_for("a.chat")
     term:keys(":luafile " .. t .. "/run.lua", "Enter")
     local core = require("flemma_sandbox.core")

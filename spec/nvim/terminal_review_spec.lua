@@ -33,33 +33,17 @@ describe("clone mode's review in a real terminal", function()
         .. " && git -c user.name=u -c user.email=u@e commit -qm init"
     )
     h.write(proj .. "/a.chat", "@You:\nhi\n")
-    h.write(t .. "/init.lua", table.concat({
-      "vim.opt.rtp:prepend(" .. string.format("%q", vim.fn.getcwd()) .. ")",
-      "vim.opt.swapfile = false",
-      "require('flemma_sandbox').setup({ backend = 'bwrap', sandboxes = { workspace = 'clone' },",
-      "  policy = { rw_paths = { '$CWD' }, network = false } })",
-    }, "\n") .. "\n")
     h.write(
       t .. "/call.lua",
       "require('flemma_sandbox.tools').run('bash', { command = "
         .. "\"printf 'the model changed this line\\\\n' > a.txt && echo made > new.txt\" }, "
         .. "{ bufnr = vim.api.nvim_get_current_buf(), approved = true }, function() vim.g.ran = 1 end)\n"
     )
-    local env = "env TERM=xterm-256color HOME="
-      .. h.shell_quote(t .. "/home")
-      .. " XDG_CACHE_HOME="
-      .. h.shell_quote(t .. "/home/.cache")
-    term:start(
-      "cd "
-        .. h.shell_quote(proj)
-        .. " && "
-        .. env
-        .. " nvim -i NONE -u "
-        .. h.shell_quote(t .. "/init.lua")
-        .. " a.chat",
-      80,
-      24
-    )
+    local setup = {
+      "require('flemma_sandbox').setup({ backend = 'bwrap', sandboxes = { workspace = 'clone' },",
+      "  policy = { rw_paths = { '$CWD' }, network = false } })",
+    }
+    term:start(tmux.nvim_in_project(t, setup, "a.chat"), 80, 24)
     term:wait_for("a.chat")
     term:keys(":luafile " .. t .. "/call.lua", "Enter")
     -- the call's work reaches the user's repository as the chat's remote refs

@@ -205,18 +205,11 @@ describe("clone mode", function()
 
   it("makes one copy for calls that start together", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
-    local results = {}
+    local commands = {}
     for i = 1, 3 do
-      require("flemma_sandbox.tools").run("bash", { command = "echo " .. i .. " > p" .. i .. ".txt && echo ok" }, {
-        bufnr = bufnr,
-        approved = true,
-      }, function(r)
-        results[#results + 1] = r
-      end)
+      commands[i] = "echo " .. i .. " > p" .. i .. ".txt && echo ok"
     end
-    assert(vim.wait(30000, function()
-      return #results == 3
-    end, 20))
+    local results = n.run_together(bufnr, commands)
     for _, r in ipairs(results) do
       assert.are.equal(0, r.exit_code, vim.inspect(r))
     end

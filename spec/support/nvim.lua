@@ -50,6 +50,28 @@ function M.run_tool(name, input, opts)
   return result
 end
 
+--- Starts one approved bash call per command in a chat at once, and waits
+--- for all of them; their results in the order they finished.
+---@param bufnr integer
+---@param commands string[]
+---@param wait_ms? integer
+---@return table[]
+function M.run_together(bufnr, commands, wait_ms)
+  local results = {}
+  for _, command in ipairs(commands) do
+    require("flemma_sandbox.tools").run("bash", { command = command }, { bufnr = bufnr, approved = true }, function(r)
+      results[#results + 1] = r
+    end)
+  end
+  assert(
+    vim.wait(wait_ms or 30000, function()
+      return #results == #commands
+    end, 10),
+    "the tool calls did not finish"
+  )
+  return results
+end
+
 --- Runs job.run and waits (processing events) until on_exit fired.
 ---@return flemma_sandbox.JobResult result, flemma_sandbox.JobHandle handle
 function M.run_job(argv, opts, wait_ms)

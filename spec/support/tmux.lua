@@ -23,6 +23,30 @@ function M.new(prefix)
   return setmetatable({ name = prefix .. "-" .. vim.fn.getpid() .. "-" .. (vim.loop.hrtime() % 1e6) }, Tmux)
 end
 
+--- Writes t/init.lua (this checkout on the runtimepath, no swap files,
+--- then `lines`) and returns the shell command that runs Neovim with it on
+--- `file` in t/proj, with HOME t/home and the chats' folders in
+--- t/home/.cache.
+---@param t string
+---@param lines string[]
+---@param file string
+---@return string
+function M.nvim_in_project(t, lines, file)
+  local init = { "vim.opt.rtp:prepend(" .. string.format("%q", vim.fn.getcwd()) .. ")", "vim.opt.swapfile = false" }
+  h.write(t .. "/init.lua", table.concat(vim.list_extend(init, lines), "\n") .. "\n")
+  local q = h.shell_quote
+  return "cd "
+    .. q(t .. "/proj")
+    .. " && env TERM=xterm-256color HOME="
+    .. q(t .. "/home")
+    .. " XDG_CACHE_HOME="
+    .. q(t .. "/home/.cache")
+    .. " nvim -i NONE -u "
+    .. q(t .. "/init.lua")
+    .. " "
+    .. q(file)
+end
+
 --- Starts `command` (a shell command line) in a terminal width x height.
 ---@param command string
 ---@param width? integer
