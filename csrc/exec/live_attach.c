@@ -430,10 +430,8 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
         goto out;
     }
 again:
-    /* a keeper that just ended (idle) may leave its socket a moment:
-     * again, until it is gone and a new one runs. A keeper another call
-     * is starting listens once its sandbox is up, which on a loaded
-     * machine (many calls starting at once) takes seconds: 10 s in all */
+    /* a keeper that just ended may leave its socket a moment, and one
+     * another call starts listens only when up (seconds under load): 10 s */
     for (tries = 0; conn < 0 && tries < 1000; tries++) {
         if (c.lock_fd >= 0)
             close(c.lock_fd); /* a fresh description: the lock may have passed to a keeper */
