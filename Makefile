@@ -23,6 +23,9 @@ HELPER = lua/flemma_sandbox/flemma-sandbox-exec
 PROXY = lua/flemma_sandbox/flemma-sandbox-proxy
 PROXY_SRC = $(wildcard csrc/proxy/*.c) $(SHARED_SRC)
 HELPER_SRC = $(wildcard csrc/exec/*.c) $(SHARED_SRC)
+# the command line: a thin main over the Lua library (csrc/cli/cli.h)
+CLI = bin/flemma-sandbox
+CLI_SRC = $(wildcard csrc/cli/*.c) csrc/shared/buf.c csrc/shared/fd_io.c
 
 NVIM ?= nvim
 LUAJIT ?= luajit
@@ -31,7 +34,7 @@ LUAJIT ?= luajit
 
 LUA_TREES = lua spec bench demo plugin scripts
 
-all: $(CORE) $(HELPER) $(PROXY) doc/tags
+all: $(CORE) $(HELPER) $(PROXY) $(CLI) doc/tags
 
 # :help flemma-sandbox wherever the doc folder goes (a rock's folder, a
 # package installed as root): made here, where it is writable; skipped
@@ -44,6 +47,10 @@ $(CORE): $(SRC) $(HDR)
 
 $(HELPER): $(HELPER_SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/exec -o $@ $(HELPER_SRC)
+
+$(CLI): $(CLI_SRC) $(HDR)
+	@mkdir -p bin
+	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/cli -o $@ $(CLI_SRC)
 
 $(PROXY): $(PROXY_SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/proxy -pthread -o $@ $(PROXY_SRC)
@@ -69,7 +76,7 @@ else
 	@echo "installed in $(PACKAGE_DIR)"
 endif
 
-test: $(CORE) $(HELPER) $(PROXY)
+test: $(CORE) $(HELPER) $(PROXY) $(CLI)
 	bash spec/run.sh
 
 # the static gates, each with zero findings: luacheck (Debian: lua-check,
@@ -84,12 +91,12 @@ lint:
 	$(LUAJIT) scripts/config_doc.lua --check
 	stylua --check $(LUA_TREES)
 	cppcheck --quiet --enable=warning,performance,portability --std=c99 --error-exitcode=1 --inline-suppr --suppress=toomanyconfigs \
-	  -I csrc/shared -I csrc/core -I csrc/exec -I csrc/proxy csrc/*/*.c
+	  -I csrc/shared -I csrc/core -I csrc/exec -I csrc/proxy -I csrc/cli csrc/*/*.c
 
 sanitize:
-	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) $(CLI) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 	SANITIZE=1 bash spec/run.sh unit
-	$(MAKE) -B $(CORE) $(HELPER) $(PROXY)
+	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) $(CLI)
 
 valgrind: $(CORE)
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 $(LUAJIT) spec/valgrind_core.lua
@@ -148,4 +155,4 @@ help:
 	@echo "make doc        the vimdoc's config defaults block, from config/defaults.lua"
 
 clean:
-	rm -f $(CORE) $(HELPER) $(PROXY)
+	rm -f $(CORE) $(HELPER) $(PROXY) $(CLI)

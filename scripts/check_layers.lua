@@ -19,6 +19,7 @@ local allow_file = arg[2] or (root .. "/scripts/layers.allow")
 local GROUPS = {
   { prefix = "flemma_sandbox.nvim.start", group = "entry", rank = 10 },
   { prefix = "flemma_sandbox.health", group = "entry", rank = 10 },
+  { prefix = "flemma_sandbox.cli", group = "cli", rank = 10 },
   { prefix = "flemma_sandbox.nvim", group = "ui", rank = 9 },
   { prefix = "flemma_sandbox.flemma", group = "bridge", rank = 9 },
   { prefix = "flemma_sandbox.chat", group = "chat", rank = 8 },

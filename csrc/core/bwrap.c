@@ -200,8 +200,8 @@ static int add_mounts(const core_bwrap_policy *p, fs_vec *argv, fs_vec *skipped,
 
         if (ok < 0)
             rc = ok;
-        else if (ok && !S_ISDIR(st.st_mode))
-            rc = skip(skipped, source, "not a folder") == FS_OK ? FS_OK : FS_ENOMEM;
+        else if (ok && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) /* a file: home_overlay's copy */
+            rc = skip(skipped, source, "neither a folder nor a file") == FS_OK ? FS_OK : FS_ENOMEM;
         else if (ok) {
             ops[n].path = p->persist_paths.items[j];
             ops[n].source = source;

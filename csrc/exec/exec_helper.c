@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <linux/seccomp.h>
@@ -110,7 +111,7 @@ static int usage(void)
           "                           [--disk-reserve MB] [--inotify-instances N] [--inotify-watches N]\n"
           "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
           "                           -- BWRAP [ARG]...\n"
-          "       flemma-sandbox-exec --live DIR --owner PID [--idle-ttl S] [the host side's options]\n"
+          "       flemma-sandbox-exec --live DIR {--owner PID | --idle-ttl S} [the host side's options]\n"
           "                           -- BWRAP [ARG]...   (a call in a chat's live sandbox)\n"
           "       flemma-sandbox-exec --live-stop DIR | --live-info DIR\n"
           "       flemma-sandbox-exec --index-repos INDEX_DIR ROOT...\n"
@@ -241,7 +242,7 @@ int main(int argc, char **argv)
             char *end1, *end2;
             long fd = strtol(argv[i + 1], &end1, 10), owner = strtol(argv[i + 2], &end2, 10);
 
-            if (*end1 != '\0' || *end2 != '\0' || fd < 3 || fd > INT_MAX || owner < 1)
+            if (*end1 != '\0' || *end2 != '\0' || fd < 3 || fd > INT_MAX || owner < 0)
                 return usage();
             host.listen_fd = (int)fd;
             host.owner_pid = owner;
@@ -263,7 +264,7 @@ int main(int argc, char **argv)
         }
     }
     if ((supervise_fd < 0 && i + 1 >= argc) || (host_side && (seccomp || scope || bridge_socket || supervise_fd >= 0)) ||
-        (supervise_fd >= 0 && i < argc) || (host.live_dir && (!host.check_file || host.owner_pid <= 0)))
+        (supervise_fd >= 0 && i < argc) || (host.live_dir && (!host.check_file || (host.owner_pid <= 0 && host.idle_ttl_s <= 0))))
         return usage();
     if (host.live_dir)
         return exec_live_run(&host, argv[0], argv + i + 1, argc - i - 1);
@@ -284,6 +285,11 @@ int main(int argc, char **argv)
         return die("the network bridge to the proxy", strerror(errno));
     if (supervise_fd >= 0)
         return exec_supervise(supervise_fd, host.idle_ttl_s, limits, nlimits);
+    /* a terminal of its own (the command line's pseudo-terminal) becomes
+     * the session's (bwrap --new-session): job control works; the user's
+     * own terminal, another session's, is refused by the kernel */
+    if (isatty(0))
+        (void)ioctl(0, TIOCSCTTY, 0);
     execvp(argv[i + 1], argv + i + 1);
     rc = errno;
     fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], strerror(rc));

@@ -346,7 +346,9 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
 #endif
         if (owner_fd < 0 && errno == ESRCH)
             return setup_error("the sandbox's owner is gone:", NULL, ESRCH);
-    } else {
+    } else if (o->listen_fd <= 0) {
+        /* not a keeper: one without an owner (the command line's) ends
+         * after its idle time, and its parent is gone at once */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() == 1)
             kill(self, SIGTERM);

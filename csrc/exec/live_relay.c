@@ -83,16 +83,20 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
     for (i = 0; argv[i]; i++)
         if (add_word(&req, argv[i]) != 0)
             return -1;
-    if (pipe2(out, O_CLOEXEC) != 0)
+    if (isatty(0) && isatty(1)) {
+        /* a terminal (the command line's pseudo-terminal) goes as it is:
+         * the call takes it as its own, and its output needs no relay */
+        out[0] = out[1] = err[0] = err[1] = -1;
+    } else if (pipe2(out, O_CLOEXEC) != 0) {
         return -1;
-    if (pipe2(err, O_CLOEXEC) != 0) {
+    } else if (pipe2(err, O_CLOEXEC) != 0) {
         close(out[0]);
         close(out[1]);
         return -1;
     }
     fds[0] = 0;
-    fds[1] = out[1];
-    fds[2] = err[1];
+    fds[1] = out[1] >= 0 ? out[1] : 1;
+    fds[2] = err[1] >= 0 ? err[1] : 2;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
@@ -100,11 +104,8 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
     sigaddset(&set, SIGQUIT);
     sigprocmask(SIG_BLOCK, &set, NULL);
     sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (exec_wire_send(conn, 'R', req.data, req.len, fds, 3) != 0) {
-        close(out[1]);
-        close(err[1]);
-        out[1] = err[1] = -1;
-    } else {
+    (void)exec_wire_send(conn, 'R', req.data, req.len, fds, 3);
+    if (out[1] >= 0) {
         close(out[1]);
         close(err[1]);
     }
@@ -157,16 +158,20 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
             *quiet = end && strtol(end, NULL, 10) == 1;
         }
     }
-    drain_now(out[0], 1);
-    drain_now(err[0], 2);
-    if (status >= 0) {
+    if (out[0] >= 0) {
+        drain_now(out[0], 1);
+        drain_now(err[0], 2);
+    }
+    if (status >= 0 && out[0] >= 0) {
         /* the supervisor reads them from now on, for what the call left running */
         fds[0] = out[0];
         fds[1] = err[0];
         exec_wire_send(conn, 'A', NULL, 0, fds, 2);
     }
-    close(out[0]);
-    close(err[0]);
+    if (out[0] >= 0) {
+        close(out[0]);
+        close(err[0]);
+    }
     if (sfd >= 0)
         close(sfd);
     fs_buf_free(&req);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -122,6 +123,8 @@ static void start_child(const supervisor *s, const int *fds, char **argv, const 
     for (i = 0; i < 3; i++)
         if (fds[i] > 2)
             close(fds[i]);
+    if (isatty(0))
+        (void)ioctl(0, TIOCSCTTY, 0); /* the command line's pseudo-terminal */
     sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
     for (i = 0; i < s->nlimits; i++)
         if (exec_apply_limit(s->limits[i]) != 0)
@@ -134,6 +137,16 @@ static void start_child(const supervisor *s, const int *fds, char **argv, const 
     _exit(err == ENOENT ? 127 : EXIT_SETUP);
 }
 
+/* Signals a call's process group; before the call's child made its own
+ * session (and group) that is the child alone. The parent never makes
+ * the group itself: a group leader cannot make a session, and a call
+ * without one cannot take the command line's terminal. */
+static void signal_call(pid_t pid, int sig)
+{
+    if (kill(-pid, sig) != 0 && errno == ESRCH)
+        kill(pid, sig);
+}
+
 static void end_connection(live_call *c)
 {
     if (c->conn >= 0)
@@ -141,7 +154,7 @@ static void end_connection(live_call *c)
     c->conn = -1;
     c->state = c->state == CALL_RUNNING ? CALL_ORPHAN : CALL_FREE;
     if (c->state == CALL_ORPHAN)
-        kill(-c->pid, SIGKILL); /* the attach is gone: so is its call */
+        signal_call(c->pid, SIGKILL); /* the attach is gone: so is its call */
 }
 
 static void send_number(int conn, char type, long value)
@@ -186,7 +199,6 @@ static void start_call(supervisor *s, live_call *c, int *fds, int nfds)
     }
     c->pid = pid;
     c->state = CALL_RUNNING;
-    setpgid(pid, pid); /* the child does it too: whichever comes first */
     send_number(c->conn, 'P', (long)pid);
 }
 
@@ -221,7 +233,7 @@ static void on_message(supervisor *s, live_call *c)
         long sig = strtol(s->payload.data ? s->payload.data : "", NULL, 10);
 
         if (sig > 0 && sig < 65)
-            kill(-c->pid, (int)sig);
+            signal_call(c->pid, (int)sig);
     } else if (type == 'A' && c->state == CALL_ENDED) {
         adopt(s, fds, nfds);
         nfds = 0;

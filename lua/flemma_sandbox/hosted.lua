@@ -35,6 +35,17 @@ function M.config(backend_config, key)
   return config.merge_layer(config.resolve(nil), layer), nil
 end
 
+--- Saves the host's global config for flemma-sandbox for the command
+--- line (config/saved.lua), which applies it after setup()'s.
+---@param backend_config table|nil
+---@param key string
+function M.save_for_command_line(backend_config, key)
+  local layer = config.from_backend_config(backend_config or {}, key)
+  if layer then
+    require("flemma_sandbox.config.saved").write("flemma", layer)
+  end
+end
+
 --- The resolved policy of a hosted command: the host's writable paths,
 --- network and privileges on flemma-sandbox's hardening. The host's
 --- "network on" goes out through the allowlist proxy, unless

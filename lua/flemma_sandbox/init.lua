@@ -58,6 +58,8 @@ end
 ---@param opts? table
 function M.setup(opts)
   config.set_setup(opts)
+  -- what the command line applies (bin/flemma-sandbox)
+  require("flemma_sandbox.config.saved").write("setup", opts or {})
   -- cached policies of the old config (none before the first tool call)
   local cache = package.loaded["flemma_sandbox.policy.cache"]
   if cache then

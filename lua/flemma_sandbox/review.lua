@@ -96,6 +96,18 @@ function M.changes_in(top, chat_name)
   return changes
 end
 
+--- The unified diff of one copy's changes not applied (base to wip), as
+--- git prints it, no external diff or textconv.
+---@param top string
+---@param chat_name string
+---@return string
+function M.patch(top, chat_name)
+  local remote = "refs/remotes/sandbox-" .. chat_name
+  local base, wip = remote .. "/base", remote .. "/wip"
+  local out = git(top, { "diff", "--no-ext-diff", "--no-textconv", "--no-renames", base, wip })
+  return out
+end
+
 --- A blob's content from the user's repository.
 ---@param top string
 ---@param oid string

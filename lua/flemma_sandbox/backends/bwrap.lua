@@ -117,7 +117,7 @@ function M.wrap(policy, backend_config, inner_cmd)
   end
   -- a chat's own folders, made (and checked: folders, not links) before bwrap binds them
   if policy.chat and policy.persist_subs and #policy.persist_subs > 0 then
-    local ok, perr = chat_dirs.prepare(policy.chat, policy.persist_subs)
+    local ok, perr = chat_dirs.prepare(policy.chat, policy.persist_subs, policy.persist_copies)
     if not ok then
       return nil, perr
     end

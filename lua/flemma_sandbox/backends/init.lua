@@ -181,7 +181,7 @@ end
 ---@param cfg flemma_sandbox.Config
 ---@param backend_config table
 ---@param inner_cmd string[]
----@param opts? integer|table wrap_command's opts (env)
+---@param opts? integer|table wrap_command's opts (env, time_limit)
 ---@return string[]|nil argv, string|nil err
 function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
   attach_asker(resolved)
@@ -192,7 +192,9 @@ function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
   end
   -- the cap holds even where no job runner applies a timeout (Flemma), and
   -- whatever timeout the model asked a tool for
-  resolved.time_limit_ms = cfg.tools.max_timeout_ms
+  -- (the command line's interactive shell asks for none: time_limit = false)
+  local unlimited = type(opts) == "table" and opts.time_limit == false
+  resolved.time_limit_ms = not unlimited and cfg.tools.max_timeout_ms or nil
   -- a chat's calls share its live sandbox (backends/live.lua) unless it is off
   resolved.sandboxes = cfg.sandboxes
   -- clone mode: the chat's copies instead of the user's repositories

@@ -15,6 +15,11 @@ local M = {}
 ---@type table<string, { last: integer, name: string, chat: string }>
 M.used = {}
 
+--- Whose end stops the sandboxes started here: this process (Neovim), or
+--- with 0 none (the command line's: they end after their idle time).
+---@type integer|nil
+M.owner_pid = nil
+
 --- The sandbox the cap stopped last: { name, at }, for the status.
 ---@type { name: string, at: integer }|nil
 M.last_capped = nil
@@ -155,7 +160,7 @@ function M.options(dir, sandboxes)
     "--live",
     dir,
     "--owner",
-    string.format("%d", core.getpid()),
+    string.format("%d", M.owner_pid or core.getpid()),
     "--idle-ttl",
     string.format("%d", sandboxes.idle_ttl_s),
   }

@@ -8,6 +8,8 @@ local util = require("flemma_sandbox.util")
 ---@field home_allow string[] what the private home folder shows, read-only ("!entry" removes one; "~": the whole home)
 ---@field home_writable string[] folders of the private home a command may write (each its own empty tmpfs, thrown
 --- away after the command; a chat keeps its own); the rest of it is read-only ("~": all of it writable)
+---@field home_overlay string[] files and folders of the home shown writable as a copy of the sandbox's own: made
+--- from the host's at its first command, kept until reset, never written back (an agent CLI's own config)
 ---@field deny_write string[] paths kept read-only inside writable folders ("!entry" removes one)
 ---@field secret_files string[] name patterns hidden when found anywhere in a project
 ---@field secret_scan_depth integer how many levels the secret scan looks down (0: off; default 64, the whole tree)
@@ -86,6 +88,7 @@ local M = {
     deny_read = util.deepcopy(defaults.DENY_READ),
     home_allow = util.deepcopy(defaults.HOME_ALLOW),
     home_writable = util.deepcopy(defaults.HOME_WRITABLE),
+    home_overlay = {},
     deny_write = util.deepcopy(defaults.DENY_WRITE),
     secret_files = util.deepcopy(defaults.SECRET_FILES),
     secret_scan_depth = 64,

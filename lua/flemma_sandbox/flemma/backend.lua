@@ -37,6 +37,7 @@ function M.config_schema()
     deny_read = strings(),
     home_allow = strings(),
     home_writable = strings(),
+    home_overlay = strings(),
     deny_write = strings(),
     secret_files = strings(),
     secret_scan_depth = s.optional(s.integer()),

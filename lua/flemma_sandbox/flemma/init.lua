@@ -263,7 +263,13 @@ function M.check_in_background(bufnr)
   local cfg = flemma_config(bufnr)
   local sandbox_cfg = cfg and cfg.sandbox or {}
   local backend_config = (sandbox_cfg.backends or {})[backend.name]
-  require("flemma_sandbox.hosted").check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, function(ok)
+  -- Flemma's own config for us (not this chat's frontmatter) is what the
+  -- command line applies
+  local global = flemma_config(nil)
+  local global_backends = global and global.sandbox and global.sandbox.backends or {}
+  local hosted = require("flemma_sandbox.hosted")
+  hosted.save_for_command_line(backend.plain(global_backends[backend.name]), backend.CONFIG_KEY)
+  hosted.check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, function(ok)
     if not ok and M.flemma_present() then
       local fs = require("flemma.sandbox")
       fs.unregister(backend.name)

@@ -51,10 +51,7 @@ end
 ---@param dirs string[]
 ---@param what string
 local function remove_and_say(dirs, what, force)
-  local unapplied = {}
-  for _, dir in ipairs(force and {} or dirs) do
-    vim.list_extend(unapplied, require("flemma_sandbox.backends.workspace").unapplied_under(dir))
-  end
+  local unapplied = require("flemma_sandbox.nvim.sandboxes").unapplied(force and {} or dirs)
   if #unapplied > 0 then
     notify(
       "not removed: work in a chat's copy is not applied (add ! to drop it, or apply or discard it in that chat): "

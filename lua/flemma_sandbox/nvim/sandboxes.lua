@@ -102,29 +102,67 @@ function M.current_project_dir()
   return real and chat_dirs.project_dir(real)
 end
 
---- Lines for :FlemmaSandbox list.
+--- What removing dirs would lose: work in a chat's copy not applied.
+---@param dirs string[]
 ---@return string[]
-function M.list_lines()
-  local project_dir = M.current_project_dir()
-  local lines = { "flemma-sandbox: the chats' own folders of " .. tostring(surroundings.cwd()) }
-  local entries = project_dir and M.entries(project_dir) or {}
-  if #entries == 0 then
-    lines[#lines + 1] = "  none yet (a chat's first tool call makes its folders)"
+function M.unapplied(dirs)
+  local out = {}
+  for _, dir in ipairs(dirs) do
+    vim.list_extend(out, require("flemma_sandbox.backends.workspace").unapplied_under(dir))
   end
-  for _, e in ipairs(entries) do
-    lines[#lines + 1] = string.format(
-      "  %-30s %8d KiB  %s  %s  %s%s%s",
-      e.name,
-      e.kib,
-      e.used and os.date("%Y-%m-%d %H:%M", e.used) or "-",
-      e.state == "running" and string.format("running (%d)", e.processes) or "stopped",
-      e.chat or "?",
-      e.chats > 1 and string.format(" (+%d)", e.chats - 1) or "",
-      e.chat_exists and "" or " (gone)"
-    )
+  return out
+end
+
+--- One line of the list: a sandbox of a project.
+---@param e flemma_sandbox.ChatEntry
+---@return string
+local function entry_line(e)
+  local cli = e.chat and e.chat:sub(-#chat_dirs.CLI_CHAT - 1) == "/" .. chat_dirs.CLI_CHAT
+  return string.format(
+    "  %-30s %8d KiB  %s  %s  %s%s%s",
+    e.name,
+    e.kib,
+    e.used and os.date("%Y-%m-%d %H:%M", e.used) or "-",
+    e.state == "running" and string.format("running (%d)", e.processes) or "stopped",
+    cli and "command line (flemma-sandbox run)" or e.chat or "?",
+    e.chats > 1 and string.format(" (+%d)", e.chats - 1) or "",
+    e.chat_exists and "" or " (gone)"
+  )
+end
+
+--- Lines for :FlemmaSandbox list and `flemma-sandbox list`: this
+--- project's sandboxes (Neovim's working directory), or every project's.
+---@param all? boolean
+---@return string[]
+function M.list_lines(all)
+  local base = surroundings.chats_base()
+  local project_dirs = {}
+  if all then
+    for _, name in ipairs(base and folders_in(base) or {}) do
+      project_dirs[#project_dirs + 1] = base .. "/" .. name
+    end
+  else
+    project_dirs[1] = M.current_project_dir()
   end
-  if project_dir then
-    lines[#lines + 1] = "  in " .. project_dir
+  local lines =
+    { "flemma-sandbox: the chats' own folders of " .. (all and "every project" or tostring(surroundings.cwd())) }
+  local count = 0
+  for _, project_dir in ipairs(project_dirs) do
+    local entries = M.entries(project_dir)
+    if all and #entries > 0 then
+      local project = util.first_line(entries[1].dir .. "/.project")
+      lines[#lines + 1] = (project or "?") .. (project and core.file_type(project) == "directory" and "" or " (gone)")
+    end
+    for _, e in ipairs(entries) do
+      lines[#lines + 1] = entry_line(e)
+      count = count + 1
+    end
+    if not all then
+      lines[#lines + 1] = "  in " .. project_dir
+    end
+  end
+  if count == 0 then
+    table.insert(lines, 2, "  none yet (a chat's first tool call makes its folders)")
   end
   return lines
 end
@@ -253,7 +291,7 @@ end
 ---@return string[]
 function M.reset_targets(chat)
   local out = {}
-  for _, sub in ipairs({ "tmp", "run", "shm", "home" }) do
+  for _, sub in ipairs({ "tmp", "run", "shm", "home", "overlay" }) do
     if core.file_type(chat.dir .. "/" .. sub) == "directory" then
       out[#out + 1] = chat.dir .. "/" .. sub
     end

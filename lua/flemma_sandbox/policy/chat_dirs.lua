@@ -21,6 +21,11 @@ local M = {}
 ---@field project string the project's real path (Neovim's working directory)
 ---@field chat string the chat file's real path
 
+--- The chat file name of a command line sandbox (bin/flemma-sandbox):
+--- an empty file in its own folder, so the folder is kept until its
+--- project is gone.
+M.CLI_CHAT = ".cli.chat"
+
 --- What a folder name may hold.
 ---@param s string
 ---@return string
@@ -121,25 +126,70 @@ function M.others(bufnr, name)
   return out
 end
 
+--- Copies the host's file or folder from (never following a link: the
+--- caller refused one) to path, written aside and renamed into place, so
+--- a copy cut short is never taken for a whole one.
+---@param from string
+---@param path string
+---@return boolean|nil ok, string|nil err
+local function copy_in(from, path)
+  local parent = path:match("^(.*)/[^/]+$")
+  if core.file_type(parent) == nil then
+    local ok, err = core.make_dirs(parent, 448)
+    if not ok then
+      return nil, err
+    end
+  end
+  local aside = path .. ".copying"
+  local function run(argv)
+    if type(vim) == "table" and vim.fn then
+      vim.fn.system(argv)
+      return vim.v.shell_error == 0
+    end
+    for i, word in ipairs(argv) do
+      argv[i] = "'" .. word:gsub("'", "'\\''") .. "'"
+    end
+    local rc = os.execute(table.concat(argv, " ") .. " >/dev/null 2>&1")
+    return rc == 0 or rc == true
+  end
+  run({ "rm", "-rf", "--one-file-system", "--", aside })
+  if not run({ "cp", "-a", "--no-dereference", "--no-target-directory", "--", from, aside }) then
+    run({ "rm", "-rf", "--one-file-system", "--", aside })
+    return nil, "cannot copy " .. from
+  end
+  local ok, err = os.rename(aside, path)
+  return ok, err
+end
+
 --- Makes the chat's folders (mode 0700): sub is each folder below the
 --- chat's own, e.g. "tmp". Every folder from the base down must be a
 --- folder, not a link. Notes the chat file and the project for list and gc.
 ---@param chat flemma_sandbox.ChatDir
 ---@param subs string[]
+---@param copies? table<string, string> sub -> the host's file or folder it starts as a copy of
 ---@return boolean|nil ok, string|nil err
-function M.prepare(chat, subs)
+function M.prepare(chat, subs, copies)
   local base = surroundings.chats_base()
   local checked = {}
   for _, sub in ipairs(subs) do
     local path = chat.dir .. "/" .. sub
+    local from = copies and copies[sub]
     if core.file_type(path) == nil then
-      local ok, err = core.make_dirs(path, 448) -- 0700
+      local ok, err
+      if from then
+        ok, err = copy_in(from, path)
+      else
+        ok, err = core.make_dirs(path, 448) -- 0700
+      end
       if not ok then
         return nil, "flemma-sandbox: cannot make the chat's folder: " .. tostring(err)
       end
     end
     -- from the base down: folders, never links (fail closed); each once
-    local at = path
+    local at = from and path:match("^(.*)/[^/]+$") or path
+    if from and core.file_type(path) == "link" then
+      return nil, "flemma-sandbox: " .. path .. " is a link: the chat's copy is not used"
+    end
     while at and #at >= #base and not checked[at] do
       if core.file_type(at) ~= "directory" then
         return nil, "flemma-sandbox: " .. at .. " is not a folder (a link?): the chat's folders are not used"
@@ -176,15 +226,44 @@ function M.prepare(chat, subs)
   return true
 end
 
---- What a chat keeps on disk between its commands: its /tmp and the
---- home_writable folders of its private home, each bound from a folder of
---- the chat's own (below). The private folders' rules say
---- so. Nothing without a chat.
+--- The host's paths of policy.home_overlay: in the home (not the home
+--- itself), there, and no link (its copy would lead out); the others
+--- skipped with the reason. None without a chat, which keeps the copies.
+---@param entries string[]|nil
+---@param expand fun(entry: string): string|nil, string|nil, string|nil
+---@param skipped flemma_sandbox.Skipped[]
+---@param chat flemma_sandbox.ChatDir|nil
+---@return string[]
+function M.overlay_paths(entries, expand, skipped, chat)
+  local out = {}
+  local home = core.resolve(surroundings.getenv("HOME") or "/", "/")
+  for _, entry in ipairs(entries or {}) do
+    local real, err, raw = expand(entry)
+    local why = not real and err
+      or not chat and "home_overlay needs a chat or a command line sandbox (it keeps the copy)"
+      or (not home or real == home or not core.is_within(real, home)) and "not in the home folder"
+      or core.file_type(raw) == "link" and "a link (its copy would lead out of the sandbox)"
+      or core.file_type(real) == nil and "not on the host"
+      or nil
+    if why then
+      skipped[#skipped + 1] = { path = entry, reason = "home_overlay: " .. why }
+    elseif not util.contains(out, real) then
+      out[#out + 1] = real
+    end
+  end
+  return out
+end
+
+--- What a chat keeps on disk between its commands: its /tmp, the
+--- home_writable folders of its private home and its copies of the
+--- home_overlay paths, each bound from the chat's own folder (below). The
+--- private folders' rules say so. Nothing without a chat.
 ---@param chat flemma_sandbox.ChatDir|nil
 ---@param private flemma_sandbox.Private
----@return { paths: string[], sources: string[], subs: string[] }
-function M.persist(chat, private)
-  local out = { paths = {}, sources = {}, subs = {} }
+---@param overlay? string[] real paths in the home (policy.home_overlay): each copied at first use
+---@return { paths: string[], sources: string[], subs: string[], copies: table<string, string> }
+function M.persist(chat, private, overlay)
+  local out = { paths = {}, sources = {}, subs = {}, copies = {} }
   if not chat then
     return out
   end
@@ -206,6 +285,14 @@ function M.persist(chat, private)
       out.sources[#out.sources + 1] = chat.dir .. "/" .. sub
       out.subs[#out.subs + 1] = sub
     end
+  end
+  -- its copies of home_overlay: sub -> the host's path it is copied from
+  for _, path in ipairs(overlay or {}) do
+    local sub = "overlay" .. path:sub(#home + 1)
+    out.paths[#out.paths + 1] = path
+    out.sources[#out.sources + 1] = chat.dir .. "/" .. sub
+    out.subs[#out.subs + 1] = sub
+    out.copies[sub] = path
   end
   -- its /dev/shm (not among the private folders: --dev makes it)
   out.paths[#out.paths + 1] = "/dev/shm"

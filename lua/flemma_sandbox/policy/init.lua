@@ -205,7 +205,7 @@ local function resolve_fresh(policy, bufnr, looked, others)
   end
   local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
   local chat = chat_dirs.for_buffer(bufnr, policy.chat_name)
-  local persist = chat_dirs.persist(chat, private)
+  local persist = chat_dirs.persist(chat, private, chat_dirs.overlay_paths(policy.home_overlay, expand, skipped, chat))
   -- every chat's own folders: no command sees or writes them but through
   -- its own chat's binds
   local chats_base = surroundings.chats_base()
@@ -309,6 +309,7 @@ local function resolve_fresh(policy, bufnr, looked, others)
     persist_paths = persist.paths,
     persist_sources = persist.sources,
     persist_subs = persist.subs,
+    persist_copies = persist.copies,
     chat = chat,
     readonly_paths = private.readonly,
     private = private,

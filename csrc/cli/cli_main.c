@@ -1,0 +1,173 @@
+/* flemma-sandbox: the command line (cli.h). Every argument goes to the
+ * Lua library (lua/flemma_sandbox/cli/), run in a headless Neovim without
+ * the user's init: it does the work of list, delete, gc and the others
+ * itself, and for run it writes a plan on descriptor 3: the wrapped
+ * command, and what to do after it. This program runs that command with
+ * the terminal and passes its exit code on. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+
+/* The largest plan read (an argv is at most a few MB). */
+#define PLAN_MAX (16u * 1024 * 1024)
+
+/* Loads the library wherever it was installed: a plugin folder (ROOT/lua)
+ * or a luarocks tree (ROOT/share/lua/5.1 and ROOT/lib/lua/5.1). */
+static const char BOOT[] =
+    "lua local r = os.getenv('FLEMMA_SANDBOX_ROOT') "
+    "if vim.fn.isdirectory(r .. '/lua/flemma_sandbox') == 1 then vim.opt.rtp:prepend(r) else "
+    "package.path = r .. '/share/lua/5.1/?.lua;' .. r .. '/share/lua/5.1/?/init.lua;' .. package.path "
+    "package.cpath = r .. '/lib/lua/5.1/?.so;' .. package.cpath end "
+    "local ok, err = pcall(function() require('flemma_sandbox.cli').main() end) "
+    "if not ok then io.stderr:write('flemma-sandbox: cannot load the library: ' .. tostring(err) .. '\\n') "
+    "vim.cmd('cquit 70') end";
+
+/* The folder above this program's own (bin/..), or $FLEMMA_SANDBOX_ROOT. */
+static int find_root(char *out, size_t n)
+{
+    const char *env = getenv("FLEMMA_SANDBOX_ROOT");
+    char exe[PATH_MAX];
+    ssize_t len;
+    char *slash;
+
+    if (env && *env)
+        return snprintf(out, n, "%s", env) < (int)n ? 0 : -1;
+    len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (len <= 0)
+        return -1;
+    exe[len] = '\0';
+    for (int up = 0; up < 2; up++) {
+        slash = strrchr(exe, '/');
+        if (!slash || slash == exe)
+            return -1;
+        *slash = '\0';
+    }
+    return snprintf(out, n, "%s", exe) < (int)n ? 0 : -1;
+}
+
+/* The library's arguments as the environment passes them (no NUL in an
+ * argument, and none is lost or split): FLEMMA_SANDBOX_CLI_ARGC and
+ * FLEMMA_SANDBOX_CLI_ARG1.. */
+static int set_args(int argc, char *const argv[])
+{
+    char name[64], count[32];
+
+    snprintf(count, sizeof(count), "%d", argc);
+    if (setenv("FLEMMA_SANDBOX_CLI_ARGC", count, 1) != 0)
+        return -1;
+    for (int i = 0; i < argc; i++) {
+        snprintf(name, sizeof(name), "FLEMMA_SANDBOX_CLI_ARG%d", i + 1);
+        if (setenv(name, argv[i], 1) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Runs the library with argv in a headless Neovim; its plan (descriptor
+ * 3) into plan_text. Neovim's exit code, or -1 (a sentence on stderr). */
+static int run_library(const char *root, int argc, char *const argv[], fs_buf *plan_text)
+{
+    const char *nvim = getenv("FLEMMA_SANDBOX_NVIM");
+    int pipe_fds[2], ws;
+    pid_t pid;
+    char chunk[65536];
+    ssize_t got;
+
+    if (!nvim || !*nvim)
+        nvim = "nvim";
+    if (setenv("FLEMMA_SANDBOX_ROOT", root, 1) != 0 || set_args(argc, argv) != 0 || pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        fprintf(stderr, "flemma-sandbox: %s\n", strerror(errno));
+        return -1;
+    }
+    pid = fork();
+    if (pid == 0) {
+        int null_fd = open("/dev/null", O_RDONLY);
+
+        /* descriptor 3 is the plan's; stdin is not Neovim's to read */
+        if (dup2(pipe_fds[1], 3) < 0 || null_fd < 0 || dup2(null_fd, 0) < 0)
+            _exit(125);
+        execlp(nvim, nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", BOOT, (char *)NULL);
+        fprintf(stderr, "flemma-sandbox: cannot run %s (FLEMMA_SANDBOX_NVIM): %s\n", nvim, strerror(errno));
+        _exit(127);
+    }
+    close(pipe_fds[1]);
+    if (pid < 0) {
+        close(pipe_fds[0]);
+        fprintf(stderr, "flemma-sandbox: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    while ((got = read(pipe_fds[0], chunk, sizeof(chunk))) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 || plan_text->len + (size_t)got > PLAN_MAX || fs_buf_append(plan_text, chunk, (size_t)got) != 0) {
+            fprintf(stderr, "flemma-sandbox: cannot read the library's plan\n");
+            kill(pid, SIGKILL);
+            break;
+        }
+    }
+    close(pipe_fds[0]);
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static int count_words(char *const words[])
+{
+    int n = 0;
+
+    while (words[n])
+        n++;
+    return n;
+}
+
+int main(int argc, char *argv[])
+{
+    char root[PATH_MAX], err[256], status_text[16];
+    fs_buf text;
+    cli_plan plan;
+    int code, status;
+
+    if (find_root(root, sizeof(root)) != 0) {
+        fprintf(stderr, "flemma-sandbox: cannot find the library (set FLEMMA_SANDBOX_ROOT to the plugin's folder)\n");
+        return 2;
+    }
+    fs_buf_init(&text);
+    code = run_library(root, argc - 1, argv + 1, &text);
+    if (code != 0 || text.len == 0) {
+        fs_buf_free(&text);
+        return code < 0 ? 2 : code;
+    }
+    if (cli_plan_parse(text.data, text.len, &plan, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    status = 0;
+    if (plan.exec) {
+        status = cli_run(plan.exec, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
+        if (status < 0)
+            status = 127;
+    }
+    if (plan.after) {
+        fs_buf after_text;
+
+        /* the step after (clone mode's sync) learns the command's code */
+        snprintf(status_text, sizeof(status_text), "%d", status);
+        setenv("FLEMMA_SANDBOX_CLI_STATUS", status_text, 1);
+        fs_buf_init(&after_text);
+        (void)run_library(root, count_words(plan.after), plan.after, &after_text);
+        fs_buf_free(&after_text);
+    }
+    cli_plan_free(&plan);
+    return status;
+}

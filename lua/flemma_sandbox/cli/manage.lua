@@ -1,0 +1,204 @@
+--- The command line's commands besides run: list, status, and the
+--- review (diff, apply, discard) and removal (reset, delete, gc) of
+--- sandboxes, the same as :FlemmaSandbox's, as text in a terminal.
+local cli = require("flemma_sandbox.cli.failure")
+local sandbox = require("flemma_sandbox.cli.sandbox")
+
+local M = {}
+
+--- Prints lines on stdout.
+---@param lines string[]
+local function say(lines)
+  io.stdout:write(table.concat(lines, "\n"), "\n")
+end
+
+--- The flags among args (each one of allowed) and the one plain word.
+---@param command string
+---@param args string[]
+---@param allowed string[]
+---@param wants_name boolean|"optional"
+---@return table<string, boolean> flags, string|nil name
+local function parse(command, args, allowed, wants_name)
+  local flags, name = {}, nil
+  for _, a in ipairs(args) do
+    if a:sub(1, 1) == "-" then
+      if not vim.tbl_contains(allowed, a) then
+        cli.fail(command .. ": unknown option '" .. a .. "' (flemma-sandbox help)")
+      end
+      flags[a] = true
+    elseif wants_name and name == nil then
+      name = a
+    else
+      cli.fail(command .. ": unexpected argument '" .. a .. "' (flemma-sandbox help)")
+    end
+  end
+  if wants_name == true and name == nil then
+    cli.fail(command .. ": which sandbox? flemma-sandbox " .. command .. " NAME (flemma-sandbox list)")
+  end
+  return flags, name
+end
+
+--- The sandbox NAME of this project, which must exist.
+---@param command string
+---@param name string
+---@return integer bufnr, { project: string, in_git: boolean, dir: string }
+local function existing(command, name)
+  local bufnr, info = sandbox.open(name, false)
+  if vim.fn.isdirectory(info.dir) == 0 then
+    cli.fail(command .. ": no sandbox " .. name .. " in " .. info.project .. " (flemma-sandbox list)")
+  end
+  return bufnr, info
+end
+
+--- Removes dirs (their live sandboxes stopped first) unless a copy in
+--- them has work not applied and force is not given.
+---@param dirs string[]
+---@param what string
+---@param force boolean|nil
+---@return integer
+local function remove(dirs, what, force)
+  local sandboxes = require("flemma_sandbox.nvim.sandboxes")
+  local unapplied = sandboxes.unapplied(force and {} or dirs)
+  if #unapplied > 0 then
+    cli.fail(
+      "not removed: work in a copy is not applied (apply or discard it, or add --force): "
+        .. table.concat(unapplied, "; ")
+    )
+  end
+  if #dirs == 0 then
+    say({ "nothing to remove: " .. what })
+    return 0
+  end
+  local errors = sandbox.wait(function(done)
+    sandboxes.remove(dirs, done)
+  end)
+  if #errors > 0 then
+    cli.fail("not all removed: " .. table.concat(errors, "; "))
+  end
+  say({ string.format("removed %d folder(s): %s", #dirs, what) })
+  return 0
+end
+
+function M.list(args)
+  local flags = parse("list", args, { "--all" }, false)
+  sandbox.load_config()
+  sandbox.enter_project()
+  say(require("flemma_sandbox.nvim.sandboxes").list_lines(flags["--all"]))
+  return 0
+end
+
+function M.status(args)
+  local _, name = parse("status", args, {}, "optional")
+  local saved = require("flemma_sandbox.config.saved")
+  local path = saved.path()
+  local lines = {
+    "config: " .. tostring(path) .. (vim.fn.filereadable(path or "") == 1 and "" or " (none yet: the defaults)"),
+  }
+  if name then
+    local bufnr = sandbox.open(name, false)
+    vim.list_extend(lines, require("flemma_sandbox.nvim.status").lines(bufnr))
+  else
+    sandbox.load_config()
+    sandbox.enter_project()
+    vim.list_extend(lines, require("flemma_sandbox.nvim.sandboxes").list_lines(false))
+  end
+  say(lines)
+  return 0
+end
+
+--- The sandbox's copies, or a failure when it works on the real tree.
+local function clone_of(command, name)
+  local bufnr = existing(command, name)
+  local workspaces = require("flemma_sandbox.workspaces")
+  if not workspaces.is_clone(bufnr) then
+    cli.fail(command .. ": " .. name .. " works on the real tree (not a git repository, or run --direct)")
+  end
+  return bufnr, workspaces
+end
+
+function M.diff(args)
+  local _, name = parse("diff", args, {}, true)
+  local bufnr, workspaces = clone_of("diff", name)
+  local changes, errors = sandbox.wait(function(done)
+    workspaces.changes(bufnr, done)
+  end)
+  for _, err in ipairs(errors or {}) do
+    io.stderr:write("flemma-sandbox: " .. err .. "\n")
+  end
+  local review = require("flemma_sandbox.review")
+  local seen = {}
+  for _, c in ipairs(changes or {}) do
+    if not seen[c.top] then
+      seen[c.top] = true
+      io.stdout:write(review.patch(c.top, name))
+    end
+  end
+  if #(changes or {}) == 0 then
+    io.stderr:write("flemma-sandbox: " .. name .. "'s copy has no changes that are not applied\n")
+  end
+  return 0
+end
+
+function M.apply(args)
+  local _, name = parse("apply", args, {}, true)
+  local bufnr, workspaces = clone_of("apply", name)
+  local result, errors = sandbox.wait(function(done)
+    workspaces.apply(bufnr, done)
+  end)
+  local lines = {}
+  for _, path in ipairs(result.applied) do
+    lines[#lines + 1] = "applied    " .. path
+  end
+  for _, e in ipairs(result.conflicts) do
+    lines[#lines + 1] = "conflict   " .. e.path .. ": " .. e.text
+  end
+  for _, e in ipairs(result.skipped) do
+    lines[#lines + 1] = "not in     " .. e.path .. ": " .. e.text
+  end
+  lines[#lines + 1] = string.format(
+    "applied %d file(s); %d conflict(s), %d not brought in",
+    #result.applied,
+    #result.conflicts,
+    #result.skipped
+  )
+  for _, err in ipairs(errors or {}) do
+    lines[#lines + 1] = "error: " .. err
+  end
+  say(lines)
+  return (#result.conflicts > 0 or #result.skipped > 0 or #(errors or {}) > 0) and 1 or 0
+end
+
+function M.discard(args)
+  local _, name = parse("discard", args, {}, true)
+  local bufnr, workspaces = clone_of("discard", name)
+  local errors = sandbox.wait(function(done)
+    workspaces.discard(bufnr, done)
+  end)
+  if #errors > 0 then
+    cli.fail(table.concat(errors, "; "))
+  end
+  say({ "discarded " .. name .. "'s copy; its next run starts from your tree as it is then" })
+  return 0
+end
+
+function M.reset(args)
+  local _, name = parse("reset", args, {}, true)
+  local _, info = existing("reset", name)
+  local targets = require("flemma_sandbox.nvim.sandboxes").reset_targets({ dir = info.dir })
+  return remove(targets, name .. "'s /tmp and home folders", true)
+end
+
+function M.delete(args)
+  local flags, name = parse("delete", args, { "--force" }, true)
+  local _, info = existing("delete", name)
+  return remove({ info.dir }, "sandbox " .. name, flags["--force"])
+end
+
+function M.gc(args)
+  local flags = parse("gc", args, { "--force" }, false)
+  sandbox.load_config()
+  local targets = require("flemma_sandbox.nvim.sandboxes").gc_targets()
+  return remove(targets, "sandboxes whose project or chat is gone", flags["--force"])
+end
+
+return M

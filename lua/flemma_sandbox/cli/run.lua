@@ -1,0 +1,146 @@
+--- `flemma-sandbox run [--direct] NAME [-- CMD...]`: the plan of one run
+--- in the sandbox NAME, and the step after it (clone mode's sync).
+local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
+local cli = require("flemma_sandbox.cli.failure")
+local sandbox = require("flemma_sandbox.cli.sandbox")
+
+local M = {}
+
+--- --direct, NAME and the command after "--" (nil: none given).
+---@param args string[]
+---@return string name, boolean direct, string[]|nil cmd
+local function parse(args)
+  local direct, name, cmd = false, nil, nil
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    if a == "--" then
+      cmd = { unpack(args, i + 1) }
+      if #cmd == 0 then
+        cli.fail("run: nothing after '--' (leave it out for your shell)")
+      end
+      break
+    elseif a == "--direct" then
+      direct = true
+    elseif a:sub(1, 1) == "-" then
+      cli.fail("run: unknown option '" .. a .. "' (flemma-sandbox help)")
+    elseif name == nil then
+      name = a
+    else
+      cli.fail("run: put the command after '--': flemma-sandbox run " .. name .. " -- " .. a)
+    end
+    i = i + 1
+  end
+  return sandbox.check_name(name), direct, cmd
+end
+
+--- Writes the plan's records to descriptor 3 (the main's pipe).
+---@param records { [1]: string, [2]: string[] }[]
+local function write_plan(records)
+  local out = io.open("/dev/fd/3", "wb")
+  if not out then
+    cli.fail("no plan descriptor: run this through bin/flemma-sandbox")
+  end
+  for _, r in ipairs(records) do
+    out:write(r[1], "\0", tostring(#r[2]), "\0")
+    for _, word in ipairs(r[2]) do
+      out:write(word, "\0")
+    end
+  end
+  out:close()
+end
+
+--- The environment a run adds to the policy's: the terminal's kind, the
+--- shell, and the sandbox's name (for a prompt).
+---@param name string
+---@param shell string
+---@return table<string, string>
+local function run_env(name, shell)
+  local env = { SHELL = shell, FLEMMA_SANDBOX = name }
+  for _, var in ipairs({ "TERM", "COLORTERM" }) do
+    local value = os.getenv(var)
+    if value and value ~= "" then
+      env[var] = value
+    end
+  end
+  return env
+end
+
+---@param args string[]
+---@return integer
+function M.run(args)
+  local name, direct, cmd = parse(args)
+  local bufnr, info = sandbox.open(name, direct)
+  local fs = require("flemma_sandbox")
+  if not fs.is_enabled(bufnr) then
+    cli.fail("the sandbox is off in your config (enabled = false): the command line runs nothing unsandboxed")
+  end
+  local shell = os.getenv("SHELL")
+  if not shell or shell == "" then
+    shell = "/bin/sh"
+  end
+  cmd = cmd or { shell }
+  local workspaces = require("flemma_sandbox.workspaces")
+  local clone = workspaces.is_clone(bufnr)
+  if clone then
+    local _, err = workspaces.ensure_now(bufnr)
+    if err then
+      cli.fail("cannot make the sandbox's copy of " .. info.project .. ": " .. err)
+    end
+  end
+  -- the sandbox outlives this run (until its idle time), so a second run
+  -- joins it; Neovim's chats stop theirs with Neovim
+  require("flemma_sandbox.backends.live").owner_pid = 0
+  local argv, err = fs.wrap_command(cmd, bufnr, { bufnr = bufnr, env = run_env(name, shell), time_limit = false })
+  if not argv then
+    cli.fail(err)
+  end
+  if argv == cmd then
+    cli.fail("no sandbox backend here (:checkhealth flemma_sandbox): the command line runs nothing unsandboxed")
+  end
+  -- the folder is the command line's (chat_dirs.CLI_CHAT): kept until its project is gone
+  local marker = io.open(info.dir .. "/" .. chat_dirs.CLI_CHAT, "ab")
+  if marker then
+    marker:close()
+  end
+  local records = { { "exec", argv } }
+  if clone then
+    records[2] = { "after", { "after-run", name } }
+  end
+  write_plan(records)
+  return 0
+end
+
+--- After a run in clone mode: the copy synced into the user's repository
+--- (refs/remotes/sandbox-NAME/*), and a word when it has changes.
+---@param args string[]
+---@return integer
+function M.after(args)
+  local name = sandbox.check_name(args[1])
+  local bufnr = sandbox.open(name, false)
+  local workspaces = require("flemma_sandbox.workspaces")
+  local errors = sandbox.wait(function(done)
+    workspaces.sync(bufnr, done)
+  end)
+  if errors and #errors > 0 then
+    io.stderr:write("flemma-sandbox: the copy's sync failed: " .. table.concat(errors, "; ") .. "\n")
+    return 1
+  end
+  local changes = sandbox.wait(function(done)
+    workspaces.changes(bufnr, done)
+  end)
+  if changes and #changes > 0 then
+    io.stderr:write(
+      string.format(
+        "flemma-sandbox: %s's copy has %d changed file(s) not in your tree: flemma-sandbox diff %s, apply %s\n",
+        name,
+        #changes,
+        name,
+        name
+      )
+    )
+  end
+  return 0
+end
+
+return M
