@@ -15,7 +15,7 @@ set -u
 cd "$(dirname "$0")/.."
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape escape-warm nvim install flemma flemma-own)
+[ ${#suites[@]} -eq 0 ] && suites=(unit exec escape escape-warm nvim cli install flemma flemma-own)
 
 busted_bin=$(command -v busted || true)
 if [ -z "$busted_bin" ]; then
@@ -102,7 +102,7 @@ for suite in "${suites[@]}"; do
   fi
   echo "== spec/$suite ($(id -un))"
   log=$(mktemp)
-  if [ "$suite" = nvim ] || [ "$suite" = flemma ]; then
+  if [ "$suite" = nvim ] || [ "$suite" = flemma ] || [ "$suite" = cli ]; then
     FLEMMA_SANDBOX_SUITE="spec/$suite" FLEMMA_DIR="$( [ "$suite" = flemma ] && echo "${FLEMMA_DIR:-}" )" \
       nvim --headless -u NONE -i NONE -c "luafile spec/nvim_runner.lua" -c "cquit 1" 2>&1 </dev/null | tee "$log"
   elif [ "$suite" = escape-warm ]; then

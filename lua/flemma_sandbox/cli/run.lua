@@ -2,6 +2,7 @@
 --- in the sandbox NAME, and the step after it (clone mode's sync).
 local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local cli = require("flemma_sandbox.cli.failure")
+local core = require("flemma_sandbox.core")
 local sandbox = require("flemma_sandbox.cli.sandbox")
 
 local M = {}
@@ -88,6 +89,16 @@ function M.run(args)
       cli.fail("cannot make the sandbox's copy of " .. info.project .. ": " .. err)
     end
   end
+  -- the folder is the command line's (chat_dirs.CLI_CHAT), kept until
+  -- its project is gone; made before the policy is, which protects it:
+  -- every run finds the same (and joins the running sandbox)
+  if core.file_type(info.dir) == nil then
+    core.make_dirs(info.dir, 448)
+  end
+  local marker = io.open(info.dir .. "/" .. chat_dirs.CLI_CHAT, "ab")
+  if marker then
+    marker:close()
+  end
   -- the sandbox outlives this run (until its idle time), so a second run
   -- joins it; Neovim's chats stop theirs with Neovim
   require("flemma_sandbox.backends.live").owner_pid = 0
@@ -97,11 +108,6 @@ function M.run(args)
   end
   if argv == cmd then
     cli.fail("no sandbox backend here (:checkhealth flemma_sandbox): the command line runs nothing unsandboxed")
-  end
-  -- the folder is the command line's (chat_dirs.CLI_CHAT): kept until its project is gone
-  local marker = io.open(info.dir .. "/" .. chat_dirs.CLI_CHAT, "ab")
-  if marker then
-    marker:close()
   end
   local records = { { "exec", argv } }
   if clone then
