@@ -19,7 +19,11 @@ describe("flemma-sandbox run", function()
     assert.are.equal(7, r.code, r.stderr)
     assert.are.equal("out\n", r.stdout)
     assert.matches("err", r.stderr)
-    r = h.run({ "sh", "-c", "echo from-stdin | " .. h.shell_quote(cli.BIN) .. " run --direct codes -- cat" }, cli.env(w), w.proj)
+    r = h.run(
+      { "sh", "-c", "echo from-stdin | " .. h.shell_quote(cli.BIN) .. " run --direct codes -- cat" },
+      cli.env(w),
+      w.proj
+    )
     assert.are.equal(0, r.code, r.stderr)
     assert.are.equal("from-stdin\n", r.stdout)
     -- a command that is not there: 127, as a shell says
@@ -39,11 +43,17 @@ describe("flemma-sandbox run", function()
   end)
 
   it("joins a running sandbox: a second run sees the first one's processes", function()
-    local marker = "sleep 4" .. math.random(100, 999)
+    local marker = string.format("sleep 44.%06d", math.random(0, 999999))
     local job = cli.start(w, { "run", "--direct", "joined", "--", "sh", "-c", marker })
-    assert.truthy(cli.eventually(function()
-      return cli.host_pids(marker) ~= ""
-    end), "the first run did not start")
+    finally(function()
+      vim.fn.jobstop(job)
+    end)
+    assert.truthy(
+      cli.eventually(function()
+        return cli.host_pids(marker) ~= ""
+      end),
+      "the first run did not start"
+    )
     local r = cli.run(w, { "run", "--direct", "joined", "--", "sh", "-c", "ps -eo args" })
     assert.are.equal(0, r.code, r.stderr)
     assert.truthy(r.stdout:find(marker, 1, true), r.stdout)
@@ -51,7 +61,6 @@ describe("flemma-sandbox run", function()
     -- control: another name is another sandbox
     r = cli.run(w, { "run", "--direct", "apart", "--", "sh", "-c", "ps -eo args" })
     assert.is_nil(r.stdout:find(marker, 1, true), r.stdout)
-    vim.fn.jobstop(job)
   end)
 
   it("applies the user's setup(): network off, and its control with the host's network", function()

@@ -55,10 +55,15 @@ function M.setup(w, opts)
   local script = w.base .. "/setup.lua"
   h.write(
     script,
-    "vim.opt.rtp:prepend(" .. string.format("%q", vim.fn.getcwd()) .. ")\n"
-      .. "require('flemma_sandbox').setup(" .. vim.inspect(opts) .. ")\n"
+    "vim.opt.rtp:prepend("
+      .. string.format("%q", vim.fn.getcwd())
+      .. ")\n"
+      .. "require('flemma_sandbox').setup("
+      .. vim.inspect(opts)
+      .. ")\n"
   )
-  local r = h.run({ "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", "luafile " .. script, "-c", "qa!" }, M.env(w))
+  local r =
+    h.run({ "nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", "luafile " .. script, "-c", "qa!" }, M.env(w))
   assert(r.code == 0, r.stderr)
   assert(h.read(w.home .. "/.local/state/flemma-sandbox/config.json"), "setup() saved no config")
 end
