@@ -34,7 +34,8 @@ local function snapshot(w)
       .. q(w.base)
       .. " && find home outside proj/.git proj/.env"
       .. " \\( -path home/.cache -o -path home/.local/state \\) -prune"
-      .. " -o -type f -print0 | sort -z | xargs -0 -r md5sum; find home outside proj -maxdepth 1 ! -path home/.cache ! -path home/.local | sort"
+      .. " -o -type f -print0 | sort -z | xargs -0 -r md5sum;"
+      .. " find home outside proj -maxdepth 1 ! -path home/.cache ! -path home/.local | sort"
   )
 end
 
