@@ -68,12 +68,14 @@ ifdef INST_LIBDIR
 	cp -R lua/flemma_sandbox $(INST_LUADIR)/
 	rm -f $(INST_LUADIR)/flemma_sandbox/core.so $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-exec \
 	  $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-proxy
+	# the command line: it finds the library from the tree (bin/..)
+	$(if $(INST_BINDIR),mkdir -p $(INST_BINDIR) && cp $(CLI) $(INST_BINDIR)/)
 else
 	rm -rf $(PACKAGE_DIR)
 	mkdir -p $(PACKAGE_DIR)
-	cp -R lua plugin doc autoload syntax $(PACKAGE_DIR)/
+	cp -R lua plugin doc autoload syntax bin $(PACKAGE_DIR)/
 	$(NVIM) --headless -u NONE -i NONE -c "helptags $(PACKAGE_DIR)/doc" -c "qa!" </dev/null
-	@echo "installed in $(PACKAGE_DIR)"
+	@echo "installed in $(PACKAGE_DIR); the command line: ln -s $(PACKAGE_DIR)/$(CLI) ~/.local/bin/"
 endif
 
 test: $(CORE) $(HELPER) $(PROXY) $(CLI)

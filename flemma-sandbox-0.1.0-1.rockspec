@@ -29,6 +29,7 @@ build = {
   install_variables = {
     INST_LIBDIR = "$(LIBDIR)",
     INST_LUADIR = "$(LUADIR)",
+    INST_BINDIR = "$(BINDIR)",
   },
   -- what a rock-aware plugin manager (rocks.nvim) puts on 'runtimepath':
   -- the command, the help and the health check's entry point
