@@ -117,7 +117,7 @@ fuzz:
 	    fuzz/corpus-work/$$t fuzz/corpus/$$t 2>&1 | grep -E "stat::number_of_executed_units|ERROR|Done" || exit 1; \
 	done
 
-bench: $(CORE) $(HELPER) $(PROXY)
+bench: $(CORE) $(HELPER) $(PROXY) $(CLI)
 	$(LUAJIT) bench/policy_bench.lua
 	$(LUAJIT) bench/scan_bench.lua
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
@@ -127,6 +127,7 @@ bench: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/workspace_bench.lua" -c "qa!"
 	$(LUAJIT) bench/proxy_bench.lua
 	$(LUAJIT) bench/startup_bench.lua
+	$(LUAJIT) bench/cli_bench.lua
 
 demo: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"
