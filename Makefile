@@ -100,8 +100,9 @@ sanitize:
 	SANITIZE=1 bash spec/run.sh unit
 	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) $(CLI)
 
-valgrind: $(CORE)
+valgrind: $(CORE) $(CLI)
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 $(LUAJIT) spec/valgrind_core.lua
+	valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 -q ./$(CLI) help >/dev/null
 
 # libFuzzer targets (clang): make fuzz FUZZ_RUNS=10000000
 FUZZ_RUNS ?= 1000000

@@ -24,6 +24,7 @@ M.network_asker = nil
 ---@field enable fun(bufnr: integer): boolean, string|nil Flemma's session switch on (after its backend check)
 ---@field disable fun()
 ---@field check_in_background fun(bufnr: integer)
+---@field save_for_command_line fun()
 ---@field workspace_scope fun(bufnr: integer|nil): table|false|nil a Flemma chat's clone mode (flemma/workspace.lua)
 ---@field tools_in_place fun(): boolean whether Flemma's file tools are ours now (flemma/tool_overrides.lua)
 

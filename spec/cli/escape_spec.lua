@@ -95,6 +95,25 @@ describe("escape through the command line", function()
     assert.are.equal("evil\n", h.read(w.proj .. "/.git/hooks/pre-commit"))
   end)
 
+  it("cannot write the sandbox's own folder (its notes, its copies)", function()
+    assert.are.equal(0, cli.run(w, { "run", "--direct", "attack", "--", "true" }).code)
+    local note = cli.folder(w, "attack") .. "/.project"
+    local before = h.read(note)
+    assert.truthy(before)
+    local cmd = "echo "
+      .. h.shell_quote(w.base)
+      .. " > "
+      .. h.shell_quote(note)
+      .. "; ls -a "
+      .. h.shell_quote(cli.folder(w, "attack"))
+    local r = attack(w, cmd)
+    assert.are.equal(before, h.read(note))
+    assert.is_nil(r.stdout:find(".project", 1, true), r.stdout)
+    -- control
+    assert.are.equal(0, unsandboxed(w, cmd).code)
+    assert.are.equal(w.base .. "\n", h.read(note))
+  end)
+
   it("cannot signal a host process", function()
     local marker = string.format("sleep 77.%06d", math.random(0, 999999))
     local job = vim.fn.jobstart({ "sh", "-c", "exec " .. marker })

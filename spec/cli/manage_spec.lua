@@ -32,6 +32,20 @@ describe("flemma-sandbox list, reset, delete, gc", function()
     assert.matches(vim.pesc(w.proj) .. "\n%s+alpha", r.stdout)
   end)
 
+  it("bash completion offers the commands and this project's sandbox names", function()
+    assert.are.equal(0, cli.run(w, { "run", "--direct", "completed", "--", "true" }).code)
+    local script = "PATH="
+      .. h.shell_quote(vim.fn.fnamemodify(cli.BIN, ":h"))
+      .. ":$PATH; source completions/flemma-sandbox.bash;"
+      .. " cd "
+      .. h.shell_quote(w.proj)
+      .. ";"
+      .. ' COMP_WORDS=(flemma-sandbox de); COMP_CWORD=1; _flemma_sandbox; echo "${COMPREPLY[*]}";'
+      .. ' COMP_WORDS=(flemma-sandbox delete ""); COMP_CWORD=2; _flemma_sandbox; echo "${COMPREPLY[*]}"'
+    local r = h.run({ "bash", "-c", script }, cli.env(w))
+    assert.are.equal("delete\n--force completed\n", r.stdout, r.stderr)
+  end)
+
   it("reset empties the sandbox's /tmp, and keeps its name", function()
     cli.run(w, { "run", "--direct", "r1", "--", "sh", "-c", "echo x > /tmp/left" })
     assert.are.equal("x\n", cli.run(w, { "run", "--direct", "r1", "--", "cat", "/tmp/left" }).stdout)

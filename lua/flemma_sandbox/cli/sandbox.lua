@@ -94,6 +94,15 @@ function M.open(name, direct)
   layer.policy = layer.policy or {}
   layer.policy.home_allow = vim.list_extend(vim.deepcopy(layer.policy.home_allow or {}), M.SHELL_CONFIG)
   layer.policy.home_writable = writable
+  -- no chat file here: its folder (the sandbox's own, where its copies
+  -- are made) is nothing a command may write
+  local rw = {}
+  for _, entry in ipairs(layer.policy.rw_paths or cfg.policy.rw_paths) do
+    if not entry:find("FLEMMA_BUFFER_PATH", 1, true) then
+      rw[#rw + 1] = entry
+    end
+  end
+  layer.policy.rw_paths = rw
   layer.sandboxes = layer.sandboxes or {}
   layer.sandboxes.name = name
   if direct then
@@ -103,6 +112,7 @@ function M.open(name, direct)
   end
   local bufnr = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(bufnr, dir .. "/" .. name .. "/" .. chat_dirs.CLI_CHAT)
+  vim.bo[bufnr].filetype = "chat"
   local ok, err = fs.set_buffer_config(bufnr, layer)
   if not ok then
     cli.fail(tostring(saved.path()) .. ": " .. tostring(err))

@@ -253,6 +253,15 @@ function M.attach()
   return true
 end
 
+--- Saves Flemma's own config for flemma-sandbox (not a chat's
+--- frontmatter) for the command line, which applies it after setup()'s
+--- (config/saved.lua); nothing is written when it did not change.
+function M.save_for_command_line()
+  local global = flemma_config(nil)
+  local backends = global and global.sandbox and global.sandbox.backends or {}
+  require("flemma_sandbox.hosted").save_for_command_line(backend.plain(backends[backend.name]), backend.CONFIG_KEY)
+end
+
 --- Starts the backend's test sandbox in the background (for the first
 --- chat in a session): Flemma's setup() at start-up was answered from
 --- cheap checks; when the test fails, a new registration makes Flemma's
@@ -263,13 +272,7 @@ function M.check_in_background(bufnr)
   local cfg = flemma_config(bufnr)
   local sandbox_cfg = cfg and cfg.sandbox or {}
   local backend_config = (sandbox_cfg.backends or {})[backend.name]
-  -- Flemma's own config for us (not this chat's frontmatter) is what the
-  -- command line applies
-  local global = flemma_config(nil)
-  local global_backends = global and global.sandbox and global.sandbox.backends or {}
-  local hosted = require("flemma_sandbox.hosted")
-  hosted.save_for_command_line(backend.plain(global_backends[backend.name]), backend.CONFIG_KEY)
-  hosted.check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, function(ok)
+  require("flemma_sandbox.hosted").check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, function(ok)
     if not ok and M.flemma_present() then
       local fs = require("flemma.sandbox")
       fs.unregister(backend.name)
@@ -289,6 +292,7 @@ function M.facade()
     refusal = trust.refusal,
     set_trust = trust.set,
     check_in_background = M.check_in_background,
+    save_for_command_line = M.save_for_command_line,
     workspace_scope = function(bufnr)
       return require("flemma_sandbox.flemma.workspace").scope(bufnr)
     end,

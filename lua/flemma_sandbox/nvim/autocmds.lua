@@ -168,7 +168,8 @@ local backend_checked = false
 --- At the first chat buffer (standalone or Flemma's), not at start-up:
 --- starts the scan index of the current folder (once per folder) and the
 --- backend's test sandbox, both in the background, so the first tool call
---- finds them done.
+--- finds them done. At each of Flemma's chats: Flemma's config for the
+--- command line.
 ---@param args table the autocmd's
 local function warm_once(args)
   local cwd = vim.fn.getcwd()
@@ -179,11 +180,15 @@ local function warm_once(args)
       resolve_ahead(bufnr)
     end)
   end
+  local bridge = require("flemma_sandbox.hooks").bridge
+  if bridge and bridge.is_attached() then
+    -- Flemma's config as it is now, for the command line
+    pcall(bridge.save_for_command_line)
+  end
   if backend_checked then
     return
   end
   backend_checked = true
-  local bridge = require("flemma_sandbox.hooks").bridge
   if bridge and bridge.is_attached() then
     pcall(bridge.check_in_background, args.buf)
   else

@@ -23,8 +23,9 @@ local M = {}
 
 --- The chat file name of a command line sandbox (bin/flemma-sandbox):
 --- an empty file in its own folder, so the folder is kept until its
---- project is gone.
-M.CLI_CHAT = ".cli.chat"
+--- project is gone. Its buffer is a chat by its filetype: no frontmatter
+--- is read from it.
+M.CLI_CHAT = ".cli"
 
 --- What a folder name may hold.
 ---@param s string
@@ -133,13 +134,6 @@ end
 ---@param path string
 ---@return boolean|nil ok, string|nil err
 local function copy_in(from, path)
-  local parent = path:match("^(.*)/[^/]+$")
-  if core.file_type(parent) == nil then
-    local ok, err = core.make_dirs(parent, 448)
-    if not ok then
-      return nil, err
-    end
-  end
   local aside = path .. ".copying"
   local function run(argv)
     if type(vim) == "table" and vim.fn then
@@ -171,31 +165,46 @@ end
 function M.prepare(chat, subs, copies)
   local base = surroundings.chats_base()
   local checked = {}
-  for _, sub in ipairs(subs) do
-    local path = chat.dir .. "/" .. sub
-    local from = copies and copies[sub]
-    if core.file_type(path) == nil then
-      local ok, err
-      if from then
-        ok, err = copy_in(from, path)
-      else
-        ok, err = core.make_dirs(path, 448) -- 0700
-      end
-      if not ok then
-        return nil, "flemma-sandbox: cannot make the chat's folder: " .. tostring(err)
-      end
-    end
-    -- from the base down: folders, never links (fail closed); each once
-    local at = from and path:match("^(.*)/[^/]+$") or path
-    if from and core.file_type(path) == "link" then
-      return nil, "flemma-sandbox: " .. path .. " is a link: the chat's copy is not used"
-    end
+  --- From at up to the base: folders, never links (fail closed); each once.
+  local function folders_up(at)
     while at and #at >= #base and not checked[at] do
       if core.file_type(at) ~= "directory" then
         return nil, "flemma-sandbox: " .. at .. " is not a folder (a link?): the chat's folders are not used"
       end
       checked[at] = true
       at = at:match("^(.*)/[^/]+$")
+    end
+    return true
+  end
+  for _, sub in ipairs(subs) do
+    local path = chat.dir .. "/" .. sub
+    local from = copies and copies[sub]
+    local ok, err = true, nil
+    if from then
+      -- a copy is written into its folder only once that folder is checked
+      local parent = path:match("^(.*)/[^/]+$")
+      if core.file_type(parent) == nil then
+        ok, err = core.make_dirs(parent, 448)
+      end
+      if ok then
+        ok, err = folders_up(parent)
+      end
+      if ok and core.file_type(path) == nil then
+        ok, err = copy_in(from, path)
+      end
+      if ok and core.file_type(path) == "link" then
+        ok, err = nil, path .. " is a link"
+      end
+    else
+      if core.file_type(path) == nil then
+        ok, err = core.make_dirs(path, 448) -- 0700
+      end
+      if ok then
+        ok, err = folders_up(path)
+      end
+    end
+    if not ok then
+      return nil, "flemma-sandbox: cannot make the chat's folder: " .. tostring(err)
     end
   end
   -- every chat that used this folder (chats of one sandboxes.name): each
@@ -247,11 +256,24 @@ function M.overlay_paths(entries, expand, skipped, chat)
       or nil
     if why then
       skipped[#skipped + 1] = { path = entry, reason = "home_overlay: " .. why }
-    elseif not util.contains(out, real) then
+    else
       out[#out + 1] = real
     end
   end
-  return out
+  -- one inside another would be copied into a copy the sandbox writes
+  table.sort(out)
+  local kept = {}
+  for _, real in ipairs(out) do
+    local last = kept[#kept]
+    if last and (real == last or core.is_within(real, last)) then
+      if real ~= last then
+        skipped[#skipped + 1] = { path = real, reason = "home_overlay: inside " .. last .. ", whose copy has it" }
+      end
+    else
+      kept[#kept + 1] = real
+    end
+  end
+  return kept
 end
 
 --- What a chat keeps on disk between its commands: its /tmp, the
