@@ -31,6 +31,35 @@ describe("flemma-sandbox run", function()
     assert.are.equal(127, r.code)
   end)
 
+  it("passes SIGTERM sent to flemma-sandbox on to the command, which leaves nothing running", function()
+    local marker = string.format("sleep 66.%06d", math.random(0, 999999))
+    local out = w.base .. "/term.out"
+    local job = vim.fn.jobstart({
+      "sh",
+      "-c",
+      "exec " .. h.shell_quote(cli.BIN) .. " run --direct term -- sh -c " .. h.shell_quote(
+        "trap 'echo got-term; exit 3' TERM; " .. marker .. " & wait"
+      ) .. " > " .. h.shell_quote(out),
+    }, {
+      cwd = w.proj,
+      env = cli.env(w),
+    })
+    assert.truthy(
+      cli.eventually(function()
+        return cli.host_pids(marker) ~= ""
+      end),
+      "the command did not start"
+    )
+    vim.fn.jobstop(job) -- SIGTERM to flemma-sandbox
+    assert.are.equal("got-term\n", cli.eventually(function()
+      return h.read(out) == "got-term\n" and "got-term\n"
+    end) or h.read(out))
+    -- the command's own shell ended with 3; its sleep is gone with the call
+    assert.are.equal("", cli.eventually(function()
+      return cli.host_pids(marker) == "" and ""
+    end) or "still running")
+  end)
+
   it("keeps the sandbox's /tmp between runs of a name, and another name has its own", function()
     local r = cli.run(w, { "run", "--direct", "keep", "--", "sh", "-c", "echo kept > /tmp/note" })
     assert.are.equal(0, r.code, r.stderr)

@@ -9,6 +9,16 @@ local project = require("support.project")
 describe("the command line under Flemma", function()
   local p, old_home
 
+  --- The command line with this Neovim's home and folders.
+  local function run(args)
+    local env = {
+      HOME = p.dir .. "/home",
+      XDG_CACHE_HOME = os.getenv("XDG_CACHE_HOME"),
+      XDG_STATE_HOME = os.getenv("XDG_STATE_HOME"),
+    }
+    return h.run(vim.list_extend({ cli.BIN }, args), env, p.proj)
+  end
+
   before_each(function()
     old_home = vim.env.HOME
     p = project.enter("true")
@@ -19,20 +29,12 @@ describe("the command line under Flemma", function()
   end)
 
   after_each(function()
+    -- its sandbox has no owner: stopped here, also when an assertion failed
+    run({ "delete", "--force", "flemma-cli" })
     vim.cmd("silent! %bwipeout!")
     vim.env.HOME = old_home
     project.leave(p)
   end)
-
-  --- The command line with this Neovim's home and folders.
-  local function run(args)
-    local env = {
-      HOME = p.dir .. "/home",
-      XDG_CACHE_HOME = os.getenv("XDG_CACHE_HOME"),
-      XDG_STATE_HOME = os.getenv("XDG_STATE_HOME"),
-    }
-    return h.run(vim.list_extend({ cli.BIN }, args), env, p.proj)
-  end
 
   local function open_chat(config)
     require("flemma").setup({ lsp = { enabled = false }, sandbox = { backends = { flemma_sandbox = config } } })
@@ -52,6 +54,5 @@ describe("the command line under Flemma", function()
     assert.are.same({ "~/.agent" }, saved.flemma.policy.home_overlay)
     r = run(read)
     assert.are.equal("agent settings\n", r.stdout, r.stderr)
-    run({ "delete", "--force", "flemma-cli" })
   end)
 end)

@@ -107,11 +107,12 @@ function M.destroy(w)
   h.sh("chmod -R u+w " .. h.shell_quote(w.base) .. " 2>/dev/null; rm -rf " .. h.shell_quote(w.base))
 end
 
---- Host processes whose command line holds marker ("" when none).
+--- Host processes whose command line starts with marker ("" when none):
+--- the command itself, not the flemma-sandbox or shell that names it.
 ---@param marker string
 ---@return string
 function M.host_pids(marker)
-  local pattern = "[" .. marker:sub(1, 1) .. "]" .. marker:sub(2)
+  local pattern = "^[" .. marker:sub(1, 1) .. "]" .. marker:sub(2)
   return (h.capture("pgrep -f -- " .. h.shell_quote(pattern) .. " || true"):gsub("%s+$", ""))
 end
 
