@@ -9,10 +9,9 @@ local net = require("support.net")
 
 local SECRET = "FLEMMA-CLI-SECRET-" .. os.time() .. "-" .. math.random(1e6)
 
---- The world: a home with secrets and a shell config, a project with
---- secrets and a .git, a folder outside.
-local function make_world()
-  local w = cli.world()
+--- Makes w the attacks' world: a home with secrets and a shell config, a
+--- project with secrets and a .git, a folder outside.
+local function plant(w)
   w.outside = w.base .. "/outside"
   for _, rel in ipairs({ ".ssh/id_rsa", ".aws/credentials", ".config/gh/hosts.yml" }) do
     vim.fn.mkdir(vim.fn.fnamemodify(w.home .. "/" .. rel, ":h"), "p")
@@ -22,7 +21,6 @@ local function make_world()
   h.write(w.proj .. "/.env", "KEY=" .. SECRET .. "\n")
   vim.fn.mkdir(w.outside, "p")
   h.write(w.outside .. "/keep.txt", "original\n")
-  return w
 end
 
 --- Every file of the home (but our state and cache), the project's .git
@@ -59,11 +57,9 @@ end
 
 describe("escape through the command line", function()
   local w
-  before_each(function()
-    w = make_world()
-  end)
-  after_each(function()
-    cli.destroy(w)
+  cli.each_world(function(world)
+    w = world
+    plant(w)
   end)
 
   it("cannot read the home's and the project's secrets, nor the secret environment", function()

@@ -5,11 +5,8 @@ local h = require("support.helpers")
 
 describe("flemma-sandbox list, reset, delete, gc", function()
   local w
-  before_each(function()
-    w = cli.world()
-  end)
-  after_each(function()
-    cli.destroy(w)
+  cli.each_world(function(world)
+    w = world
   end)
 
   it("lists the command line's sandboxes of this project, and every project's with --all", function()

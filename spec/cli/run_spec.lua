@@ -7,11 +7,8 @@ local net = require("support.net")
 
 describe("flemma-sandbox run", function()
   local w
-  before_each(function()
-    w = cli.world()
-  end)
-  after_each(function()
-    cli.destroy(w)
+  cli.each_world(function(world)
+    w = world
   end)
 
   it("passes the command's exit code, output and input on", function()

@@ -279,15 +279,8 @@ function M.script(...)
   return table.concat(words, " ")
 end
 
---- Host processes whose command line contains `marker` (pgrep), as a
---- string; "" when there are none.
----@param marker string
----@return string
-function M.host_pids(marker)
-  -- "[s]leep" so the shell running pgrep does not match itself
-  local pattern = "[" .. marker:sub(1, 1) .. "]" .. marker:sub(2)
-  return (h.capture("pgrep -f -- " .. h.shell_quote(pattern) .. " || true"):gsub("%s+$", ""))
-end
+--- Host processes whose command line contains `marker` ("" when none).
+M.host_pids = h.host_pids
 
 --- Polls (at most 5 s) until no host process matches `marker`; returns
 --- what is left.

@@ -31,6 +31,22 @@ function M.world(opts)
   return w
 end
 
+--- A fresh world for each test of the describe block it is called in:
+--- made and given to set before, stopped and removed after.
+---@param set fun(w: support.CliWorld)
+---@param opts? { git?: boolean }
+function M.each_world(set, opts)
+  local busted = require("busted")
+  local current
+  busted.before_each(function()
+    current = M.world(opts)
+    set(current)
+  end)
+  busted.after_each(function()
+    M.destroy(current)
+  end)
+end
+
 --- The environment of a run in w.
 ---@param w support.CliWorld
 ---@param extra? table<string, string>
@@ -112,8 +128,7 @@ end
 ---@param marker string
 ---@return string
 function M.host_pids(marker)
-  local pattern = "^[" .. marker:sub(1, 1) .. "]" .. marker:sub(2)
-  return (h.capture("pgrep -f -- " .. h.shell_quote(pattern) .. " || true"):gsub("%s+$", ""))
+  return h.host_pids(marker, true)
 end
 
 --- Polls (at most 10 s) until fn() is true; its last value.

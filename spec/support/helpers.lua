@@ -188,6 +188,18 @@ end
 
 --- Whether the suite runs as root (root behaves differently in namespaces).
 ---@return boolean
+--- Host processes whose command line contains marker (with anchored,
+--- starts with it: the command itself, not a program that names it);
+--- "" when there are none.
+---@param marker string
+---@param anchored? boolean
+---@return string
+function M.host_pids(marker, anchored)
+  -- "[s]leep" so the shell running pgrep does not match itself
+  local pattern = (anchored and "^" or "") .. "[" .. marker:sub(1, 1) .. "]" .. marker:sub(2)
+  return (M.capture("pgrep -f -- " .. M.shell_quote(pattern) .. " || true"):gsub("%s+$", ""))
+end
+
 function M.is_root()
   return capture("id -u"):match("^0") ~= nil
 end

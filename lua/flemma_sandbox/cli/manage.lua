@@ -107,21 +107,26 @@ function M.status(args)
 end
 
 --- The sandbox's copies, or a failure when it works on the real tree.
-local function clone_of(command, name)
+--- Runs workspaces[method] on the clone-mode sandbox named in args and
+--- waits for it; its name and what the method's callback got.
+---@param command "diff"|"apply"|"discard"
+---@param args string[]
+---@param method "changes"|"apply"|"discard"
+---@return string name, any, any
+local function on_copy(command, args, method)
+  local _, name = parse(command, args, {}, true)
   local bufnr = existing(command, name)
   local workspaces = require("flemma_sandbox.workspaces")
   if not workspaces.is_clone(bufnr) then
     cli.fail(command .. ": " .. name .. " works on the real tree (not a git repository, or run --direct)")
   end
-  return bufnr, workspaces
+  return name, sandbox.wait(function(done)
+    workspaces[method](bufnr, done)
+  end)
 end
 
 function M.diff(args)
-  local _, name = parse("diff", args, {}, true)
-  local bufnr, workspaces = clone_of("diff", name)
-  local changes, errors = sandbox.wait(function(done)
-    workspaces.changes(bufnr, done)
-  end)
+  local name, changes, errors = on_copy("diff", args, "changes")
   for _, err in ipairs(errors or {}) do
     io.stderr:write("flemma-sandbox: " .. err .. "\n")
   end
@@ -140,11 +145,7 @@ function M.diff(args)
 end
 
 function M.apply(args)
-  local _, name = parse("apply", args, {}, true)
-  local bufnr, workspaces = clone_of("apply", name)
-  local result, errors = sandbox.wait(function(done)
-    workspaces.apply(bufnr, done)
-  end)
+  local _, result, errors = on_copy("apply", args, "apply")
   local lines = {}
   for _, path in ipairs(result.applied) do
     lines[#lines + 1] = "applied    " .. path
@@ -169,11 +170,7 @@ function M.apply(args)
 end
 
 function M.discard(args)
-  local _, name = parse("discard", args, {}, true)
-  local bufnr, workspaces = clone_of("discard", name)
-  local errors = sandbox.wait(function(done)
-    workspaces.discard(bufnr, done)
-  end)
+  local name, errors = on_copy("discard", args, "discard")
   if #errors > 0 then
     cli.fail(table.concat(errors, "; "))
   end
