@@ -82,7 +82,8 @@ static pid_t start(char *const argv[], const sigset_t *old_mask, int slave)
 
     if (pid != 0)
         return pid;
-    if (slave >= 0 && (dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || dup2(slave, 2) < 0))
+    /* stderr redirected away from the terminal stays where it goes */
+    if (slave >= 0 && (dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || (isatty(2) && dup2(slave, 2) < 0)))
         _exit(127);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, old_mask, NULL);

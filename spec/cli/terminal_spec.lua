@@ -77,6 +77,27 @@ describe("flemma-sandbox run in a terminal", function()
     common(t, w, "exit 4")
   end)
 
+  it("runs a command in the terminal with its own terminal; a redirected stderr stays redirected", function()
+    if not tmux.available() then
+      return pending("tmux is not installed")
+    end
+    t = tmux.new("cli")
+    local words = { "cd", h.shell_quote(w.proj), "&&", "env" }
+    for k, v in pairs(cli.env(w)) do
+      words[#words + 1] = k .. "=" .. h.shell_quote(v)
+    end
+    local err = w.base .. "/err.txt"
+    local inner = "test -t 0 && test -t 1 && echo on-a-tty; echo to-stderr >&2"
+    vim.list_extend(words, { h.shell_quote(cli.BIN), "run", "--direct", "cmd", "--", "sh", "-c", h.shell_quote(inner) })
+    vim.list_extend(words, { "2>" .. h.shell_quote(err) .. ";", "echo", "EXITED-$?;", "sleep", "60" })
+    t:start("sh -c " .. h.shell_quote(table.concat(words, " ")), 100, 30)
+    local shown = t:wait_for("EXITED-")
+    assert.matches("on%-a%-tty\n", shown)
+    assert.matches("EXITED%-0", shown)
+    assert.is_nil(shown:find("to-stderr", 1, true), shown)
+    assert.are.equal("to-stderr\n", h.read(err))
+  end)
+
   it("runs fish interactive: $FISH_VERSION, its read-only config, Ctrl-C, resize, exit code", function()
     if not tmux.available() or vim.fn.executable("fish") == 0 then
       return pending("tmux or fish is not installed")
