@@ -30,6 +30,7 @@
 #include <linux/seccomp.h>
 
 #include "after_run.h"
+#include "exec_code.h"
 #include "check_file.h"
 #include "fd_io.h"
 #include "host_side.h"
@@ -291,7 +292,7 @@ int main(int argc, char **argv)
     if (isatty(0))
         (void)ioctl(0, TIOCSCTTY, 0);
     execvp(argv[i + 1], argv + i + 1);
-    rc = errno;
-    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], strerror(rc));
-    return rc == ENOENT ? 127 : EXIT_SETUP;
+    rc = exec_failed_code(argv[i + 1], errno);
+    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], rc == 127 ? "command not found" : strerror(errno));
+    return rc;
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec_code.h"
 #include "rlimits.h"
 #include "live_wire.h"
 
@@ -133,8 +134,9 @@ static void start_child(const supervisor *s, const int *fds, char **argv, const 
         _exit(EXIT_SETUP);
     execvp(argv[0], argv);
     err = errno;
-    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[0], strerror(err));
-    _exit(err == ENOENT ? 127 : EXIT_SETUP);
+    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[0],
+            exec_failed_code(argv[0], err) == 127 ? "command not found" : strerror(err));
+    _exit(exec_failed_code(argv[0], err));
 }
 
 /* Signals a call's process group; before the call's child made its own

@@ -71,6 +71,18 @@ describe("seccomp", function()
     assert.are.equal(127, r.code)
   end)
 
+  it("a command that is not there exits 127 and one that cannot run 126, as a shell says", function()
+    local dir = h.tmpdir()
+    -- a folder of $PATH that cannot be searched (execvp says EACCES, not ENOENT, for a user)
+    h.sh("mkdir " .. h.shell_quote(dir .. "/locked") .. " && chmod 000 " .. h.shell_quote(dir .. "/locked"))
+    h.write(dir .. "/plain.txt", "not a program\n")
+    local env = { PATH = dir .. "/locked:/usr/bin:/bin" }
+    assert.are.equal(127, h.run({ HELPER, "--", "no-such-command-anywhere" }, env).code)
+    assert.are.equal(126, h.run({ HELPER, "--", dir .. "/plain.txt" }, env).code)
+    h.sh("chmod 700 " .. h.shell_quote(dir .. "/locked"))
+    h.rmdir(dir)
+  end)
+
   it("limits are lowered for the command and cannot be raised back", function()
     local r = h.run({
       HELPER,
