@@ -178,8 +178,8 @@ int cli_run(char *const argv[], int use_pty)
                 break; /* nothing more came */
             if (n <= 0)
                 continue;
-            if (p[0].revents & POLLIN)
-                ended = ended || on_signal(sfd, pid, &t, &status);
+            if ((p[0].revents & POLLIN) && on_signal(sfd, pid, &t, &status))
+                ended = 1;
             if (t.master >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
                 out_open = copy_once(t.master, STDOUT_FILENO);
             if (t.master >= 0 && !ended && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
