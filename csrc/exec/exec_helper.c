@@ -23,15 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <linux/seccomp.h>
 
 #include "after_run.h"
-#include "exec_code.h"
 #include "check_file.h"
+#include "exec_code.h"
 #include "fd_io.h"
 #include "host_side.h"
 #include "landlock.h"
