@@ -41,7 +41,7 @@ local function git_raw(top, args)
   local words = { "git", "-C", top, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null" }
   vim.list_extend(words, args)
   for i, word in ipairs(words) do
-    words[i] = "'" .. word:gsub("'", "'\\''") .. "'"
+    words[i] = util.shell_quote(word)
   end
   local f = io.popen(table.concat(words, " ") .. " 2>/dev/null", "r")
   if not f then

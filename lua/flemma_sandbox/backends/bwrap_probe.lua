@@ -4,6 +4,7 @@
 --- this finds.
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.surroundings")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -12,10 +13,7 @@ local M = {}
 ---@type table<string, boolean>
 local started = {}
 
---- Single-quotes a word for /bin/sh.
-local function quote(s)
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
+local quote = util.shell_quote
 
 --- The words of the test sandbox: the options every sandbox uses.
 local TEST_WORDS = { "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent" }

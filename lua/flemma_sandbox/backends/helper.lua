@@ -6,13 +6,11 @@
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.surroundings")
 local protect = require("flemma_sandbox.policy.protect")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
---- Single-quotes a word for /bin/sh.
-local function quote(s)
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
+local quote = util.shell_quote
 
 --- bwrap stops at this many arguments (its MAX_ARGS), --args included.
 M.MAX_ARGS = 9000

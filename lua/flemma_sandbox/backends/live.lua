@@ -8,6 +8,7 @@
 --- and stopping one (reset, delete, the cap).
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.surroundings")
+local util = require("flemma_sandbox.util")
 
 local M = {}
 
@@ -60,14 +61,7 @@ local function run_stop(helper, dir, on_exit)
       return
     end
   end
-  if type(vim) == "table" and vim.fn then
-    vim.fn.system({ helper, "--live-stop", dir })
-  else
-    local function quote(word)
-      return "'" .. word:gsub("'", "'\\''") .. "'"
-    end
-    os.execute(quote(helper) .. " --live-stop " .. quote(dir) .. " >/dev/null 2>&1")
-  end
+  util.run_quietly({ helper, "--live-stop", dir })
   if on_exit then
     on_exit()
   end

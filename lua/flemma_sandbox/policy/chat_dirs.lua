@@ -135,17 +135,7 @@ end
 ---@return boolean|nil ok, string|nil err
 local function copy_in(from, path)
   local aside = path .. ".copying"
-  local function run(argv)
-    if type(vim) == "table" and vim.fn then
-      vim.fn.system(argv)
-      return vim.v.shell_error == 0
-    end
-    for i, word in ipairs(argv) do
-      argv[i] = "'" .. word:gsub("'", "'\\''") .. "'"
-    end
-    local rc = os.execute(table.concat(argv, " ") .. " >/dev/null 2>&1")
-    return rc == 0 or rc == true
-  end
+  local run = util.run_quietly
   run({ "rm", "-rf", "--one-file-system", "--", aside })
   if not run({ "cp", "-a", "--no-dereference", "--no-target-directory", "--", from, aside }) then
     run({ "rm", "-rf", "--one-file-system", "--", aside })
