@@ -34,6 +34,7 @@ local GROUPS = {
   { prefix = "flemma_sandbox.surroundings", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.notice", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.hooks", group = "base", rank = 1 },
+  { prefix = "flemma_sandbox.installed", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.loosening", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.visible_text", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.frontmatter_fence", group = "base", rank = 1 },

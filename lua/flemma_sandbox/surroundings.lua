@@ -3,6 +3,7 @@
 --- Neovim it asks Neovim; under plain LuaJIT (specs, benchmarks) it asks the
 --- process, and specs may swap in their own answers with `use()`.
 local core = require("flemma_sandbox.core")
+local installed = require("flemma_sandbox.installed")
 
 local M = {}
 
@@ -79,7 +80,9 @@ local current = in_nvim and nvim_host or process_host
 --- loaded from (package.cpath may hold relative entries).
 ---@return string|nil
 local function find_core_so()
-  local so = package.searchpath("flemma_sandbox.core", package.cpath)
+  -- absolute entries only: "./?.so" would name a core.so (and so a
+  -- flemma-sandbox-exec beside it) planted in the project
+  local so = package.searchpath("flemma_sandbox.core", installed.absolute_entries(package.cpath))
   if not so and type(vim) == "table" and vim.api then
     so = vim.api.nvim_get_runtime_file("lua/flemma_sandbox/core.so", false)[1]
   end

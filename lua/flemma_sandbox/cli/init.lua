@@ -4,6 +4,9 @@
 --- user's Neovim saved (config/saved.lua). For `run` it writes the plan
 --- the main runs on descriptor 3: "exec" COUNT WORDS... (the wrapped
 --- command) and "after" COUNT WORDS... (this library again afterwards).
+-- before anything else is loaded: the working directory is the user's
+-- project, and package.cpath's "./?.so" would find a core.so planted there
+require("flemma_sandbox.installed").guard()
 local fail = require("flemma_sandbox.cli.failure").fail
 
 local M = {}

@@ -49,18 +49,17 @@ function M.core_loads()
 end
 
 --- Whether the C core is there, without loading it (it loads at first
---- use): built in the plugin's folder, or on package.cpath (a rock);
---- else whether it loads from wherever Neovim's loader finds it.
+--- use): built in the plugin's folder, or installed on the runtimepath
+--- or an absolute entry of package.cpath (a rock); never a file in the
+--- working directory.
 ---@param root string|nil
 ---@return boolean
 function M.core_present(root)
   if root and vim.fn.filereadable(root .. "/lua/flemma_sandbox/core.so") == 1 then
     return true
   end
-  if package.loaded["flemma_sandbox.core"] or package.searchpath("flemma_sandbox.core", package.cpath) then
-    return true
-  end
-  return (M.core_loads())
+  -- installed places only: package.cpath's "./?.so" is the project
+  return require("flemma_sandbox.installed").present("flemma_sandbox.core")
 end
 
 local building = false

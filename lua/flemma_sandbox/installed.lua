@@ -1,0 +1,155 @@
+--- Where a module of ours or Flemma's is installed, and a guard that makes
+--- `require` find those modules there only.
+---
+--- LuaJIT's package.path and package.cpath start with "./?.lua" and
+--- "./?.so": a module that is not installed is looked up in the working
+--- directory, which is the project a sandboxed command writes. Without the
+--- guard, a command that writes `flemma/sandbox.lua` (or
+--- `flemma_sandbox/core.so`) in the project has it run as the user by the
+--- next Neovim started there, when Flemma (or the C core) is absent and the
+--- plugin asks for it. So names of ours, Flemma's and the few optional
+--- libraries the plugin asks for are found on the runtimepath and on the
+--- absolute entries of package.path and package.cpath, and nowhere else.
+--- No `vim` is needed but for the runtimepath (plain LuaJIT has none).
+local M = {}
+
+--- The module names the guard answers for: a name or a prefix "name.".
+local GUARDED = { "flemma", "flemma_sandbox", "cjson", "health" }
+
+---@param name string
+---@return boolean
+function M.guarded(name)
+  for _, top in ipairs(GUARDED) do
+    if name == top or name:sub(1, #top + 1) == top .. "." then
+      return true
+    end
+  end
+  return false
+end
+
+--- The entries of a package.path-like string that name absolute folders:
+--- "./?.lua", "?.lua" and "~/..." (Lua does not expand "~") are left out.
+---@param search_path string
+---@return string
+function M.absolute_entries(search_path)
+  local kept = {}
+  for entry in search_path:gmatch("[^;]+") do
+    if entry:sub(1, 1) == "/" then
+      kept[#kept + 1] = entry
+    end
+  end
+  return table.concat(kept, ";")
+end
+
+--- The runtimepath's files for a module name, absolute ones only (a
+--- relative entry of 'runtimepath' is relative to the working directory).
+---@param name string
+---@param kind "lua"|"so"
+---@return string|nil
+local function on_runtimepath(name, kind)
+  if type(vim) ~= "table" or not vim.api or not vim.api.nvim_get_runtime_file then
+    return nil
+  end
+  local base = "lua/" .. name:gsub("%.", "/")
+  local names = kind == "lua" and { base .. ".lua", base .. "/init.lua" } or { base .. ".so" }
+  for _, file in ipairs(names) do
+    -- refused in a fast event (a luv callback): package.path's absolute
+    -- entries still answer there
+    local ok, found_all = pcall(vim.api.nvim_get_runtime_file, file, true)
+    for _, found in ipairs(ok and found_all or {}) do
+      if found:sub(1, 1) == "/" then
+        return found
+      end
+    end
+  end
+  return nil
+end
+
+--- Where module `name` is installed: its Lua file or C library on the
+--- runtimepath or on an absolute entry of package.path or package.cpath;
+--- nil when it is not installed. Never a file in the working directory.
+---@param name string
+---@return string|nil path, "lua"|"so"|nil kind
+function M.find(name)
+  local lua_file = on_runtimepath(name, "lua") or package.searchpath(name, M.absolute_entries(package.path))
+  if lua_file then
+    return lua_file, "lua"
+  end
+  local so = on_runtimepath(name, "so") or package.searchpath(name, M.absolute_entries(package.cpath))
+  if so then
+    return so, "so"
+  end
+  return nil, nil
+end
+
+--- Whether module `name` is installed (loaded already, or found by find()).
+---@param name string
+---@return boolean
+function M.present(name)
+  return package.loaded[name] ~= nil or M.find(name) ~= nil
+end
+
+--- The guard, a searcher of package.loaders: for a guarded name it loads
+--- the installed file, or ends the search with an error when there is
+--- none, so the searchers after it (package.path's and package.cpath's,
+--- with their "./" entries) never see the name.
+---@param name string
+---@return function|string|nil
+local function guard(name)
+  if not M.guarded(name) then
+    return nil
+  end
+  local path, kind = M.find(name)
+  if kind == "lua" then
+    local chunk, err = loadfile(path)
+    return chunk or ("\n\t" .. tostring(err))
+  elseif kind == "so" then
+    local symbol = "luaopen_" .. name:gsub("%.", "_")
+    local opener, err = package.loadlib(path, symbol)
+    return opener or ("\n\t" .. tostring(err))
+  end
+  return function()
+    error("module '" .. name .. "' is not installed (flemma-sandbox never loads it from the working directory)", 2)
+  end
+end
+
+--- The searchers that come with Lua are C functions; Neovim's runtimepath
+--- loaders (and lazy.nvim's, vim.loader's) are Lua functions put before
+--- them. The guard goes right before the first of Lua's own after
+--- package.preload's, so the runtimepath loaders still answer first.
+---@param loaders function[]
+---@return integer
+local function guard_index(loaders)
+  for i = 2, #loaders do
+    local info = debug.getinfo(loaders[i], "S")
+    if info and info.what == "C" then
+      return i
+    end
+  end
+  return 2
+end
+
+--- Puts the guard in package.loaders once (at start-up, and in the
+--- command line before it loads anything else). Safe to call again.
+function M.guard()
+  local loaders = package.loaders
+  for _, loader in ipairs(loaders) do
+    if loader == guard then
+      return
+    end
+  end
+  table.insert(loaders, guard_index(loaders), guard)
+end
+
+--- Whether the guard is in package.loaders (status, health).
+---@return boolean
+function M.guarded_now()
+  for _, loader in ipairs(package.loaders) do
+    if loader == guard then
+      return true
+    end
+  end
+  return false
+end
+
+return M
