@@ -178,7 +178,9 @@ end
 ---@param inner_cmd string[]
 ---@param bufnr? integer
 ---@param opts? integer|table
----@return string[]|nil argv, string|nil err
+--- The third value: the backend's record of the wrap (bwrap's: what the
+--- run's end needs, run/end_of_run.lua).
+---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record
 function M.wrap_command(inner_cmd, bufnr, opts)
   local bad = registry.check_command(inner_cmd)
   if bad then
@@ -274,7 +276,7 @@ end
 --- buffer with opts, and the environment the job gives it passed through.
 ---@param bufnr integer|nil
 ---@param opts? table wrap_command's opts
----@return fun(argv: string[], env: table<string, string>|nil): string[]|nil, string|nil
+---@return fun(argv: string[], env: table<string, string>|nil): string[]|nil, string|nil, flemma_sandbox.WrapRecord|nil
 function M.wrapper(bufnr, opts)
   return function(argv, env)
     local with = opts

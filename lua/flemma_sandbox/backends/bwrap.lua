@@ -101,7 +101,7 @@ end
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param inner_cmd string[]
----@return string[]|nil argv, string|nil err
+---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record what the run's end needs
 function M.wrap(policy, backend_config, inner_cmd)
   local helper, herr = client.helper()
   if not helper then
@@ -279,7 +279,7 @@ function M.wrap(policy, backend_config, inner_cmd)
   for _, word in ipairs(argv) do
     out[#out + 1] = word
   end
-  return out, nil
+  return out, nil, client.wrap_record(base)
 end
 
 return M

@@ -350,7 +350,7 @@ function M.check_options(policy, mask_at, base)
   if not runs or not quarantine or not index then
     return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr or ierr)
   end
-  local file = (base or M.run_base()) .. ".check"
+  local file = M.wrap_record(base or M.run_base()).check_file
   local words, bytes = policy_words(policy, quarantine, index)
   local at = tostring(mask_at)
   if bytes <= M.CHECK_WORDS_BYTES then
@@ -369,7 +369,25 @@ function M.check_options(policy, mask_at, base)
   return { "--check-file", file }
 end
 
---- The check file named in an argv M.wrap made, if any.
+---@class flemma_sandbox.WrapRecord
+--- What a wrap made for its run, returned beside the argv (bwrap.lua's
+--- wrap, through every wrap path): what the caller needs after the run
+--- without reading the argv back (run/end_of_run.lua). check_file: the
+--- run's check file, after which its records, what it moved to the
+--- quarantine and a killed helper's `.running` are named.
+---@field check_file string
+
+--- The record of a run whose helper options check_options made for base.
+---@param base string M.run_base()'s
+---@return flemma_sandbox.WrapRecord
+function M.wrap_record(base)
+  return { check_file = base .. ".check" }
+end
+
+--- The check file named in an argv whose first word is the helper, if
+--- any: for specs that take the argv apart. Code after a run uses the
+--- wrap's flemma_sandbox.WrapRecord (in clone mode the first word is the
+--- workspace view's bwrap).
 ---@param argv string[]
 ---@return string|nil
 function M.check_file_of(argv)

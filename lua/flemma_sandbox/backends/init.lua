@@ -182,7 +182,9 @@ end
 ---@param backend_config table
 ---@param inner_cmd string[]
 ---@param opts? integer|table wrap_command's opts (env, time_limit)
----@return string[]|nil argv, string|nil err
+--- The third value: the backend's record of the wrap (bwrap's: what the
+--- run's end needs, run/end_of_run.lua).
+---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record
 function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
   attach_asker(resolved)
   if type(opts) == "table" and type(opts.env) == "table" then

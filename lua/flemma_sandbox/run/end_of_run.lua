@@ -14,11 +14,13 @@ local uv = vim.uv or vim.loop
 local M = {}
 
 --- Before the run: the records file the helper and the proxy append to,
---- when argv runs the helper with a check file.
----@param wrapped string[]
+--- for a run the wrap made a record of (the wrap's third value: never
+--- read back from the argv, whose first word is not the helper in clone
+--- mode).
+---@param record flemma_sandbox.WrapRecord|nil
 ---@return string|nil check_file
-function M.prepare(wrapped)
-  local check = helper.check_file_of(wrapped)
+function M.prepare(record)
+  local check = type(record) == "table" and type(record.check_file) == "string" and record.check_file or nil
   if check then
     records.create(check)
   end

@@ -31,8 +31,9 @@ local M = {}
 
 ---@class flemma_sandbox.JobOpts
 --- wraps argv for its sandbox, given opts.env to pass through (the public
---- API's wrapper(bufnr), or Flemma's ctx.sandbox.wrap_command)
----@field wrap fun(argv: string[], env: table<string, string>|nil): string[]|nil, string|nil
+--- API's wrapper(bufnr), or Flemma's ctx.sandbox.wrap_command); with
+--- the wrap's record when there is one (run/end_of_run.lua)
+---@field wrap fun(argv: string[], env: table<string, string>|nil): string[]|nil, string|nil, flemma_sandbox.WrapRecord?
 ---@field cwd? string
 ---@field env? table<string, string>
 ---@field stdin? string written, then stdin is closed (it is always closed)
@@ -87,11 +88,11 @@ local function run_once(argv, opts)
     error("flemma-sandbox: job.run: opts.wrap must be a function (flemma_sandbox.wrapper(bufnr) gives one)", 2)
   end
   -- inside the sandbox the environment is rebuilt: the wrapper passes env through
-  local wrapped, err = opts.wrap(argv, opts.env)
+  local wrapped, err, record = opts.wrap(argv, opts.env)
   if not wrapped then
     return nil, err
   end
-  local check_file = end_of_run.prepare(wrapped)
+  local check_file = end_of_run.prepare(record)
   local limit = opts.output_limit or M.defaults.output_limit
   local out, errs = capture.new(limit), capture.new(limit)
   local stdin, stdin_fd = proc.input_pipe()

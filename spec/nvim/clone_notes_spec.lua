@@ -1,0 +1,70 @@
+--- Clone mode keeps the `[sandbox]` notes of a run (run/end_of_run.lua):
+--- its check file comes with the wrap (backends/helper.lua's
+--- flemma_sandbox.WrapRecord), not from a search of the argv, whose first
+--- word in clone mode is the workspace view's bwrap. A file planted at a
+--- protected name is moved to the quarantine and the result says so, as in
+--- direct mode (the control: the same call there, and the quarantine
+--- holding the clone run's file either way).
+local h = require("support.helpers")
+local n = require("support.nvim")
+local project = require("support.project")
+local sandbox = require("flemma_sandbox")
+local quarantine = require("flemma_sandbox.run.quarantine")
+
+describe("clone mode's notes", function()
+  local p
+
+  local function setup(workspace)
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD", "/tmp" }, network = false },
+      sandboxes = { workspace = workspace },
+    })
+  end
+
+  before_each(function()
+    p = project.enter(
+      "git init -q . && printf 'one\\n' > a.txt && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
+    )
+  end)
+
+  after_each(function()
+    vim.wait(15000, function()
+      return require("flemma_sandbox.workspaces").syncing == 0
+    end, 20)
+    project.leave(p)
+  end)
+
+  --- Runs a command that plants .nvim.lua; returns its notes and what the
+  --- quarantine got from that run.
+  local function plant(chat)
+    local bufnr = n.open_chat(p.dir .. "/" .. chat, { "@You:", "hi" })
+    local before = #quarantine.list()
+    local r = n.run_tool("bash", { command = "echo 'os.exit(7)' > .nvim.lua && echo planted" }, {
+      bufnr = bufnr,
+      approved = true,
+    })
+    assert.matches("planted", r.stdout or "")
+    local moved = {}
+    for i, q in ipairs(quarantine.list()) do
+      if i > before then
+        moved[#moved + 1] = q
+      end
+    end
+    return table.concat(r.notes or {}, "\n"), moved
+  end
+
+  it("says that a planted .nvim.lua was moved to the quarantine", function()
+    setup("clone")
+    local notes, moved = plant("c.chat")
+    assert.are.equal(1, #moved, "the check after the run moved it")
+    assert.matches("%.nvim%.lua$", moved[1].from)
+    assert.matches("%[sandbox%] [^\n]*%.nvim%.lua was created at a protected name and moved to the quarantine", notes)
+    assert.is_nil(h.read(p.proj .. "/.nvim.lua"), "never in the user's tree")
+    -- control: direct mode has always said it
+    setup("direct")
+    local direct_notes, direct_moved = plant("d.chat")
+    assert.are.equal(1, #direct_moved)
+    assert.matches("moved to the quarantine", direct_notes)
+  end)
+end)
