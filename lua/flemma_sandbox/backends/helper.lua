@@ -369,25 +369,20 @@ function M.check_options(policy, mask_at, base)
   return { "--check-file", file }
 end
 
+--- What a wrap made for its run, beside the argv (bwrap.lua's wrap): what
+--- run/end_of_run.lua needs, never read back from the argv. check_file:
+--- the name of the run's records, quarantine entries and `.running`.
 ---@class flemma_sandbox.WrapRecord
---- What a wrap made for its run, returned beside the argv (bwrap.lua's
---- wrap, through every wrap path): what the caller needs after the run
---- without reading the argv back (run/end_of_run.lua). check_file: the
---- run's check file, after which its records, what it moved to the
---- quarantine and a killed helper's `.running` are named.
 ---@field check_file string
 
---- The record of a run whose helper options check_options made for base.
 ---@param base string M.run_base()'s
 ---@return flemma_sandbox.WrapRecord
 function M.wrap_record(base)
   return { check_file = base .. ".check" }
 end
 
---- The check file named in an argv whose first word is the helper, if
---- any: for specs that take the argv apart. Code after a run uses the
---- wrap's flemma_sandbox.WrapRecord (in clone mode the first word is the
---- workspace view's bwrap).
+--- The check file in an argv whose first word is the helper, for specs
+--- (in clone mode the first word is the workspace view's bwrap).
 ---@param argv string[]
 ---@return string|nil
 function M.check_file_of(argv)
