@@ -381,8 +381,7 @@ function M.wrap_record(base)
   return { check_file = base .. ".check" }
 end
 
---- The check file in an argv whose first word is the helper, for specs
---- (in clone mode the first word is the workspace view's bwrap).
+--- For specs: the check file in an argv whose first word is the helper.
 ---@param argv string[]
 ---@return string|nil
 function M.check_file_of(argv)
