@@ -10,6 +10,7 @@ local policy = require("flemma_sandbox.policy")
 local util = require("flemma_sandbox.util")
 -- loaded when a backend is first asked about
 local bwrap = util.lazy_require("flemma_sandbox.backends.bwrap")
+local end_of_run = util.lazy_require("flemma_sandbox.run.end_of_run")
 
 local M = {}
 
@@ -115,7 +116,7 @@ end
 --- resolved policy on (backends/init.lua), with the bwrap backend.
 ---@param call flemma_sandbox.HostedCall
 ---@param inner_cmd string[]
----@return string[]|nil argv, string|nil err
+---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record
 function M.wrap(call, inner_cmd)
   local bad = registry.check_command(inner_cmd)
   if bad then
@@ -137,6 +138,24 @@ function M.wrap(call, inner_cmd)
   return registry.wrap_resolved(function(...)
     return bwrap.wrap(...)
   end, resolved, cfg, cfg.backends.bwrap, inner_cmd, nil)
+end
+
+--- Before a hosted command that M.wrap wrapped starts, when its caller
+--- will take its end (M.run_ended): the records file its helper and
+--- proxy append to.
+---@param record flemma_sandbox.WrapRecord|nil M.wrap's third value
+---@return string|nil check_file for M.run_ended
+function M.run_starts(record)
+  return end_of_run.prepare(record)
+end
+
+--- After that command ended: done(stderr, records, quarantined) with what
+--- the check after a killed helper said, the run's records and what the
+--- run moved to the quarantine (run/end_of_run.lua).
+---@param check_file string|nil M.run_starts's
+---@param done fun(stderr: string, recs: flemma_sandbox.Record[], quarantined: flemma_sandbox.Quarantined[])
+function M.run_ended(check_file, done)
+  end_of_run.finish(check_file, done)
 end
 
 return M

@@ -171,11 +171,16 @@ describe("flemma-sandbox inside Flemma", function()
     local input = { label = "t", command = "readlink /proc/self/ns/net", timeout = 20 }
     local text = execute(project .. "/e.chat", "bash", input)
     assert.is_nil(text:find(host_net, 1, true), text)
+    -- a frontmatter that turns the sandbox off applies once trusted
+    -- (before, even a call run by hand is refused: hand_run_spec.lua)
     text = execute(
       project .. "/f.chat",
       "bash",
       { label = "t", command = "echo hi > ~/outside; cat ~/.ssh/id_test", timeout = 20 },
-      "flemma.opt.sandbox.enabled = false"
+      "flemma.opt.sandbox.enabled = false",
+      function()
+        vim.cmd("FlemmaSandbox trust")
+      end
     )
     assert.truthy(text:find(secret, 1, true), text)
     assert.are.equal(1, vim.fn.filereadable(home .. "/outside"))
@@ -373,19 +378,24 @@ describe("flemma-sandbox inside Flemma", function()
     setup_flemma({ tools = { auto_approve = { "bash" } } })
     local named = "flemma.opt.sandbox.backends.flemma_sandbox = { sandboxes = { name = 'shared' } }"
     local cmd = "echo kept-" .. secret .. " > /tmp/kept.txt; echo written"
-    local text = execute(project .. "/a.chat", "bash", { label = "t", command = cmd, timeout = 20 }, named)
+    local function trust()
+      vim.cmd("FlemmaSandbox trust")
+    end
+    local text = execute(project .. "/a.chat", "bash", { label = "t", command = cmd, timeout = 20 }, named, trust)
     assert.matches("written", text)
     local look = { label = "t", command = "cat /tmp/kept.txt", timeout = 20 }
     local bufnr
-    text, bufnr = execute(project .. "/b.chat", "bash", look, named)
+    text, bufnr = execute(project .. "/b.chat", "bash", look, named, trust)
     assert.truthy(text:find("kept-" .. secret, 1, true), text)
     -- control: a chat without the name keeps its own
     text = execute(project .. "/c.chat", "bash", look)
     assert.is_nil(text:find("kept-" .. secret, 1, true), text)
     -- another chat's folders and processes: Flemma's resolver denies the
-    -- model's calls (run by hand above, they ask none) until it is trusted
+    -- model's calls until it is trusted (and a call run by hand is
+    -- refused: hand_run_spec.lua)
     local approval = require("flemma.tools.approval")
     vim.cmd("buffer " .. bufnr)
+    vim.cmd("FlemmaSandbox untrust")
     require("flemma.processor").evaluate_buffer_frontmatter(bufnr)
     local context = { bufnr = bufnr, tool_id = "toolu_n" }
     assert.are.equal("deny", approval.resolve("bash", look, context))

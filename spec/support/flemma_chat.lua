@@ -32,8 +32,9 @@ end
 ---@param tool string
 ---@param input table
 ---@param frontmatter? string Lua frontmatter
+---@param before_execute? fun() called once the chat is open, right before :Flemma tool:execute
 ---@return string text, integer bufnr
-function M.execute(path, tool, input, frontmatter)
+function M.execute(path, tool, input, frontmatter, before_execute)
   local lines = M.lines(tool, "toolu_" .. tostring(uv.hrtime()), input)
   if frontmatter then
     lines = vim.list_extend({ "```lua", frontmatter, "```" }, lines)
@@ -42,6 +43,9 @@ function M.execute(path, tool, input, frontmatter)
   vim.cmd("edit! " .. vim.fn.fnameescape(path))
   local bufnr = vim.api.nvim_get_current_buf()
   vim.api.nvim_win_set_cursor(0, { #lines - 3, 0 })
+  if before_execute then
+    before_execute()
+  end
   vim.cmd("Flemma tool:execute")
   local text
   local done = vim.wait(30000, function()

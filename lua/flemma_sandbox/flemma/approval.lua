@@ -149,6 +149,21 @@ function M.clone_refusal(tool_name, bufnr)
     .. ' would act on your real tree, not the chat\'s copy (sandboxes.workspace = "clone"): refused'
 end
 
+--- Why every call of the buffer is refused, whichever way it comes (this
+--- resolver, or run by hand past the resolvers: our definitions in
+--- Flemma's tool registry ask it too, flemma/tool_overrides.lua): tool
+--- calls are off, or the buffer's frontmatter loosens the sandbox and the
+--- user has not trusted it (flemma/trust.lua). Nil when neither holds.
+---@param bufnr integer|nil
+---@return string|nil reason
+function M.buffer_refusal(bufnr)
+  local refused = sandbox.tools_refusal(type(bufnr) == "number" and bufnr or nil)
+  if refused or type(bufnr) ~= "number" then
+    return refused
+  end
+  return (require("flemma_sandbox.flemma.trust").refusal(bufnr))
+end
+
 --- Flemma's resolver contract: "deny", "require_approval", or nil to let
 --- the chain go on.
 ---@param tool_name string
@@ -164,7 +179,7 @@ function M.resolve(tool_name, input, context)
       .. ": "
       .. tostring(what or ""):gsub("\n.*", " ..."):sub(1, 200)
   end
-  local refused = sandbox.tools_refusal(type(bufnr) == "number" and bufnr or nil)
+  local refused = M.buffer_refusal(bufnr)
   if refused then
     -- Flemma gives the model its own denial text: the notice names why
     notify_once(type(bufnr) == "number" and bufnr or 0, refused)
@@ -172,11 +187,6 @@ function M.resolve(tool_name, input, context)
   end
   if type(bufnr) ~= "number" then
     return nil
-  end
-  local untrusted = require("flemma_sandbox.flemma.trust").refusal(bufnr)
-  if untrusted then
-    notify_once(bufnr, untrusted)
-    return "deny"
   end
   local no_clone = M.clone_refusal(tool_name, bufnr)
   if no_clone then

@@ -157,12 +157,21 @@ M.current_call = function()
   return nil
 end
 
+--- Flemma's backend wrap(). The wrap's record goes to the call that asked
+--- for it (on_wrap, set by the bridge for a call whose end it takes, so
+--- that its result carries the run's `[sandbox]` notes), and back with the
+--- argv to a caller that takes it (wrap_for_call).
 ---@param flemma_policy table
 ---@param backend_config table
 ---@param inner_cmd string[]
----@return string[]|nil argv, string|nil err
+---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record
 function M.wrap(flemma_policy, backend_config, inner_cmd)
-  return hosted.wrap(hosted_call(flemma_policy, backend_config, M.current_call()), inner_cmd)
+  local call = M.current_call()
+  local argv, err, record = hosted.wrap(hosted_call(flemma_policy, backend_config, call), inner_cmd)
+  if argv and record and call and call.on_wrap then
+    call.on_wrap(record)
+  end
+  return argv, err, record
 end
 
 return M

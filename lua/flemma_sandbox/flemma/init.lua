@@ -16,6 +16,8 @@ local M = {}
 ---@field tool_id string
 ---@field env table<string, string>|nil Flemma's tools.<name>.env for this call
 ---@field rw_paths string[]|nil writable for this call beyond Flemma's rw_paths (flemma-sandbox's own tools)
+--- given each wrap's record, when the caller takes the run's end
+---@field on_wrap fun(record: flemma_sandbox.WrapRecord)|nil
 
 --- Whether Flemma is installed (its modules are on the runtimepath).
 ---@return boolean
@@ -59,14 +61,17 @@ local function call_of(bufnr, tool_name, tool_id)
 end
 
 --- Runs fn as a Flemma tool call (one whose execute runs after the tick of
---- FlemmaToolExecuting: after its checkpoint, tool_overrides.lua).
+--- FlemmaToolExecuting: after its checkpoint, tool_overrides.lua);
+--- on_wrap gets the record of each command our backend wraps for it.
 ---@param ctx table Flemma's ExecutionContext
 ---@param tool_name string
 ---@param fn fun(): any
+---@param on_wrap? fun(record: flemma_sandbox.WrapRecord)
 ---@return any
-function M.as_call(ctx, tool_name, fn)
+function M.as_call(ctx, tool_name, fn, on_wrap)
   local saved = current
   current = call_of(ctx.bufnr, tool_name, ctx.tool_id)
+  current.on_wrap = on_wrap
   local ok, out = pcall(fn)
   current = saved
   if not ok then
@@ -88,9 +93,7 @@ local function on_tool_executing(data)
   local overrides = require("flemma_sandbox.flemma.tool_overrides")
   -- asked before install(): Flemma chose this call's execute already
   local ours = data.tool_name == "git" or overrides.is_replaced(data.tool_name)
-  if require("flemma_sandbox.flemma.workspace").scope(data.bufnr) ~= nil then
-    overrides.install() -- for the next call
-  end
+  overrides.install() -- for the next call
   -- direct mode's checkpoint, before the call writes, when none of ours
   -- takes it first in the background (tool_overrides.lua; the git tool):
   -- Flemma runs its file tools on this thread right after this event, so
@@ -117,7 +120,9 @@ end
 ---@param tool_name string
 ---@param argv string[]
 ---@param extra { rw_paths: string[]|nil, env: table<string, string>|nil }
----@return string[]|nil argv, string|nil err
+--- The third value is our backend's record of the wrap (job.lua takes the
+--- run's end with it).
+---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record
 function M.wrap_for_call(ctx, tool_name, argv, extra)
   local saved = current
   local env = vim.deepcopy(saved and saved.bufnr == ctx.bufnr and saved.env or {})
@@ -125,12 +130,12 @@ function M.wrap_for_call(ctx, tool_name, argv, extra)
     env[k] = v
   end
   current = { bufnr = ctx.bufnr, tool_name = tool_name, tool_id = ctx.tool_id, env = env, rw_paths = extra.rw_paths }
-  local ok, wrapped, err = pcall(ctx.sandbox.wrap_command, argv)
+  local ok, wrapped, err, record = pcall(ctx.sandbox.wrap_command, argv)
   current = saved
   if not ok then
     return nil, tostring(wrapped)
   end
-  return wrapped, err
+  return wrapped, err, record
 end
 
 --- Registers the backend with its schema. Before Flemma's setup() Flemma's
@@ -168,6 +173,9 @@ function M.attach()
   require("flemma_sandbox.flemma.tool_overrides").refusal = function(...)
     return require("flemma_sandbox.flemma.approval").refusal(...)
   end
+  require("flemma_sandbox.flemma.tool_overrides").denial = function(bufnr)
+    return require("flemma_sandbox.flemma.approval").buffer_refusal(bufnr)
+  end
   local fs = require("flemma.sandbox")
   if not fs.has(backend.name) then
     register_backend()
@@ -196,8 +204,8 @@ function M.attach()
         if type(ev.data) == "table" and type(ev.data.bufnr) == "number" then
           local bufnr = ev.data.bufnr
           local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(bufnr)
+          require("flemma_sandbox.flemma.tool_overrides").install()
           if require("flemma_sandbox.flemma.workspace").scope(bufnr) then
-            require("flemma_sandbox.flemma.tool_overrides").install()
             require("flemma_sandbox.workspaces").ensure(bufnr, function(errors)
               if #errors > 0 then
                 require("flemma_sandbox.notice").say(errors[1], vim.log.levels.WARN)
@@ -224,21 +232,17 @@ function M.attach()
         end
       end,
     })
-    -- a chat whose commands run in our backend: Flemma's file tools are
-    -- put in our place before any call (one run by hand with :Flemma
-    -- tool:execute asks no resolver first), so a chat its frontmatter puts
-    -- in clone mode acts on its copies; others still run Flemma's own
-    local function install_for(bufnr)
-      if require("flemma_sandbox.flemma.workspace").scope(bufnr) ~= nil then
-        require("flemma_sandbox.flemma.tool_overrides").install()
-      end
-    end
+    -- every chat: our definitions are put in Flemma's registry before
+    -- any call (one run by hand with :Flemma tool:execute asks no
+    -- resolver first), so a chat whose frontmatter loosens the sandbox,
+    -- not trusted, runs nothing whatever it set, and a chat its
+    -- frontmatter puts in clone mode acts on its copies
     for event, pattern in pairs({ FileType = "chat", BufEnter = "*.chat" }) do
       vim.api.nvim_create_autocmd(event, {
         group = group,
         pattern = pattern,
-        callback = function(ev)
-          install_for(ev.buf)
+        callback = function()
+          require("flemma_sandbox.flemma.tool_overrides").install()
         end,
       })
     end
@@ -295,6 +299,9 @@ function M.facade()
     save_for_command_line = M.save_for_command_line,
     workspace_scope = function(bufnr)
       return require("flemma_sandbox.flemma.workspace").scope(bufnr)
+    end,
+    unguarded = function()
+      return require("flemma_sandbox.flemma.tool_overrides").unguarded()
     end,
     tools_in_place = function()
       local overrides = require("flemma_sandbox.flemma.tool_overrides")

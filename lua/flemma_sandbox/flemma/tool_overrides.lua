@@ -7,9 +7,17 @@
 ---     resolver would deny them (a hidden path read, a protected one
 ---     written: also for a call run by hand, which asks no resolver), and
 ---     bash, write and edit run once the checkpoint is taken, off the
----     editor's thread (checkpoints.lua), then Flemma's own execute.
---- They are put there once a chat's commands run in our backend.
+---     editor's thread (checkpoints.lua), then Flemma's own execute; bash's
+---     result gets the run's `[sandbox]` notes (flemma/notes.lua).
+--- Every other tool in the registry (Flemma's grep, find, ...; ours) gets
+--- a guard in its place. All of them, in every chat, whatever runs its
+--- commands, first ask the rule the approval resolver asks of the whole
+--- buffer (tool calls off; a frontmatter that loosens the sandbox, not
+--- trusted): a call run by hand (:Flemma tool:execute, Alt-Enter) skips
+--- the resolvers, and such a frontmatter may have turned Flemma's sandbox
+--- off. They are put there at every chat buffer, request and call.
 local checkpoints = require("flemma_sandbox.checkpoints")
+local notes = require("flemma_sandbox.flemma.notes")
 local workspace = require("flemma_sandbox.flemma.workspace")
 
 local M = {}
@@ -24,9 +32,17 @@ M.labels = {}
 --- Set by the bridge (flemma/init.lua): runs fn as the Flemma call of ctx,
 --- so our backend's wrap knows the buffer, the tool and its environment
 --- when Flemma's bash wraps its command after the checkpoint.
----@type fun(ctx: table, tool_name: string, fn: fun(): any): any
+---@type fun(ctx: table, tool_name: string, fn: fun(): any, on_wrap: fun(record: flemma_sandbox.WrapRecord)|nil): any
 M.as_call = function(_, _, fn)
   return fn()
+end
+
+--- Set by the bridge (flemma/init.lua): the approval resolver's rule for
+--- the whole buffer (approval.lua's buffer_refusal), asked before any call
+--- of the buffer runs, by hand too.
+---@type fun(bufnr: integer): string|nil
+M.denial = function()
+  return nil
 end
 
 --- Set by the bridge (flemma/init.lua): the approval resolver's check (a
@@ -82,17 +98,28 @@ end
 
 --- Runs Flemma's own execute for a call our definition took: its result
 --- reaches callback after execute() returned (Flemma loses one delivered
---- before); returns its cancel function.
+--- before), with the `[sandbox]` notes of the commands our backend wrapped
+--- for it; returns its cancel function.
 ---@return fun()|nil
 local function run_original(original, name, input, ctx, callback)
+  local runs = notes.runs()
+  local deliver = function(result)
+    runs.finish(result, ctx, callback)
+  end
   local ok, result = pcall(M.as_call, ctx, name, function()
     if original.async then
-      return original.execute(input, ctx, callback)
+      return original.execute(input, ctx, deliver)
     end
     return original.execute(input, ctx)
-  end)
+  end, runs.add)
   if ok and original.async then
-    return type(result) == "function" and result or nil
+    if type(result) ~= "function" then
+      return nil
+    end
+    return function()
+      result()
+      runs.drop() -- Flemma gives no result for a cancelled call
+    end
   end
   -- a sync tool's result, or an error raised where Flemma cannot catch it
   -- (after the checkpoint, outside its pcall): the call must still end
@@ -105,30 +132,83 @@ local function run_original(original, name, input, ctx, callback)
   return nil
 end
 
+--- A refused call's result: returned (a sync tool), or given to callback
+--- after execute() returned.
+---@param is_async boolean
+---@param callback fun(result: table)|nil
+---@param reason string
+---@return table|nil
+local function refuse(is_async, callback, reason)
+  local result = { success = false, error = "flemma-sandbox: " .. reason }
+  if not is_async then
+    return result
+  end
+  vim.schedule(function()
+    callback(result)
+  end)
+  return nil
+end
+
+--- Why a call of the buffer is refused before anything of it runs (the
+--- approval resolver's rule for the whole buffer), said once as a notice.
+---@param bufnr integer
+---@return string|nil
+local function denied(bufnr)
+  local reason = M.denial(bufnr)
+  if reason then
+    require("flemma_sandbox.notice").say(reason, vim.log.levels.WARN)
+    return "refused: " .. reason
+  end
+  return nil
+end
+
+--- A copy of Flemma's definition for our registry entry.
+---@param original table
+---@return table
+local function copy(original)
+  local def = {}
+  for k, v in pairs(original) do
+    def[k] = v
+  end
+  return def
+end
+
+--- The guard put in place of a tool that is not one of M.NAMES: the
+--- buffer's rule first, then the tool's own execute as it is.
+---@param original table
+---@return table
+local function guard(original)
+  local def = copy(original)
+  local is_async = original.async == true
+  def.execute = function(input, ctx, callback)
+    local reason = denied(ctx.bufnr)
+    if reason then
+      return refuse(is_async, callback, reason)
+    end
+    return original.execute(input, ctx, callback)
+  end
+  ours[def] = true
+  return def
+end
+
 --- The definition that takes Flemma's place for one tool.
 ---@param name string
 ---@param original table Flemma's definition
 ---@return table
 local function replacement(name, original)
-  local def = {}
-  for k, v in pairs(original) do
-    def[k] = v
-  end
+  local def = copy(original)
   -- read stays as Flemma has it (no checkpoint; the copy is read at once)
   local is_async = name ~= "read" or original.async == true
   def.async = is_async
   def.execute = function(input, ctx, callback)
+    local reason = denied(ctx.bufnr)
+    if reason then
+      return refuse(is_async, callback, reason)
+    end
     local scope = workspace.scope(ctx.bufnr)
     local refused = scope == false and M.refusal(name, input, ctx.bufnr)
     if refused then
-      local result = { success = false, error = "flemma-sandbox: " .. refused }
-      if not is_async then
-        return result
-      end
-      vim.schedule(function()
-        callback(result)
-      end)
-      return nil
+      return refuse(is_async, callback, refused)
     end
     if scope and workspace.FILE_TOOLS[name] then
       local result
@@ -163,26 +243,69 @@ local function replacement(name, original)
   return def
 end
 
+local REPLACED = {}
+for _, name in ipairs(M.NAMES) do
+  REPLACED[name] = true
+end
+
+--- The names of the tools in Flemma's registry that run (M.NAMES first).
+---@param registry table|nil flemma.tools.registry
+---@return string[]
+local function executable_names(registry)
+  local names = vim.deepcopy(M.NAMES)
+  local got, all = pcall(function()
+    return registry.get_all({ include_disabled = true })
+  end)
+  local others = {}
+  for name in pairs(got and type(all) == "table" and all or {}) do
+    if not REPLACED[name] and registry.is_executable(name) then
+      others[#others + 1] = name
+    end
+  end
+  table.sort(others)
+  return vim.list_extend(names, others)
+end
+
 --- Puts our definitions in Flemma's registry unless they are there (Flemma
 --- loads its own tools lazily, and a new setup() registers them again: so
---- asked at each chat buffer, request and approval). Flemma's entry is
---- removed first, so Flemma does not warn of a redefinition.
+--- asked at each chat buffer, request and call): M.NAMES replaced, every
+--- other tool that runs guarded. Flemma's entry is removed first, so
+--- Flemma does not warn of a redefinition.
 function M.install()
   local ok, tools = pcall(require, "flemma.tools")
   if not ok then
     return
   end
   local registry_ok, registry = pcall(require, "flemma.tools.registry")
-  for _, name in ipairs(M.NAMES) do
+  for _, name in ipairs(executable_names(registry_ok and registry or nil)) do
     local current = tools.get(name)
     if current and not ours[current] then
-      local def = replacement(name, current)
+      local def = REPLACED[name] and replacement(name, current) or guard(current)
       if registry_ok then
         registry.unregister(name)
       end
       tools.register(name, def)
     end
   end
+end
+
+--- The tools in Flemma's registry that run and are neither ours nor
+--- guarded (a call of theirs run by hand would not ask the buffer's rule).
+---@return string[]
+function M.unguarded()
+  local ok, tools = pcall(require, "flemma.tools")
+  local registry_ok, registry = pcall(require, "flemma.tools.registry")
+  if not ok or not registry_ok then
+    return {}
+  end
+  local out = {}
+  for _, name in ipairs(executable_names(registry)) do
+    local def = tools.get(name)
+    if def and not ours[def] then
+      out[#out + 1] = name
+    end
+  end
+  return out
 end
 
 --- Whether Flemma's tool `name` is ours now (or there is none of that name).

@@ -272,6 +272,14 @@ function M.flemma_lines(bufnr)
   elseif #loose > 0 then
     lines[#lines + 1] = "  frontmatter trusted, loosens: " .. table.concat(loose, "; ")
   end
+  if untrusted or sandbox.tools_refusal(bufnr) then
+    -- a call run by hand asks no resolver: our definitions in Flemma's
+    -- registry ask the same rule (:help flemma-sandbox-flemma-gap)
+    local unguarded = bridge.unguarded and bridge.unguarded() or { "?" }
+    lines[#lines + 1] = #unguarded == 0
+        and "  by hand:    refused too (:Flemma tool:execute, Alt-Enter): every tool of Flemma's asks this first"
+      or ("  gap:        run by hand (:Flemma tool:execute), these would run: " .. table.concat(unguarded, ", "))
+  end
   if not view.ours then
     lines[#lines + 1] = "  flemma_sandbox is not the backend in use: Flemma's own rules apply"
     return lines

@@ -1,0 +1,128 @@
+--- The `[sandbox]` notes of a Flemma bash call our backend wrapped: what
+--- the run moved to the quarantine, why the helper stopped it, what the
+--- proxy blocked or could not reach, which rule refused a path its output
+--- names. Flemma runs the command itself and keeps only its output: the
+--- wrap's record (flemma_sandbox.WrapRecord) comes to the call
+--- (flemma/backend.lua's wrap, through the bridge's as_call), the run's
+--- records file is made before the command starts (hosted.run_starts),
+--- and its end is taken when Flemma's result comes (hosted.run_ended).
+local command_notes = require("flemma_sandbox.tools.command_notes")
+local util = require("flemma_sandbox.util")
+local hosted = util.lazy_require("flemma_sandbox.hosted")
+
+local M = {}
+
+--- At most this many refused paths get a note each (as tools/bash.lua).
+M.MAX_DENIAL_NOTES = 20
+
+---@class flemma_sandbox.FlemmaRun
+---@field check string|nil the check file hosted.run_starts gave
+---@field stderr string what the check after a killed helper said
+---@field recs flemma_sandbox.Record[]
+---@field quarantined flemma_sandbox.Quarantined[]
+
+--- The notes of one call's runs, given its output.
+---@param runs flemma_sandbox.FlemmaRun[]
+---@param text string the call's output (Flemma's bash merges stderr into it)
+---@param ctx table Flemma's ExecutionContext
+---@return string[]
+function M.compose(runs, text, ctx)
+  local notes = {}
+  for _, run in ipairs(runs) do
+    for line in run.stderr:gmatch("[^\n]+") do
+      notes[#notes + 1] = "[sandbox] " .. line:gsub("^flemma%-sandbox[%w-]*: ", "")
+    end
+    vim.list_extend(notes, command_notes.quarantine_notes(run.quarantined))
+    vim.list_extend(notes, command_notes.stop_notes(run.recs))
+    vim.list_extend(notes, command_notes.network_notes(run.recs))
+  end
+  local denied = command_notes.denied_paths(text)
+  if #denied > 0 then
+    -- the policy the command ran with, as the status shows it
+    local resolved = require("flemma_sandbox.flemma.view").view(ctx.bufnr).resolved
+    local bash = require("flemma_sandbox.tools.bash")
+    for i, d in ipairs(resolved and denied or {}) do
+      if i > M.MAX_DENIAL_NOTES then
+        notes[#notes + 1] = string.format("[sandbox] %d more paths were refused", #denied - M.MAX_DENIAL_NOTES)
+        break
+      end
+      notes[#notes + 1] = bash.denial_note(d, { cwd = ctx.cwd }, resolved)
+    end
+  end
+  if command_notes.looks_like_git_write(text) then
+    notes[#notes + 1] = command_notes.GIT_HINT
+  end
+  return notes
+end
+
+--- Flemma's result with the notes after its text.
+---@param result table Flemma's ExecutionResult
+---@param notes string[]
+---@return table
+local function with_notes(result, notes)
+  if #notes == 0 or type(result) ~= "table" then
+    return result
+  end
+  local key = type(result.error) == "string" and "error" or "output"
+  if result[key] ~= nil and type(result[key]) ~= "string" then
+    return result -- a structured output: left as the tool made it
+  end
+  local out = {}
+  for k, v in pairs(result) do
+    out[k] = v
+  end
+  local text = out[key] or ""
+  out[key] = (text ~= "" and (text .. "\n\n") or "") .. table.concat(notes, "\n")
+  return out
+end
+
+---@class flemma_sandbox.FlemmaRuns
+---@field add fun(record: flemma_sandbox.WrapRecord) before the run starts
+---@field finish fun(result: table, ctx: table, callback: fun(result: table)) the runs' notes added to result
+---@field drop fun() the call was cancelled: the runs' files are removed
+
+--- The runs of one call, as its wraps report them.
+---@return flemma_sandbox.FlemmaRuns
+function M.runs()
+  ---@type flemma_sandbox.FlemmaRun[]
+  local list = {}
+  local self = {}
+  function self.add(record)
+    list[#list + 1] = { check = hosted.run_starts(record), stderr = "", recs = {}, quarantined = {} }
+  end
+  --- done() once every run's end is taken.
+  local function take(done)
+    local left = #list + 1
+    local function one()
+      left = left - 1
+      if left == 0 then
+        done()
+      end
+    end
+    for _, run in ipairs(list) do
+      hosted.run_ended(run.check, function(stderr, recs, quarantined)
+        run.stderr, run.recs, run.quarantined = stderr, recs, quarantined
+        one()
+      end)
+    end
+    one()
+  end
+  function self.finish(result, ctx, callback)
+    if #list == 0 then
+      return callback(result)
+    end
+    take(vim.schedule_wrap(function()
+      local text = type(result) == "table" and (result.output or result.error) or ""
+      local ok, notes = pcall(M.compose, list, type(text) == "string" and text or "", ctx)
+      list = {}
+      callback(with_notes(result, ok and notes or { "[sandbox] notes failed: " .. tostring(notes) }))
+    end))
+  end
+  function self.drop()
+    take(function() end)
+    list = {}
+  end
+  return self
+end
+
+return M
