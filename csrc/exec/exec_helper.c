@@ -112,7 +112,8 @@ static int usage(void)
           "                           [--disk-reserve MB] [--inotify-instances N] [--inotify-watches N]\n"
           "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
           "                           -- BWRAP [ARG]...\n"
-          "       flemma-sandbox-exec --live DIR {--owner PID | --idle-ttl S} [the host side's options]\n"
+          "       flemma-sandbox-exec --live DIR {--owner PID | --idle-ttl S} [--keep-running]\n"
+          "                           [the host side's options]\n"
           "                           -- BWRAP [ARG]...   (a call in a chat's live sandbox)\n"
           "       flemma-sandbox-exec --live-stop DIR | --live-info DIR\n"
           "       flemma-sandbox-exec --index-repos INDEX_DIR ROOT...\n"
@@ -249,6 +250,8 @@ int main(int argc, char **argv)
             host.owner_pid = owner;
             host_side = 1;
             i += 2;
+        } else if (strcmp(argv[i], "--keep-running") == 0) {
+            host.keep_running = 1; /* the attach's, and the supervisor's it starts */
         } else if (strcmp(argv[i], "--clearenv") == 0) {
             host.clear_env = 1;
             host_side = 1;
@@ -265,7 +268,8 @@ int main(int argc, char **argv)
         }
     }
     if ((supervise_fd < 0 && i + 1 >= argc) || (host_side && (seccomp || scope || bridge_socket || supervise_fd >= 0)) ||
-        (supervise_fd >= 0 && i < argc) || (host.live_dir && (!host.check_file || (host.owner_pid <= 0 && host.idle_ttl_s <= 0))))
+        (supervise_fd >= 0 && i < argc) || (host.live_dir && (!host.check_file || (host.owner_pid <= 0 && host.idle_ttl_s <= 0))) ||
+        (host.keep_running && !host.live_dir && supervise_fd < 0))
         return usage();
     if (host.live_dir)
         return exec_live_run(&host, argv[0], argv + i + 1, argc - i - 1);
@@ -285,7 +289,7 @@ int main(int argc, char **argv)
     if (bridge_socket && exec_proxy_bridge_start(bridge_socket, bridge_port) != 0)
         return die("the network bridge to the proxy", strerror(errno));
     if (supervise_fd >= 0)
-        return exec_supervise(supervise_fd, host.idle_ttl_s, limits, nlimits);
+        return exec_supervise(supervise_fd, host.idle_ttl_s, limits, nlimits, !host.keep_running);
     /* a terminal of its own (the command line's pseudo-terminal) becomes
      * the session's (bwrap --new-session): job control works; the user's
      * own terminal, another session's, is refused by the kernel */

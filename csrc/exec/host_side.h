@@ -27,6 +27,8 @@ typedef struct {
     long idle_ttl_s;      /* --idle-ttl: its supervisor ends after this long without a call (0: never) */
     long owner_pid;       /* --owner: it ends when this process (Neovim) does */
     int listen_fd;        /* --live-keeper: the socket its supervisor serves (inherited by bwrap), or 0 */
+    int keep_running;     /* --keep-running: what a call leaves goes on between calls (clone mode);
+                           * else it is held until the next call (supervisor.h) */
 } exec_host_opts;
 
 /* Runs cmd (bwrap and its arguments, NULL-terminated, n items) and returns

@@ -99,8 +99,8 @@ static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
     fs_buf_init(&check);
     fs_buf_init(&args);
     fs_vec_init(&pairs);
-    snprintf(num, sizeof(num), "%d %ld %ld %ld %ld", o->clear_env, o->disk_reserve_mb, o->inotify_instances,
-             o->inotify_watches, o->idle_ttl_s);
+    snprintf(num, sizeof(num), "%d %ld %ld %ld %ld %d", o->clear_env, o->disk_reserve_mb, o->inotify_instances,
+             o->inotify_watches, o->idle_ttl_s, o->keep_running);
     rc |= add_word(&c->key, "flemma-sandbox live 1") | add_word(&c->key, num);
     rc |= add_word(&c->key, o->proxy_socket ? o->proxy_socket : "-");
     for (j = 0; j < o->proxy_rule_count; j++)
@@ -193,6 +193,7 @@ static char **keeper_argv(const live_call *c, const exec_host_opts *o, const cha
         argv[at++] = (char *)"--idle-ttl";
         argv[at++] = ttl;
     }
+    argv[at] = o->keep_running ? (char *)"--keep-running" : NULL; /* the last word */
     return argv;
 }
 
@@ -237,9 +238,8 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
         close(log_fd);
         return fail(c, "out of memory", ENOMEM);
     }
-    /* twice forked, in a session of its own: no child of this call (a
-     * cancel signals the call's tree), and no parent to die with; it
-     * watches Neovim instead (--owner) */
+    /* twice forked, in a session of its own: no child of this call (a cancel signals the
+     * call's tree), and no parent to die with; it watches Neovim instead (--owner) */
     first = fork();
     if (first == 0) {
         setsid();

@@ -30,8 +30,9 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n);
  * keeper to end (at most a few seconds). 0, or 1 when it would not end. */
 int exec_live_stop(const char *dir);
 
-/* --live-info DIR: prints "running KEEPER_PID PROCESSES" (the processes in
- * the sandbox besides bwrap's and the helper's own) or "stopped". */
+/* --live-info DIR: prints "running KEEPER_PID PROCESSES STOPPED" (the
+ * processes in the sandbox besides bwrap's and the helper's own, and how
+ * many of them are stopped: held between calls) or "stopped". */
 int exec_live_info(const char *dir);
 
 #endif

@@ -71,9 +71,22 @@ static int read_small(const char *path, char *out, size_t n, int link)
     return 0;
 }
 
+/* Whether the process at /proc/NAME is stopped (held between calls). */
+static int is_stopped(const char *name)
+{
+    char path[64], text[512], *end;
+
+    snprintf(path, sizeof(path), "/proc/%.20s/stat", name);
+    if (read_small(path, text, sizeof(text), 0) != 0)
+        return 0;
+    end = strrchr(text, ')');
+    return end && end[1] == ' ' && end[2] == 'T';
+}
+
 /* The processes in the pid namespace of the sandbox's init (bwrap's
- * child), other than bwrap's and this helper's own. */
-static int count_in_sandbox(pid_t keeper)
+ * child), other than bwrap's and this helper's own; *stopped: how many of
+ * them are stopped. */
+static int count_in_sandbox(pid_t keeper, int *stopped)
 {
     char path[64], ns[128], other[128], comm[64], list[512], *at, *end;
     pid_t bwrap = 0, init;
@@ -81,6 +94,7 @@ static int count_in_sandbox(pid_t keeper)
     struct dirent *e;
     int count = 0;
 
+    *stopped = 0;
     /* the keeper's children: bwrap, and the proxy in the allowlist mode */
     snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)keeper, (int)keeper);
     if (read_small(path, list, sizeof(list), 0) == 0)
@@ -112,6 +126,7 @@ static int count_in_sandbox(pid_t keeper)
             (strcmp(comm, "bwrap") == 0 || strncmp(comm, "flemma-sandbox", 14) == 0))
             continue;
         count++;
+        *stopped += is_stopped(e->d_name);
     }
     closedir(proc);
     return count;
@@ -119,7 +134,7 @@ static int count_in_sandbox(pid_t keeper)
 
 int exec_live_info(const char *dir)
 {
-    int dirfd = exec_live_open_dir(dir, 0), runs;
+    int dirfd = exec_live_open_dir(dir, 0), runs, stopped = 0, count;
     pid_t pid;
 
     if (dirfd < 0) {
@@ -128,9 +143,10 @@ int exec_live_info(const char *dir)
     }
     runs = keeper_runs(dirfd);
     pid = exec_live_keeper_pid(dirfd);
-    if (runs == 1 && pid > 0)
-        printf("running %d %d\n", (int)pid, count_in_sandbox(pid));
-    else
+    if (runs == 1 && pid > 0) {
+        count = count_in_sandbox(pid, &stopped);
+        printf("running %d %d %d\n", (int)pid, count, stopped);
+    } else
         printf("stopped\n");
     close(dirfd);
     return runs < 0;

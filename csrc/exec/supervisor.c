@@ -2,7 +2,13 @@
  * the listening socket, each call's connection, a signalfd for SIGCHLD,
  * and the output pipes adopted from calls that ended (read empty, so a
  * process a call left running never blocks on a full pipe nor dies of
- * SIGPIPE). All of it lives in one struct on the stack. */
+ * SIGPIPE). All of it lives in one struct on the stack.
+ *
+ * Held between calls (hold): when the last running call ends, every
+ * process of the sandbox but its own is stopped (SIGSTOP) before the
+ * call's status goes out, so the check after the run, which the attach
+ * does once it has the status, sees all a late write could do; the next
+ * call's request continues them (SIGCONT). Why that holds: live_hold.c. */
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -23,20 +29,23 @@
 #include <unistd.h>
 
 #include "exec_code.h"
-#include "rlimits.h"
+#include "live_hold.h"
 #include "live_wire.h"
+#include "rlimits.h"
 
 #define EXIT_SETUP 126
 #define DRAINS 64
 /* the sandbox's own processes: bwrap's init, this one, the network bridge */
 #define OWN_PIDS 8
 
-enum call_state { CALL_FREE, CALL_WAITING, CALL_RUNNING, CALL_ENDED, CALL_ORPHAN };
+/* CALL_EXITED: reaped, its status not yet sent */
+enum call_state { CALL_FREE, CALL_WAITING, CALL_RUNNING, CALL_EXITED, CALL_ENDED, CALL_ORPHAN };
 
 typedef struct {
     enum call_state state;
-    int conn;  /* the attach's connection, -1 once it closed */
-    pid_t pid; /* the call's first process, also its process group */
+    int conn;   /* the attach's connection, -1 once it closed */
+    pid_t pid;  /* the call's first process, also its process group */
+    int status; /* CALL_EXITED: its exit status */
 } live_call;
 
 typedef struct {
@@ -49,6 +58,8 @@ typedef struct {
     int nown;
     const char *const *limits; /* each call's --limit options */
     int nlimits;
+    int hold;          /* hold what calls leave between calls (supervisor.h) */
+    int held;          /* it is held now: continue it at the next call */
 } supervisor;
 
 /* Calls fn for every process of the sandbox's pid namespace (its /proc). */
@@ -85,11 +96,28 @@ static int is_other(supervisor *s, pid_t pid)
     return 1;
 }
 
-/* Whether nothing runs in the sandbox but its own processes: then nothing
- * in it can change a file until the next call (live_wire.h's "quiet"). */
+/* Whether nothing runs in the sandbox but its own processes (or what
+ * runs is held): then nothing in it can change a file until the next
+ * call (live_wire.h's "quiet"). */
 static int quiet(supervisor *s)
 {
-    return s->nown > 0 && each_process(s, is_other) == 0;
+    return s->nown > 0 && (s->held || each_process(s, is_other) == 0);
+}
+
+/* What hold() stopped goes on (a call came). */
+static void release(supervisor *s)
+{
+    if (s->held)
+        exec_release(s->own, s->nown);
+    s->held = 0;
+}
+
+/* Holds what the calls left (live_hold.h): 0, or -1 when the sandbox
+ * must end. */
+static int hold(supervisor *s)
+{
+    s->held = exec_hold(s->own, s->nown) == 0;
+    return s->held ? 0 : -1;
 }
 
 /* 'X' with the status and whether the sandbox is quiet now. */
@@ -230,6 +258,7 @@ static void on_message(supervisor *s, live_call *c)
         return;
     }
     if (type == 'R' && c->state == CALL_WAITING) {
+        release(s);
         start_call(s, c, fds, nfds);
     } else if (type == 'S' && c->state == CALL_RUNNING) {
         long sig = strtol(s->payload.data ? s->payload.data : "", NULL, 10);
@@ -247,9 +276,23 @@ static void on_message(supervisor *s, live_call *c)
         close(fds[i]);
 }
 
-static void reap(supervisor *s)
+static int calls_running(const supervisor *s)
 {
-    int status, i;
+    int i;
+
+    for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
+        if (s->calls[i].state == CALL_RUNNING || s->calls[i].state == CALL_ORPHAN)
+            return 1;
+    return 0;
+}
+
+/* Reaps the calls that ended. When none runs any more, what they left is
+ * held first (hold), and then each call's status goes out: the attach's
+ * check after the run comes after. -1 when the sandbox must end (what a
+ * call left could not be held). */
+static int reap(supervisor *s)
+{
+    int status, i, ended = 0, rc = 0;
     pid_t pid;
 
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
@@ -258,13 +301,22 @@ static void reap(supervisor *s)
 
             if ((c->state != CALL_RUNNING && c->state != CALL_ORPHAN) || c->pid != pid)
                 continue;
+            ended = 1;
             if (c->state == CALL_ORPHAN) {
                 c->state = CALL_FREE;
             } else {
-                send_exit(s, c->conn, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-                c->state = CALL_ENDED;
+                c->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                c->state = CALL_EXITED;
             }
         }
+    if (ended && s->hold && !calls_running(s))
+        rc = hold(s);
+    for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
+        if (s->calls[i].state == CALL_EXITED) {
+            send_exit(s, s->calls[i].conn, s->calls[i].status);
+            s->calls[i].state = CALL_ENDED;
+        }
+    return rc;
 }
 
 static void accept_calls(supervisor *s, int listen_fd)
@@ -294,7 +346,7 @@ static void drain(supervisor *s, int at)
     }
 }
 
-int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, int nlimits)
+int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, int nlimits, int hold_between)
 {
     supervisor s;
     sigset_t set;
@@ -306,6 +358,7 @@ int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, in
     for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
         s.calls[i].conn = -1;
     fs_buf_init(&s.payload);
+    s.hold = hold_between;
     s.limits = limits;
     s.nlimits = nlimits;
     /* no call may inherit the socket, nor ptrace this process (seccomp
@@ -361,7 +414,10 @@ int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, in
             break;
         while (read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info))
             ;
-        reap(&s);
+        if (reap(&s) != 0) {
+            fprintf(stderr, "flemma-sandbox-exec: what a call left could not be held: the sandbox ends\n");
+            break;
+        }
         for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
             if (p[calls_at + i].fd >= 0 && p[calls_at + i].fd == s.calls[i].conn &&
                 (p[calls_at + i].revents & (POLLIN | POLLHUP | POLLERR)))

@@ -40,9 +40,17 @@ describe("a chat's live sandbox", function()
   end
 
   --- Starts `sleep 1000.MARKER` in the background of a call; its host pid.
+  --- The call waits for it to be `sleep`: held at the call's end (direct
+  --- mode), a child not yet exec'd would stay a shell until the next call.
   local function leave_running(bufnr)
     local marker = n.marker()
-    local r = run_in(bufnr, "sleep 1000." .. marker .. " > /dev/null 2>&1 & echo started")
+    local r = run_in(
+      bufnr,
+      "sleep 1000."
+        .. marker
+        .. ' > /dev/null 2>&1 & for i in $(seq 200); do [ "$(cat /proc/$!/comm)" = sleep ] && break; sleep 0.01; done;'
+        .. " echo started"
+    )
     assert.are.equal("started\n", r.stdout, r.stderr)
     local pids = {}
     vim.wait(3000, function()
@@ -89,7 +97,7 @@ describe("a chat's live sandbox", function()
     assert.are.equal("running", state)
     assert.are.equal(1, processes)
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
-    assert.matches("sandbox:    running %(its own processes: 1%), shared by its calls", status)
+    assert.matches("sandbox:    running %(its own processes: 1, held: 1%), shared by its calls", status)
     vim.api.nvim_set_current_buf(a)
     vim.cmd("FlemmaSandbox reset")
     assert.are.same({}, n.survivors({ pid }), "reset stops what ran in it")
@@ -232,29 +240,36 @@ describe("a chat's live sandbox", function()
     assert.are.equal("plain\n", r.stdout, r.stderr)
   end)
 
-  it("a process an earlier call left cannot plant a protected name for later; a plain file it writes stays", function()
-    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
-    -- control: what it writes at a plain name is there, and it runs on
-    local r =
-      run_in(a, "(sleep 0.3; echo plain > notes.txt; sleep 1000." .. n.marker() .. ") >/dev/null 2>&1 & echo ok")
-    assert.are.equal("ok\n", r.stdout, r.stderr)
-    assert(vim.wait(5000, function()
-      return h.read(dir .. "/proj/notes.txt") ~= nil
-    end, 20))
-    r = run_in(a, "cat notes.txt")
-    assert.are.equal("plain\n", r.stdout, r.stderr)
-    -- the attack: .envrc (a protected name that does not exist) written
-    -- between two calls, for the user's shell to run
-    local marker = n.marker()
-    r = run_in(a, "(sleep 0.3; echo 'curl evil' > .envrc; sleep 1000." .. marker .. ") >/dev/null 2>&1 & echo ok")
-    assert.are.equal("ok\n", r.stdout, r.stderr)
-    vim.wait(1500, function()
-      return false
-    end, 50)
-    run_in(a, "true")
-    assert.is_nil(h.read(dir .. "/proj/.envrc"), "moved to the quarantine")
-    assert.are.same({}, n.survivors(n.pids_with("sleep 1000." .. marker)), "its sandbox was stopped")
-  end)
+  it(
+    "a process an earlier call left writes only while a call runs: a protected name is caught, a plain file stays",
+    function()
+      local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+      -- control: what it writes at a plain name is there, once a call runs
+      -- (between calls it is held: live_between_spec.lua)
+      local r =
+        run_in(a, "(sleep 0.3; echo plain > notes.txt; sleep 1000." .. n.marker() .. ") >/dev/null 2>&1 & echo ok")
+      assert.are.equal("ok\n", r.stdout, r.stderr)
+      vim.wait(1500, function()
+        return false
+      end, 50)
+      assert.is_nil(h.read(dir .. "/proj/notes.txt"), "held between calls")
+      r = run_in(a, "sleep 1; cat notes.txt")
+      assert.are.equal("plain\n", r.stdout, r.stderr)
+      assert.are.equal("plain\n", h.read(dir .. "/proj/notes.txt"))
+      -- the attack: .envrc (a protected name that does not exist) written
+      -- after the call that started it, for the user's shell to run
+      local marker = n.marker()
+      r = run_in(a, "(sleep 0.3; echo 'curl evil' > .envrc; sleep 1000." .. marker .. ") >/dev/null 2>&1 & echo ok")
+      assert.are.equal("ok\n", r.stdout, r.stderr)
+      vim.wait(1500, function()
+        return false
+      end, 50)
+      assert.is_nil(h.read(dir .. "/proj/.envrc"), "held between calls")
+      run_in(a, "sleep 1")
+      assert.is_nil(h.read(dir .. "/proj/.envrc"), "moved to the quarantine")
+      assert.are.same({}, n.survivors(n.pids_with("sleep 1000." .. marker)), "its sandbox was stopped")
+    end
+  )
 
   it("keeps a chat's /run and /dev/shm on disk, also between fresh sandboxes; another buffer's are its own", function()
     setup({ sandboxes = { live = false } })

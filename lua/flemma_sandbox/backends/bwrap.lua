@@ -252,7 +252,9 @@ function M.wrap(policy, backend_config, inner_cmd)
   end
   if live_dir then
     local sandboxes = policy.sandboxes
-    for _, word in ipairs(live.options(live_dir, sandboxes)) do
+    -- clone mode's sandbox sees copies: what it left may go on between calls
+    local clone = policy.workspaces ~= nil and #policy.workspaces > 0
+    for _, word in ipairs(live.options(live_dir, sandboxes, clone)) do
       out[#out + 1] = word
     end
     local capped = live.touch(helper, live_dir, policy.chat, sandboxes)

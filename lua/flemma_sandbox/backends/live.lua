@@ -1,6 +1,7 @@
 --- A chat's live sandbox: one sandbox per chat that lives between its
 --- tool calls, so what a call leaves running (a server, a REPL) is there
---- for the next one. The helper does the work (csrc/exec/live_attach.h):
+--- for the next one: held (stopped) between calls in direct mode, going
+--- on in clone mode. The helper does the work (csrc/exec/live_attach.h):
 --- a call's argv is the fresh run's with "--live DIR" in front, and the
 --- helper joins the chat's running sandbox when its key (policy and plan)
 --- is the same, or starts it again when not. Here: the chat's folder in
@@ -99,20 +100,21 @@ function M.stop_all(helper)
   M.used = {}
 end
 
---- "running", with its processes (besides the sandbox's own), or "stopped".
+--- "running", with its processes (besides the sandbox's own) and how
+--- many of them are held (stopped between calls), or "stopped".
 ---@param helper string
 ---@param dir string
----@return "running"|"stopped" state, integer processes
+---@return "running"|"stopped" state, integer processes, integer held
 function M.info(helper, dir)
   if not core.exists(dir) then
-    return "stopped", 0
+    return "stopped", 0, 0
   end
   local text = vim.fn.system({ helper, "--live-info", dir })
-  local count = text:match("^running %d+ (%d+)")
+  local count, held = text:match("^running %d+ (%d+) (%d+)")
   if count then
-    return "running", tonumber(count)
+    return "running", tonumber(count), tonumber(held)
   end
-  return "stopped", 0
+  return "stopped", 0, 0
 end
 
 --- Notes a call of the chat whose sandbox is kept in dir; past
@@ -145,12 +147,15 @@ function M.touch(helper, dir, chat, sandboxes)
   end
 end
 
---- The helper's options in front of a live call's argv.
+--- The helper's options in front of a live call's argv. Between calls
+--- what a call left is held (stopped until the next call) unless
+--- keep_running (clone mode: the sandbox sees copies, not the user's tree).
 ---@param dir string
 ---@param sandboxes flemma_sandbox.SandboxesConfig
+---@param keep_running? boolean
 ---@return string[]
-function M.options(dir, sandboxes)
-  return {
+function M.options(dir, sandboxes, keep_running)
+  local out = {
     "--live",
     dir,
     "--owner",
@@ -158,6 +163,10 @@ function M.options(dir, sandboxes)
     "--idle-ttl",
     string.format("%d", sandboxes.idle_ttl_s),
   }
+  if keep_running then
+    out[#out + 1] = "--keep-running"
+  end
+  return out
 end
 
 return M

@@ -105,13 +105,18 @@ function M.live_text(policy)
   local live = require("flemma_sandbox.backends.live")
   local helper = require("flemma_sandbox.backends.helper").helper()
   local dir = live.dir_for(policy.chat)
-  local state, processes = "stopped", 0
+  local state, processes, held = "stopped", 0, 0
   if helper and dir then
-    state, processes = live.info(helper, dir)
+    state, processes, held = live.info(helper, dir)
   end
+  -- clone mode when the chat has copies (as backends/bwrap.lua decides)
+  local spaces = policy.workspaces or require("flemma_sandbox.policy.workspace").of(policy, opts)
+  local clone = #spaces > 0
   local text = string.format(
-    "%s, shared by its calls; stops after %d s without one (sandboxes.idle_ttl_s), or when more than %d run",
-    state == "running" and string.format("running (its own processes: %d)", processes) or "stopped",
+    "%s, shared by its calls; %s; stops after %d s without one (sandboxes.idle_ttl_s), or when more than %d run",
+    state == "running" and string.format("running (its own processes: %d, held: %d)", processes, held) or "stopped",
+    clone and "between calls what a call left goes on (clone mode: it sees copies)"
+      or "between calls nothing runs: what a call left is held and goes on at the next call",
     opts.idle_ttl_s,
     opts.max_running
   )

@@ -1,0 +1,199 @@
+--- Between calls, what a call left in a chat's live sandbox (direct
+--- mode) is held: stopped before the call's check after the run, continued
+--- at the next call (csrc/exec/supervisor.c hold()). So a late write
+--- (a `.git` with core.fsmonitor 1.5 s after the call) cannot reach the
+--- user's tree while the chat idles, and a secret the user saves meanwhile
+--- is never read. Controls: the same sandbox with --keep-running (the
+--- hold off) lets both through; clone mode keeps its processes running.
+local h = require("support.helpers")
+local n = require("support.nvim")
+local sandbox = require("flemma_sandbox")
+local live = require("flemma_sandbox.backends.live")
+local client = require("flemma_sandbox.backends.helper")
+
+describe("between calls of a chat's live sandbox", function()
+  local dir, proj, old_cwd, old_cache, options
+
+  local function setup(extra)
+    local opts = { backend = "bwrap", policy = { rw_paths = { "$CWD", "/tmp" }, network = false } }
+    for k, v in pairs(extra or {}) do
+      opts[k] = v
+    end
+    sandbox.setup(opts)
+  end
+
+  local function run_in(bufnr, cmd)
+    return n.run_job({ "bash", "-c", cmd }, { bufnr = bufnr, wrap = sandbox.wrapper(bufnr) })
+  end
+
+  local function pause(ms)
+    vim.wait(ms, function()
+      return false
+    end, 50)
+  end
+
+  --- The state letter of a host pid ("T": stopped), or nil when gone.
+  local function state_of(pid)
+    local f = io.open("/proc/" .. pid .. "/stat", "r")
+    local stat = f and f:read("*a") or ""
+    if f then
+      f:close()
+    end
+    return stat:match("^%d+ %b() (%a)")
+  end
+
+  --- The host pid of the bash whose $0 is NAME (what the call left).
+  local function left_by(name)
+    local pids = {}
+    vim.wait(3000, function()
+      pids = vim.tbl_filter(function(pid)
+        local f = io.open("/proc/" .. pid .. "/cmdline", "rb")
+        local words = f and f:read("*a") or ""
+        if f then
+          f:close()
+        end
+        return words:match("^[^%z]*bash%z%-c%z[^%z]*%z" .. vim.pesc(name) .. "%z?$") ~= nil
+      end, n.pids_with(name))
+      -- the bash itself, not a child it forked on the way to a command
+      local set = {}
+      for _, pid in ipairs(pids) do
+        set[pid] = true
+      end
+      pids = vim.tbl_filter(function(pid)
+        local f = io.open("/proc/" .. pid .. "/stat", "r")
+        local ppid = f and tonumber((f:read("*a") or ""):match("^%d+ %b() %a (%d+)"))
+        if f then
+          f:close()
+        end
+        return not set[ppid]
+      end, pids)
+      return #pids == 1
+    end, 10)
+    assert.are.equal(1, #pids, "the call left it: " .. name)
+    return pids[1]
+  end
+
+  --- Call 1 leaves two processes: one that makes sub/.git with
+  --- core.fsmonitor 1.5 s later, one that copies deploy/keys/prod.pem to
+  --- read.MARKER in the project whenever it can.
+  local function leave_attackers(bufnr, marker)
+    local late = "mkdir -p sub/.git && printf '[core]\\n\\tfsmonitor = touch /tmp/pwned."
+      .. marker
+      .. "\\n' > sub/.git/config; sleep 1000."
+      .. marker
+    local reader = "while :; do cat deploy/keys/prod.pem >> read." .. marker .. " 2>/dev/null; sleep 0.1; done"
+    local r = run_in(
+      bufnr,
+      "mkdir -p sub deploy/keys; "
+        .. string.format("bash -c %s late.%s >/dev/null 2>&1 & ", h.shell_quote("sleep 1.5; " .. late), marker)
+        .. string.format("bash -c %s reader.%s >/dev/null 2>&1 & ", h.shell_quote(reader), marker)
+        .. "sleep 0.3; echo ok" -- both under way when the call ends
+    )
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    return left_by("late." .. marker), left_by("reader." .. marker)
+  end
+
+  before_each(function()
+    dir = h.tmpdir()
+    proj = dir .. "/proj"
+    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = dir .. "/cache"
+    h.sh("mkdir -p " .. h.shell_quote(proj))
+    vim.cmd("cd " .. vim.fn.fnameescape(proj))
+    options = live.options
+    setup()
+  end)
+
+  after_each(function()
+    live.options = options
+    live.stop_all(client.helper())
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    vim.env.XDG_CACHE_HOME = old_cache
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  it("holds what a call left: no late .git, no new secret read; the next call continues it and checks it", function()
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local late, reader = leave_attackers(a, marker)
+    -- the user saves a key while the chat idles, then waits past the 1.5 s
+    h.sh("mkdir -p " .. h.shell_quote(proj .. "/deploy/keys"))
+    h.write(proj .. "/deploy/keys/prod.pem", "PRIVATE-" .. marker .. "\n")
+    pause(3000)
+    assert.is_nil(h.read(proj .. "/sub/.git/config"), "nothing made between calls")
+    assert.are.equal(0, vim.fn.isdirectory(proj .. "/sub/.git"))
+    assert.are.equal("T", state_of(late), "held")
+    assert.are.equal("T", state_of(reader), "held")
+    assert.is_nil((h.read(proj .. "/read." .. marker) or ""):find("PRIVATE", 1, true), "the new secret was not read")
+    local live_dir = live.dir_for(require("flemma_sandbox.policy.chat_dirs").for_buffer(a))
+    local state, processes, held = live.info(client.helper(), live_dir)
+    assert.are.same({ "running", processes }, { state, held }, "all it left is held")
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
+    assert.matches("between calls nothing runs: what a call left is held and goes on at the next call", status)
+    -- the next call: the new secret makes the plan mask more, so the
+    -- sandbox is started again (what it held ends without running)
+    local r = run_in(a, "cat deploy/keys/prod.pem; echo done")
+    assert.are.equal("done\n", r.stdout, r.stderr)
+    assert.are.same({}, n.survivors({ late, reader }), "what the old plan held ended")
+    assert.is_nil((h.read(proj .. "/read." .. marker) or ""):find("PRIVATE", 1, true), "never read")
+    assert.is_nil(h.read(proj .. "/sub/.git/config"))
+    assert.are.equal("PRIVATE-" .. marker .. "\n", h.read(proj .. "/deploy/keys/prod.pem"), "the user's key stays")
+  end)
+
+  it("continues what it held at the next call, whose check moves a late .git to the quarantine", function()
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local late, reader = leave_attackers(a, marker)
+    pause(3000)
+    assert.are.equal(0, vim.fn.isdirectory(proj .. "/sub/.git"), "nothing made between calls")
+    assert.are.equal("T", state_of(late))
+    -- the call runs for 2.5 s: what was held goes on meanwhile (its 1.5 s
+    -- run on from where they were held), and the call's check sees it
+    local r = run_in(a, "sleep 2.5; echo done")
+    assert.are.equal("done\n", r.stdout, r.stderr)
+    assert.are.equal(0, #h.records_of(r.records, "restarted"), "joined: " .. vim.inspect(r.records))
+    -- bash ran its script on, and exec'd its last command in its place
+    local f = assert(io.open("/proc/" .. late .. "/cmdline", "rb"))
+    local words = f:read("*a"):gsub("%z", " ")
+    f:close()
+    assert.are.equal("sleep 1000." .. marker .. " ", words, "it went on past its write: continued at the call")
+    assert.are.equal("T", state_of(late), "held again after the call")
+    assert.are.equal("T", state_of(reader))
+    assert.is_nil(h.read(proj .. "/sub/.git/config"), "moved to the quarantine by the call's check")
+    assert.is_true(#h.records_of(r.records, "moved") >= 1, vim.inspect(r.records))
+  end)
+
+  it("control: with the hold off (--keep-running) the late .git is made and the new secret read", function()
+    live.options = function(d, s)
+      return options(d, s, true)
+    end
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local late = leave_attackers(a, marker)
+    h.sh("mkdir -p " .. h.shell_quote(proj .. "/deploy/keys"))
+    h.write(proj .. "/deploy/keys/prod.pem", "PRIVATE-" .. marker .. "\n")
+    pause(3000)
+    assert.matches("fsmonitor = touch /tmp/pwned", h.read(proj .. "/sub/.git/config") or "", "made between calls")
+    assert.matches("PRIVATE%-" .. marker, h.read(proj .. "/read." .. marker) or "", "read while idle")
+    assert.are_not.equal("T", state_of(late))
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
+    assert.matches("held: 0", status)
+  end)
+
+  it("clone mode keeps what a call left running between calls (it sees the copy)", function()
+    h.sh("cd " .. h.shell_quote(proj) .. " && git init -q . && echo one > a.txt && git add a.txt")
+    h.sh("cd " .. h.shell_quote(proj) .. " && git -c user.name=t -c user.email=t@t commit -qm one")
+    setup({ sandboxes = { workspace = "clone" } })
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local r =
+      run_in(a, string.format("bash -c 'while :; do sleep 0.1; done' tick.%s >/dev/null 2>&1 & echo ok", marker))
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    local pid = left_by("tick." .. marker)
+    pause(1000)
+    assert.are_not.equal("T", state_of(pid), "it runs between calls")
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
+    assert.matches("between calls what a call left goes on %(clone mode", status)
+  end)
+end)
