@@ -108,9 +108,10 @@ local function guard(name)
     local opener, err = package.loadlib(path, symbol)
     return opener or ("\n\t" .. tostring(err))
   end
-  return function()
-    error("module '" .. name .. "' is not installed (flemma-sandbox never loads it from the working directory)", 2)
-  end
+  -- raised here, by the searcher: a loader that raised would leave
+  -- require's "loading" mark in package.loaded, and every later require
+  -- of the name (once it is built, say) would fail
+  error("module '" .. name .. "' not found: not installed (never looked up in the working directory)", 0)
 end
 
 --- The searchers that come with Lua are C functions; Neovim's runtimepath
