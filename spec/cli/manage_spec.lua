@@ -57,9 +57,13 @@ describe("flemma-sandbox list, reset, delete, gc", function()
   end)
 
   it("delete stops what runs in the sandbox and removes its folders", function()
-    local marker = string.format("sleep 33.%06d", math.random(0, 999999))
-    -- left running in the sandbox after its run ended
-    local r = cli.run(w, { "run", "--direct", "gone", "--", "sh", "-c", "setsid " .. marker .. " >/dev/null 2>&1 &" })
+    local number = string.format("%06d", math.random(0, 999999))
+    local marker = "sleep 33." .. number
+    -- left in the sandbox after its run ended (the run waits for it to be
+    -- `sleep`: held from the run's end, it would stay a shell till the next)
+    local wait = "while ! pgrep -xf 'sleep 33[.]" .. number .. "' >/dev/null; do sleep 0.01; done"
+    local r =
+      cli.run(w, { "run", "--direct", "gone", "--", "sh", "-c", "setsid " .. marker .. " >/dev/null 2>&1 & " .. wait })
     assert.are.equal(0, r.code, r.stderr)
     assert.truthy(
       cli.eventually(function()
