@@ -14,6 +14,8 @@ local M = {}
 
 --- At most this many refused paths get a note each (as tools/bash.lua).
 M.MAX_DENIAL_NOTES = 20
+--- A cancelled call's runs are taken this long after (their helper ends).
+M.DROP_AFTER_MS = 5000
 
 ---@class flemma_sandbox.FlemmaRun
 ---@field check string|nil the check file hosted.run_starts gave
@@ -79,7 +81,7 @@ end
 ---@class flemma_sandbox.FlemmaRuns
 ---@field add fun(record: flemma_sandbox.WrapRecord) before the run starts
 ---@field finish fun(result: table, ctx: table, callback: fun(result: table)) the runs' notes added to result
----@field drop fun() the call was cancelled: the runs' files are removed
+---@field drop fun() no result will come (cancelled): the runs' ends are taken a while later
 
 --- The runs of one call, as its wraps report them.
 ---@return flemma_sandbox.FlemmaRuns
@@ -118,9 +120,16 @@ function M.runs()
       callback(with_notes(result, ok and notes or { "[sandbox] notes failed: " .. tostring(notes) }))
     end))
   end
+  --- Flemma stops a cancelled command (jobstop) without waiting: its
+  --- helper is given the time to end before its files are taken.
   function self.drop()
-    take(function() end)
-    list = {}
+    if #list == 0 then
+      return
+    end
+    vim.defer_fn(function()
+      take(function() end)
+      list = {}
+    end, M.DROP_AFTER_MS)
   end
   return self
 end

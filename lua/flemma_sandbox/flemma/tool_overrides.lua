@@ -124,6 +124,7 @@ local function run_original(original, name, input, ctx, callback)
   -- a sync tool's result, or an error raised where Flemma cannot catch it
   -- (after the checkpoint, outside its pcall): the call must still end
   if not ok then
+    runs.drop()
     result = { success = false, error = tostring(result) }
   end
   vim.schedule(function()
