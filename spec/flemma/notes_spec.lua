@@ -1,7 +1,8 @@
 -- Flemma's bash through our backend, run by hand (:Flemma tool:execute):
 -- its result carries the run's `[sandbox]` notes (flemma/notes.lua), in
 -- direct mode and in clone mode: which rule refused a path the output
--- names, and what the run moved to the quarantine. Control: Flemma's own
+-- names, what the run moved to the quarantine, what the allowlist proxy
+-- blocked (the run's records). Control: Flemma's own
 -- bash back in the registry gives the bare output (the run and the move
 -- happen all the same).
 local flemma_chat = require("support.flemma_chat")
@@ -64,6 +65,11 @@ describe("Flemma's bash results", function()
       assert.matches("planted", out)
       assert.are.equal(1, moved, "the check after the run moved it")
       assert.matches("%[sandbox%] [^\n]*%.nvim%.lua was created at a protected name and moved to the quarantine", out)
+      -- the run's records: Flemma's network = true goes through the
+      -- allowlist proxy, which refuses a name it does not list
+      out = bash(workspace .. ".chat", "git ls-remote http://blocked.test/r.git; echo tried")
+      assert.matches("tried", out)
+      assert.matches("%[sandbox%] blocked blocked%.test: blocked%.test is not in allow_domains", out)
       -- control: Flemma's own bash says nothing of it
       out, moved = bash(workspace .. "-own.chat", "echo 'os.exit(7)' > .nvim.lua; cat .env; echo planted", function()
         local own = require("flemma.tools.definitions.bash").definitions[1]

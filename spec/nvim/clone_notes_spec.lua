@@ -14,10 +14,10 @@ local quarantine = require("flemma_sandbox.run.quarantine")
 describe("clone mode's notes", function()
   local p
 
-  local function setup(workspace)
+  local function setup(workspace, network)
     sandbox.setup({
       backend = "bwrap",
-      policy = { rw_paths = { "$CWD", "/tmp" }, network = false },
+      policy = { rw_paths = { "$CWD", "/tmp" }, network = network or false, allow_domains = {} },
       sandboxes = { workspace = workspace },
     })
   end
@@ -66,5 +66,24 @@ describe("clone mode's notes", function()
     local direct_notes, direct_moved = plant("d.chat")
     assert.are.equal(1, #direct_moved)
     assert.matches("moved to the quarantine", direct_notes)
+  end)
+
+  it("says what the allowlist proxy blocked (the run's records)", function()
+    -- the proxy refuses a name allow_domains does not list before any
+    -- lookup: no server, no network needed
+    local function blocked_notes(chat)
+      local bufnr = n.open_chat(p.dir .. "/" .. chat, { "@You:", "hi" })
+      local r = n.run_tool("bash", { command = "git ls-remote http://blocked.test/r.git; echo tried" }, {
+        bufnr = bufnr,
+        approved = true,
+      })
+      assert.matches("tried", r.stdout or "")
+      return table.concat(r.notes or {}, "\n")
+    end
+    setup("clone", "allowlist")
+    assert.matches("%[sandbox%] blocked blocked%.test: blocked%.test is not in allow_domains", blocked_notes("c.chat"))
+    -- control: direct mode has always said it
+    setup("direct", "allowlist")
+    assert.matches("%[sandbox%] blocked blocked%.test", blocked_notes("d.chat"))
   end)
 end)
