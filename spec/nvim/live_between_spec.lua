@@ -164,6 +164,17 @@ describe("between calls of a chat's live sandbox", function()
     assert.is_true(#h.records_of(r.records, "moved") >= 1, vim.inspect(r.records))
   end)
 
+  it("leaves alone a repository the user makes while the chat idles, also at the stop", function()
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local r = run_in(a, "bash -c 'sleep 1000' idle." .. n.marker() .. " >/dev/null 2>&1 & sleep 0.3; echo ok")
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    -- nothing of the sandbox runs now: the stop does not take the user's
+    -- new .git for the sandbox's
+    h.sh("git init -q " .. h.shell_quote(proj .. "/mine"))
+    live.stop_all(client.helper())
+    assert.are.equal(1, vim.fn.isdirectory(proj .. "/mine/.git"), "the user's .git stays")
+  end)
+
   it("control: with the hold off (--keep-running) the late .git is made and the new secret read", function()
     live.options = function(d, s)
       return options(d, s, true)
