@@ -11,6 +11,7 @@
  *                   (the proxy's, copied to each call's own)
  *   keeper.log      what the keeper and bwrap said
  *   quiet           the last call ended with nothing of its left running
+ *                   (or all of it held)
  *   key.old, masks.old  the replaced keeper's, to see what changed */
 #ifndef EXEC_LIVE_DIR_H
 #define EXEC_LIVE_DIR_H

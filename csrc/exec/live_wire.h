@@ -15,8 +15,9 @@
  *     'P' started: the call's pid in text
  *     'X' exit: "STATUS QUIET": the status (the code, or 128 + signal),
  *         and 1 when nothing runs in the sandbox now but its own
- *         processes (nothing in it can change a file before the next
- *         call), else 0
+ *         processes, or what runs is held (live_hold.h; nothing in it can
+ *         change a file before the next call), else 0. Sent once what
+ *         the calls left is held, when they are (supervisor.h)
  *
  * A connection carries one call. When it closes before 'X', the call's
  * process group is killed. */
