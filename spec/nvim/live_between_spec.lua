@@ -164,6 +164,31 @@ describe("between calls of a chat's live sandbox", function()
     assert.is_true(#h.records_of(r.records, "moved") >= 1, vim.inspect(r.records))
   end)
 
+  it("holds a writer that a forking partner keeps sending SIGCONT", function()
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local writer = "while :; do echo x >> busy." .. marker .. "; done"
+    local partner = "while :; do kill -CONT $0 $1 2>/dev/null; /bin/true; done"
+    local r = run_in(
+      a,
+      string.format("bash -c %s writer.%s >/dev/null 2>&1 & ", h.shell_quote(writer), marker)
+        .. string.format("bash -c %s $! partner.%s >/dev/null 2>&1 & ", h.shell_quote(partner), marker)
+        .. "sleep 0.5; echo ok"
+    )
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    local path = proj .. "/busy." .. marker
+    local before = vim.fn.getfsize(path)
+    assert.is_true(before > 0, "control: it wrote while the call ran")
+    pause(1500)
+    assert.are.equal(before, vim.fn.getfsize(path), "nothing written between calls")
+    for _, pid in ipairs(n.pids_with(marker)) do
+      assert.are.equal("T", state_of(pid), "held: " .. pid)
+    end
+    -- the next call continues them
+    run_in(a, "sleep 0.5")
+    assert.is_true(vim.fn.getfsize(path) > before, "it went on during the call")
+  end)
+
   it("leaves alone a repository the user makes while the chat idles, also at the stop", function()
     local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     local r = run_in(a, "bash -c 'sleep 1000' idle." .. n.marker() .. " >/dev/null 2>&1 & sleep 0.3; echo ok")
