@@ -66,4 +66,28 @@ describe("a call run by hand in a chat whose frontmatter loosens the sandbox", f
     assert.are.equal("written\n", h.read(written))
     assert.is_nil(status(bufnr):find("NOT trusted", 1, true))
   end)
+
+  it("refuses the other tools too: Flemma's grep (guarded), our git", function()
+    require("flemma.tools").register("flemma_sandbox.flemma.tools")
+    local secret = "SECRET-" .. tostring(vim.loop.hrtime())
+    vim.fn.mkdir(p.dir .. "/home/.ssh", "p")
+    h.write(p.dir .. "/home/.ssh/id_test", secret .. "\n")
+    local loose = "flemma.opt.sandbox.enabled = false"
+    local chat = p.dir .. "/chats/tools.chat"
+    local grep = { label = "g", pattern = secret, path = p.dir .. "/home/.ssh" }
+    local git = { label = "s", args = { "status" } }
+    local text, bufnr = execute(chat, "grep", grep, loose)
+    assert.matches("flemma%-sandbox: refused: ", result_of(text))
+    assert.is_nil(result_of(text):find(secret, 1, true))
+    text = execute(chat, "git", git, loose)
+    assert.matches("flemma%-sandbox: refused: ", result_of(text))
+    assert.is_nil(result_of(text):find("branch", 1, true))
+    assert.matches("by hand: +refused too", status(bufnr))
+    -- control: trusted, both run (unsandboxed, as the frontmatter says)
+    vim.cmd("FlemmaSandbox trust")
+    text = execute(chat, "grep", grep, loose)
+    assert.truthy(result_of(text):find(secret, 1, true), text)
+    text = execute(chat, "git", git, loose)
+    assert.matches("branch", result_of(text))
+  end)
 end)

@@ -110,6 +110,12 @@ M.definitions = {
           callback({ success = false, error = message })
         end)
       end
+      -- the resolver's rule for the whole buffer, also for a call run by
+      -- hand (the guard in Flemma's registry asks it too, once in place)
+      local refused = approval.buffer_refusal(ctx.bufnr)
+      if refused then
+        return fail("flemma-sandbox: refused: " .. refused)
+      end
       local plan, err = git.plan(input.args, ctx.cwd)
       if not plan then
         return fail(err)
