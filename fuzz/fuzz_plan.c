@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cli_plan_parse(copy, size, &plan, err, sizeof(err)) == 0) {
         check_words(plan.exec, plan.text, size);
         check_words(plan.after, plan.text, size);
+        check_words(plan.terminal, plan.text, size);
         cli_plan_free(&plan);
     } else if (err[0] == '\0') {
         abort();

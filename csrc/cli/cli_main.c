@@ -3,7 +3,8 @@
  * the user's init: it does the work of list, delete, gc and the others
  * itself, and for run it writes a plan on descriptor 3: the wrapped
  * command, and what to do after it. This program runs that command with
- * the terminal and passes its exit code on. */
+ * a pseudo-terminal of its own in front of the user's terminal (cli_run.c)
+ * and passes its exit code on. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -154,7 +155,7 @@ int main(int argc, char *argv[])
     }
     status = 0;
     if (plan.exec) {
-        status = cli_run(plan.exec, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
+        status = cli_run(plan.exec, plan.terminal != NULL);
         if (status < 0)
             status = 127;
     }

@@ -54,7 +54,10 @@ int cli_plan_parse(char *data, size_t n, cli_plan *plan, char *err, size_t errn)
     memset(plan, 0, sizeof(*plan));
     plan->text = data;
     while ((key = next_word(data, n, &at)) != NULL) {
-        char ***slot = strcmp(key, "exec") == 0 ? &plan->exec : strcmp(key, "after") == 0 ? &plan->after : NULL;
+        char ***slot = strcmp(key, "exec") == 0       ? &plan->exec
+                       : strcmp(key, "after") == 0    ? &plan->after
+                       : strcmp(key, "terminal") == 0 ? &plan->terminal
+                                                      : NULL;
 
         if (!slot || *slot) {
             snprintf(err, errn, "flemma-sandbox: the library's plan has %s record '%.40s'", slot ? "a second" : "an unknown",
@@ -69,6 +72,11 @@ int cli_plan_parse(char *data, size_t n, cli_plan *plan, char *err, size_t errn)
             return -1;
         }
     }
+    if (plan->terminal && (plan->terminal[1] || strcmp(plan->terminal[0], "raw") != 0)) {
+        snprintf(err, errn, "flemma-sandbox: the library's plan has an unknown 'terminal' record");
+        cli_plan_free(plan);
+        return -1;
+    }
     if (at != n) {
         snprintf(err, errn, "flemma-sandbox: the library's plan does not end in a whole word");
         cli_plan_free(plan);
@@ -81,6 +89,7 @@ void cli_plan_free(cli_plan *plan)
 {
     free(plan->exec);
     free(plan->after);
+    free(plan->terminal);
     free(plan->text);
     memset(plan, 0, sizeof(*plan));
 }

@@ -1,9 +1,16 @@
-/* Running the planned command (cli.h): the terminal's descriptors, or a
- * pseudo-terminal of our own in front of it. The pseudo-terminal is what
- * makes an interactive shell in the sandbox a real one: the sandbox's
- * session (bwrap --new-session) takes it as its controlling terminal, so
- * job control, Ctrl-C and the window size work, while the user's own
- * terminal is never the sandbox's (no TIOCSTI into the user's shell). */
+/* Running the planned command (cli.h): never with the user's terminal.
+ * When any of stdin, stdout, stderr is a terminal, the command gets a
+ * pseudo-terminal of our own in its place (the others stay what they
+ * are: a pipe stays the pipe, a redirected stderr stays redirected), and
+ * we relay: what the user types to it, what it shows to the terminal,
+ * filtered (term_filter.h) unless the plan says raw. So no process of the
+ * sandbox ever holds a descriptor of the user's terminal: one a command
+ * leaves running (a command line's sandbox lives on) has our
+ * pseudo-terminal, hung up once we exit, and cannot read what the user
+ * types later or type into the user's shell. The pseudo-terminal is also
+ * what makes an interactive shell in the sandbox a real one: the
+ * sandbox's session (bwrap --new-session) takes it as its controlling
+ * terminal, so job control, Ctrl-C and the window size work. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -21,6 +28,7 @@
 #include <unistd.h>
 
 #include "fd_io.h"
+#include "term_filter.h"
 
 /* After the command ended, output still in the pseudo-terminal is copied
  * until none comes for DRAIN_MS, and at most DRAIN_READS reads (a process
@@ -31,9 +39,21 @@
 typedef struct {
     int master;        /* -1 without a pseudo-terminal */
     int slave;         /* the command's side, until it is started */
+    int tty;           /* the user's terminal: the first of 0, 1, 2 that is one */
+    int out;           /* where the command's terminal output goes (-1: nowhere) */
     int raw;           /* the terminal is in raw mode: restore saved */
     struct termios saved;
 } cli_tty;
+
+/* The user's terminal among 0, 1, 2 (-1: none), and where what the
+ * pseudo-terminal shows goes: stdout, else stderr, else stdin's terminal
+ * (the echo of what is typed). */
+static int find_tty(cli_tty *t)
+{
+    t->tty = isatty(STDIN_FILENO) ? STDIN_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO : isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
+    t->out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : isatty(STDERR_FILENO) ? STDERR_FILENO : t->tty;
+    return t->tty;
+}
 
 static int open_pty(cli_tty *t)
 {
@@ -48,9 +68,9 @@ static int open_pty(cli_tty *t)
     if (t->slave < 0)
         return -1;
     /* the command starts with the user's terminal settings and size */
-    if (tcgetattr(STDIN_FILENO, &t->saved) != 0 || tcsetattr(t->slave, TCSANOW, &t->saved) != 0)
+    if (tcgetattr(t->tty, &t->saved) != 0 || tcsetattr(t->slave, TCSANOW, &t->saved) != 0)
         return -1;
-    if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+    if (ioctl(t->tty, TIOCGWINSZ, &ws) == 0)
         (void)ioctl(t->slave, TIOCSWINSZ, &ws);
     return 0;
 }
@@ -60,14 +80,17 @@ static void make_raw(cli_tty *t)
     struct termios raw = t->saved;
 
     cfmakeraw(&raw);
-    if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0)
+    /* output keeps its processing: what else writes to the terminal
+     * (a pipe's reader, a redirected stream) still gets its newlines */
+    raw.c_oflag = t->saved.c_oflag;
+    if (tcsetattr(t->tty, TCSADRAIN, &raw) == 0)
         t->raw = 1;
 }
 
 static void restore(cli_tty *t)
 {
     if (t->raw)
-        (void)tcsetattr(STDIN_FILENO, TCSADRAIN, &t->saved);
+        (void)tcsetattr(t->tty, TCSADRAIN, &t->saved);
     t->raw = 0;
     if (t->master >= 0)
         close(t->master);
@@ -82,9 +105,11 @@ static pid_t start(char *const argv[], const sigset_t *old_mask, int slave)
 
     if (pid != 0)
         return pid;
-    /* stderr redirected away from the terminal stays where it goes */
-    if (slave >= 0 && (dup2(slave, 0) < 0 || dup2(slave, 1) < 0 || (isatty(2) && dup2(slave, 2) < 0)))
-        _exit(127);
+    /* each of 0, 1, 2 that is the user's terminal becomes ours; the
+     * others (a pipe, a file) stay where they go */
+    for (int fd = 0; slave >= 0 && fd <= 2; fd++)
+        if (isatty(fd) && dup2(slave, fd) < 0)
+            _exit(127);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, old_mask, NULL);
     execvp(argv[0], argv);
@@ -92,8 +117,9 @@ static pid_t start(char *const argv[], const sigset_t *old_mask, int slave)
     _exit(127);
 }
 
-/* Copies what one read of from gives to to; 0 at its end or an error. */
-static int copy_once(int from, int to)
+/* Copies what one read of the user's terminal gives to the command's;
+ * 0 at its end or an error. */
+static int copy_in(int from, int to)
 {
     char chunk[16384];
     ssize_t got = read(from, chunk, sizeof(chunk));
@@ -103,6 +129,26 @@ static int copy_once(int from, int to)
     if (got <= 0)
         return 0;
     return fs_write_all(to, chunk, (size_t)got) == 0;
+}
+
+/* Copies what one read of the pseudo-terminal gives to the user's
+ * terminal, through the filter when there is one (the terminal is
+ * dropped, and what comes read and thrown away, once a write fails);
+ * 0 at its end. */
+static int copy_out(cli_tty *t, cli_filter *filter)
+{
+    unsigned char chunk[16384], shown[CLI_FILTER_ROOM(16384)];
+    ssize_t got = read(t->master, chunk, sizeof(chunk));
+    size_t n;
+
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        return 1;
+    if (got <= 0)
+        return 0; /* EIO: no process holds the command's side any more */
+    n = filter ? cli_filter_feed(filter, chunk, (size_t)got, shown) : (size_t)got;
+    if (t->out >= 0 && n > 0 && fs_write_all(t->out, filter ? shown : chunk, n) != 0)
+        t->out = -1;
+    return 1;
 }
 
 /* One signal that came: the child's end, a new window size, or one to
@@ -123,35 +169,72 @@ static int on_signal(int sfd, pid_t pid, const cli_tty *t, int *status)
     if (si.ssi_signo == SIGWINCH) {
         struct winsize size;
 
-        if (t->master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &size) == 0)
+        if (t->master >= 0 && ioctl(t->tty, TIOCGWINSZ, &size) == 0)
             (void)ioctl(t->master, TIOCSWINSZ, &size);
         return 0;
     }
     /* the terminal sends its signals to the whole foreground group, the
      * command's host side too: only what was sent to us alone goes on
      * (and every one when the terminal is raw and sends none) */
-    if (t->master >= 0 || si.ssi_code != SI_KERNEL)
+    if (t->raw || si.ssi_code != SI_KERNEL)
         kill(pid, (int)si.ssi_signo);
     return 0;
 }
 
-int cli_run(char *const argv[], int use_pty)
+/* Relays between the user's terminal and the command's until the
+ * command ended and its output drained; its status. */
+static int relay(cli_tty *t, int sfd, pid_t pid, cli_filter *filter)
+{
+    int status = -1, ended = 0, out_open = t->master >= 0, drain_left = DRAIN_READS;
+    int in_open = t->master >= 0 && t->tty == STDIN_FILENO;
+
+    while (!ended || (out_open && drain_left > 0)) {
+        struct pollfd p[3] = { { sfd, POLLIN, 0 },
+                               { out_open ? t->master : -1, POLLIN, 0 },
+                               { in_open && !ended ? STDIN_FILENO : -1, POLLIN, 0 } };
+        int n = poll(p, 3, ended ? DRAIN_MS : -1);
+
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n == 0 && ended)
+            break; /* nothing more came */
+        if (n <= 0)
+            continue;
+        if ((p[0].revents & POLLIN) && on_signal(sfd, pid, t, &status))
+            ended = 1;
+        if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+            out_open = copy_out(t, filter);
+        if (p[2].revents & (POLLIN | POLLHUP | POLLERR))
+            in_open = copy_in(STDIN_FILENO, t->master);
+        if (ended)
+            drain_left--;
+    }
+    return status;
+}
+
+int cli_run(char *const argv[], int raw_terminal)
 {
     static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGCHLD };
-    cli_tty t = { -1, -1, 0, { 0 } };
+    cli_tty t = { -1, -1, -1, -1, 0, { 0 } };
+    cli_filter *filter = NULL;
     sigset_t set, old;
-    int sfd, status = -1, ended = 0, in_open = 1, out_open = 1;
+    int sfd, status = -1;
     pid_t pid;
-    int drain_left = DRAIN_READS;
 
     sigemptyset(&set);
     for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
         sigaddset(&set, passed[i]);
     sigprocmask(SIG_BLOCK, &set, &old);
     sfd = signalfd(-1, &set, SFD_CLOEXEC);
-    if (sfd < 0 || (use_pty && open_pty(&t) != 0)) {
+    if (find_tty(&t) >= 0 && !raw_terminal) {
+        filter = malloc(sizeof(*filter));
+        if (filter)
+            cli_filter_init(filter);
+    }
+    if (sfd < 0 || (t.tty >= 0 && (open_pty(&t) != 0 || (!raw_terminal && !filter)))) {
         fprintf(stderr, "flemma-sandbox: cannot set up the command's terminal: %s\n", strerror(errno));
         restore(&t);
+        free(filter);
         if (sfd >= 0)
             close(sfd);
         sigprocmask(SIG_SETMASK, &old, NULL);
@@ -166,29 +249,13 @@ int cli_run(char *const argv[], int use_pty)
     if (pid < 0) {
         fprintf(stderr, "flemma-sandbox: fork: %s\n", strerror(errno));
     } else {
-        if (t.master >= 0)
+        /* what the user types goes to the command key by key */
+        if (t.tty == STDIN_FILENO)
             make_raw(&t);
-        while (!ended || (t.master >= 0 && out_open && drain_left > 0)) {
-            struct pollfd p[3] = { { sfd, POLLIN, 0 }, { t.master, POLLIN, 0 }, { in_open ? STDIN_FILENO : -1, POLLIN, 0 } };
-            int n = poll(p, t.master >= 0 ? (ended ? 2 : 3) : 1, ended ? DRAIN_MS : -1);
-
-            if (n < 0 && errno != EINTR)
-                break;
-            if (n == 0 && ended)
-                break; /* nothing more came */
-            if (n <= 0)
-                continue;
-            if ((p[0].revents & POLLIN) && on_signal(sfd, pid, &t, &status))
-                ended = 1;
-            if (t.master >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
-                out_open = copy_once(t.master, STDOUT_FILENO);
-            if (t.master >= 0 && !ended && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
-                in_open = copy_once(STDIN_FILENO, t.master);
-            if (ended)
-                drain_left--;
-        }
+        status = relay(&t, sfd, pid, filter);
     }
     restore(&t);
+    free(filter);
     close(sfd);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &old, NULL);
