@@ -131,6 +131,8 @@ describe("between calls of a chat's live sandbox", function()
     assert.are.same({ "running", processes }, { state, held }, "all it left is held")
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
     assert.matches("between calls nothing runs: what a call left is held and goes on at the next call", status)
+    local list = table.concat(require("flemma_sandbox.nvim.sandboxes").list_lines(), "\n")
+    assert.matches(string.format("running %%(%d, held %d%%)", processes, processes), list)
     -- the next call: the new secret makes the plan mask more, so the
     -- sandbox is started again (what it held ends without running)
     local r = run_in(a, "cat deploy/keys/prod.pem; echo done")

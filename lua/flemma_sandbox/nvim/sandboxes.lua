@@ -25,6 +25,7 @@ local M = {}
 ---@field used integer|nil last use (seconds since the epoch)
 ---@field state "running"|"stopped" its live sandbox (backends/live.lua)
 ---@field processes integer what runs in it besides the sandbox's own
+---@field held integer how many of them are held (stopped between calls)
 
 --- A folder's entries that are folders themselves (never links).
 ---@param dir string
@@ -75,14 +76,15 @@ function M.entries(project_dir)
     local stat = uv.fs_stat(dir .. "/.chat")
     local helper = client.helper()
     local live_dir = live.dir_for({ dir = dir })
-    local state, processes = "stopped", 0
+    local state, processes, held = "stopped", 0, 0
     if helper and live_dir then
-      state, processes = live.info(helper, live_dir)
+      state, processes, held = live.info(helper, live_dir)
     end
     out[#out + 1] = {
       state = state,
       processes = processes,
       name = name,
+      held = held,
       dir = dir,
       chat = chat,
       chats = #members,
@@ -123,7 +125,7 @@ local function entry_line(e)
     e.name,
     e.kib,
     e.used and os.date("%Y-%m-%d %H:%M", e.used) or "-",
-    e.state == "running" and string.format("running (%d)", e.processes) or "stopped",
+    e.state == "running" and string.format("running (%d, held %d)", e.processes, e.held or 0) or "stopped",
     cli and "command line (flemma-sandbox run)" or e.chat or "?",
     e.chats > 1 and string.format(" (+%d)", e.chats - 1) or "",
     e.chat_exists and "" or " (gone)"
