@@ -12,7 +12,7 @@ _flemma_sandbox() {
     return
   fi
   case "$cmd" in
-    run) COMPREPLY=($(compgen -W "--direct $(_flemma_sandbox_names)" -- "$cur")) ;;
+    run) COMPREPLY=($(compgen -W "--direct --raw-terminal $(_flemma_sandbox_names)" -- "$cur")) ;;
     list) COMPREPLY=($(compgen -W "--all" -- "$cur")) ;;
     gc) COMPREPLY=($(compgen -W "--force" -- "$cur")) ;;
     delete) COMPREPLY=($(compgen -W "--force $(_flemma_sandbox_names)" -- "$cur")) ;;

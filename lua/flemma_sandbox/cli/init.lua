@@ -14,11 +14,14 @@ local M = {}
 M.USAGE = [==[
 usage: flemma-sandbox COMMAND [ARGS]
 
-  run [--direct] NAME [-- CMD [ARGS...]]
+  run [--direct] [--raw-terminal] NAME [-- CMD [ARGS...]]
                   run CMD (or your $SHELL, interactive) in this project's
                   sandbox NAME: made if missing, joined if running. In a
                   git repository it works on the sandbox's own copy of
-                  the repository (see diff, apply) unless --direct.
+                  the repository (see diff, apply) unless --direct. It
+                  gets a terminal of its own, never yours; what it shows
+                  there loses clipboard writes (OSC 52) and terminal
+                  queries unless --raw-terminal.
   list [--all]    this project's sandboxes (every project's with --all),
                   the command line's and the chats'
   status [NAME]   the policy a run of NAME gets, and where it comes from

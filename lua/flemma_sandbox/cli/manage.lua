@@ -3,13 +3,15 @@
 --- sandboxes, the same as :FlemmaSandbox's, as text in a terminal.
 local cli = require("flemma_sandbox.cli.failure")
 local sandbox = require("flemma_sandbox.cli.sandbox")
+local terminal_text = require("flemma_sandbox.cli.terminal_text")
 
 local M = {}
 
---- Prints lines on stdout.
+--- Prints lines on stdout (a path from a copy may hold any byte: shown
+--- escaped in a terminal).
 ---@param lines string[]
 local function say(lines)
-  io.stdout:write(table.concat(lines, "\n"), "\n")
+  io.stdout:write(terminal_text.for_fd(1, table.concat(lines, "\n") .. "\n"))
 end
 
 --- The flags among args (each one of allowed) and the one plain word.
@@ -128,14 +130,15 @@ end
 function M.diff(args)
   local name, changes, errors = on_copy("diff", args, "changes")
   for _, err in ipairs(errors or {}) do
-    io.stderr:write("flemma-sandbox: " .. err .. "\n")
+    io.stderr:write(terminal_text.for_fd(2, "flemma-sandbox: " .. err .. "\n"))
   end
   local review = require("flemma_sandbox.review")
   local seen = {}
   for _, c in ipairs(changes or {}) do
     if not seen[c.top] then
       seen[c.top] = true
-      io.stdout:write(review.patch(c.top, name))
+      -- the copy's bytes: to a terminal with their controls shown, not run
+      io.stdout:write(terminal_text.for_fd(1, review.patch(c.top, name)))
     end
   end
   if #(changes or {}) == 0 then

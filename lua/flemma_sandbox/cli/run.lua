@@ -1,4 +1,4 @@
---- `flemma-sandbox run [--direct] NAME [-- CMD...]`: the plan of one run
+--- `flemma-sandbox run [--direct] [--raw-terminal] NAME [-- CMD...]`: the plan of one run
 --- in the sandbox NAME, and the step after it (clone mode's sync).
 local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local cli = require("flemma_sandbox.cli.failure")
@@ -7,11 +7,11 @@ local sandbox = require("flemma_sandbox.cli.sandbox")
 
 local M = {}
 
---- --direct, NAME and the command after "--" (nil: none given).
+--- The options, NAME and the command after "--" (nil: none given).
 ---@param args string[]
----@return string name, boolean direct, string[]|nil cmd
+---@return string name, { direct: boolean, raw_terminal: boolean } opts, string[]|nil cmd
 local function parse(args)
-  local direct, name, cmd = false, nil, nil
+  local opts, name, cmd = { direct = false, raw_terminal = false }, nil, nil
   local i = 1
   while i <= #args do
     local a = args[i]
@@ -22,7 +22,9 @@ local function parse(args)
       end
       break
     elseif a == "--direct" then
-      direct = true
+      opts.direct = true
+    elseif a == "--raw-terminal" then
+      opts.raw_terminal = true
     elseif a:sub(1, 1) == "-" then
       cli.fail("run: unknown option '" .. a .. "' (flemma-sandbox help)")
     elseif name == nil then
@@ -32,7 +34,7 @@ local function parse(args)
     end
     i = i + 1
   end
-  return sandbox.check_name(name), direct, cmd
+  return sandbox.check_name(name), opts, cmd
 end
 
 --- Writes the plan's records to descriptor 3 (the main's pipe).
@@ -70,8 +72,8 @@ end
 ---@param args string[]
 ---@return integer
 function M.run(args)
-  local name, direct, cmd = parse(args)
-  local bufnr, info = sandbox.open(name, direct)
+  local name, opts, cmd = parse(args)
+  local bufnr, info = sandbox.open(name, opts.direct)
   local fs = require("flemma_sandbox")
   if not fs.is_enabled(bufnr) then
     cli.fail("the sandbox is off in your config (enabled = false): the command line runs nothing unsandboxed")
@@ -111,7 +113,11 @@ function M.run(args)
   end
   local records = { { "exec", argv } }
   if clone then
-    records[2] = { "after", { "after-run", name } }
+    records[#records + 1] = { "after", { "after-run", name } }
+  end
+  if opts.raw_terminal then
+    -- the main passes the command's terminal output as it comes
+    records[#records + 1] = { "terminal", { "raw" } }
   end
   write_plan(records)
   return 0
