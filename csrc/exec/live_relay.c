@@ -53,19 +53,21 @@ static void drain_now(int from, int to)
         fs_write_all(to, chunk, (size_t)got);
 }
 
-static void send_signal(int conn, int sig)
+/* 0, or -1 when the supervisor cannot be told (its connection broke:
+ * the sandbox is gone or going). */
+static int send_signal(int conn, int sig)
 {
     char text[8];
     int n = snprintf(text, sizeof(text), "%d", sig);
 
-    exec_wire_send(conn, 'S', text, (size_t)n, NULL, 0);
+    return exec_wire_send(conn, 'S', text, (size_t)n, NULL, 0);
 }
 
 /* Sends the call and relays it until its status comes: -1 when the
  * sandbox ended before that (*started says whether the call had begun). */
 int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_fd, int *started, int *quiet)
 {
-    int out[2], err[2], fds[3], sfd, status = -1, stopped = 0;
+    int out[2], err[2], fds[3], sfd, status = -1, stopped = 0, broken = 0;
     long long deadline = o->time_limit_ms > 0 ? now_ms() + o->time_limit_ms : 0;
     char cwd[4096];
     fs_buf req, msg;
@@ -78,20 +80,26 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
         snprintf(cwd, sizeof(cwd), "/");
     fs_buf_init(&req);
     fs_buf_init(&msg);
-    if (add_word(&req, cwd) != 0)
+    if (add_word(&req, cwd) != 0) {
+        fs_buf_free(&req);
         return -1;
+    }
     for (i = 0; argv[i]; i++)
-        if (add_word(&req, argv[i]) != 0)
+        if (add_word(&req, argv[i]) != 0) {
+            fs_buf_free(&req);
             return -1;
+        }
     if (isatty(0) && isatty(1)) {
         /* a terminal (the command line's pseudo-terminal) goes as it is:
          * the call takes it as its own, and its output needs no relay */
         out[0] = out[1] = err[0] = err[1] = -1;
     } else if (pipe2(out, O_CLOEXEC) != 0) {
+        fs_buf_free(&req);
         return -1;
     } else if (pipe2(err, O_CLOEXEC) != 0) {
         close(out[0]);
         close(out[1]);
+        fs_buf_free(&req);
         return -1;
     }
     fds[0] = 0;
@@ -104,12 +112,16 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
     sigaddset(&set, SIGQUIT);
     sigprocmask(SIG_BLOCK, &set, NULL);
     sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    (void)exec_wire_send(conn, 'R', req.data, req.len, fds, 3);
+    if (exec_wire_send(conn, 'R', req.data, req.len, fds, 3) != 0) {
+        /* the call never went, so nothing runs: -1, not started (the
+         * caller tries a new sandbox once, then says the sandbox ended) */
+        broken = 1;
+    }
     if (out[1] >= 0) {
         close(out[1]);
         close(err[1]);
     }
-    while (status < 0) {
+    while (status < 0 && !broken) {
         struct pollfd p[4];
         struct signalfd_siginfo info;
         long long left = deadline ? deadline - now_ms() : -1;
@@ -117,7 +129,8 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
         char type;
 
         if (deadline && left <= 0) {
-            send_signal(conn, stopped ? SIGKILL : SIGTERM);
+            if (send_signal(conn, stopped ? SIGKILL : SIGTERM) != 0)
+                break; /* the connection broke: the sandbox ended */
             if (!stopped) {
                 char ms[24];
 
@@ -142,7 +155,10 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
         if (p[2].revents & POLLIN)
             copy_out(err[0], 2);
         while (sfd >= 0 && read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info))
-            send_signal(conn, (int)info.ssi_signo);
+            if (send_signal(conn, (int)info.ssi_signo) != 0)
+                broken = 1;
+        if (broken)
+            break; /* a signal that cannot be passed on: the sandbox ended */
         if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         if (exec_wire_recv(conn, &type, &msg, fds, &nfds) <= 0)
@@ -166,7 +182,11 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
         /* the supervisor reads them from now on, for what the call left running */
         fds[0] = out[0];
         fds[1] = err[0];
-        exec_wire_send(conn, 'A', NULL, 0, fds, 2);
+        if (exec_wire_send(conn, 'A', NULL, 0, fds, 2) != 0)
+            /* closed below: what the call left running gets EPIPE on its
+             * next write, as when nothing reads its output */
+            fprintf(stderr, "flemma-sandbox: cannot hand the call's output over to the chat's sandbox: %s\n",
+                    strerror(errno));
     }
     if (out[0] >= 0) {
         close(out[0]);

@@ -12,8 +12,10 @@
  * QUIT) go to the call's process group; past o->time_limit_ms it gets
  * SIGTERM, then SIGKILL after the grace period (said on stderr and
  * recorded on records_fd). The status, or -1 when the sandbox ended
- * first (*started: whether the call had begun; *quiet: whether the
- * supervisor said nothing runs in the sandbox now but its own). */
+ * first or could not be told (a send failed: the call never began, or
+ * the connection is closed and the supervisor kills it; *started:
+ * whether the call had begun; *quiet: whether the supervisor said
+ * nothing runs in the sandbox now but its own). */
 int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_fd, int *started, int *quiet);
 
 #endif
