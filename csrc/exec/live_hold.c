@@ -35,7 +35,7 @@
 #define HOLD_KILL_MS 1000
 
 typedef struct {
-    const pid_t *own;
+    const exec_own_process *own;
     int nown;
     int moving; /* in a pass: processes that may run, or ended */
     int killing; /* the time is up: kill what may run */
@@ -50,14 +50,47 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int is_own(const hold_pass *h, pid_t pid)
+/* A process's start time (field 22 of /proc/PID/stat), or 0. */
+static unsigned long long start_time(pid_t pid)
+{
+    char path[64], text[1024], *at;
+    int fd, field;
+    ssize_t got;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    got = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (got <= 0)
+        return 0;
+    text[got] = '\0';
+    at = strrchr(text, ')'); /* past the name, which may hold anything */
+    for (field = 2; at && field < 22; field++)
+        at = strchr(at + 1, ' ');
+    return at ? strtoull(at + 1, NULL, 10) : 0;
+}
+
+int exec_own_note(exec_own_process *own, pid_t pid)
+{
+    own->pid = pid;
+    own->start = start_time(pid);
+    return own->start ? 0 : -1;
+}
+
+int exec_own_is(const exec_own_process *own, int nown, pid_t pid)
 {
     int i;
 
-    for (i = 0; i < h->nown; i++)
-        if (h->own[i] == pid)
-            return 1;
+    for (i = 0; i < nown; i++)
+        if (own[i].pid == pid)
+            return start_time(pid) == own[i].start;
     return 0;
+}
+
+static int is_own(const hold_pass *h, pid_t pid)
+{
+    return exec_own_is(h->own, h->nown, pid);
 }
 
 /* The number after name in a /proc status text, or -1. */
@@ -147,7 +180,7 @@ static int one_pass(hold_pass *h)
     return rc;
 }
 
-int exec_hold(const pid_t *own, int nown)
+int exec_hold(const exec_own_process *own, int nown)
 {
     hold_pass h;
     fs_buf last;
@@ -185,7 +218,7 @@ int exec_hold(const pid_t *own, int nown)
     return rc;
 }
 
-void exec_release(const pid_t *own, int nown)
+void exec_release(const exec_own_process *own, int nown)
 {
     hold_pass h;
     DIR *proc = opendir("/proc");

@@ -54,7 +54,7 @@ typedef struct {
     int ndrains;
     sigset_t old_mask;
     fs_buf payload;
-    pid_t own[OWN_PIDS]; /* what ran before the first call: no call's */
+    exec_own_process own[OWN_PIDS]; /* what ran before the first call: no call's */
     int nown;
     const char *const *limits; /* each call's --limit options */
     int nlimits;
@@ -80,20 +80,15 @@ static int each_process(supervisor *s, int (*fn)(supervisor *, pid_t))
 
 static int note_own(supervisor *s, pid_t pid)
 {
-    if (s->nown >= OWN_PIDS)
+    if (s->nown >= OWN_PIDS || exec_own_note(&s->own[s->nown], pid) != 0)
         return -1;
-    s->own[s->nown++] = pid;
+    s->nown++;
     return 0;
 }
 
 static int is_other(supervisor *s, pid_t pid)
 {
-    int i;
-
-    for (i = 0; i < s->nown; i++)
-        if (s->own[i] == pid)
-            return 0;
-    return 1;
+    return !exec_own_is(s->own, s->nown, pid);
 }
 
 /* Whether nothing runs in the sandbox but its own processes (or what
