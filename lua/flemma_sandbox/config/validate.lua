@@ -200,7 +200,8 @@ local function check_sandboxes(key, sandboxes)
   -- as the command line's NAME: a folder's name, never "." or ".."
   if name ~= nil and name ~= false and (type(name) ~= "string" or not name:match("^[%w][%w._-]*$") or #name > 60) then
     return string.format(
-      "%s.name: expected false or a name of letters, digits, '.', '_' and '-' that starts with a letter or digit (at most 60), got %s",
+      "%s.name: expected false or a name of letters, digits, '.', '_' and '-' (at most 60)"
+        .. " that starts with a letter or digit, got %s",
       key,
       vim and vim.inspect(name) or tostring(name)
     )
