@@ -191,6 +191,36 @@ describe("between calls of a chat's live sandbox", function()
     assert.is_true(vim.fn.getfsize(path) > before, "it went on during the call")
   end)
 
+  it("kills what cannot be stopped (a vfork parent of a held child) and holds the rest", function()
+    local src = proj .. "/vf.c"
+    h.write(
+      src,
+      table.concat({
+        "#define _GNU_SOURCE",
+        "#include <unistd.h>",
+        "int main(void) {",
+        "  if (vfork() == 0) { for (;;) pause(); }", -- the parent waits, unstoppable, in the kernel
+        "  return 0;",
+        "}",
+      }, "\n")
+    )
+    h.sh("cc -o " .. h.shell_quote(proj .. "/vf") .. " " .. h.shell_quote(src))
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local started = vim.loop.hrtime()
+    local r = run_in(a, "bash -c ./vf vf." .. marker .. " >/dev/null 2>&1 & sleep 0.5; echo ok")
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    assert.is_true((vim.loop.hrtime() - started) / 1e9 < 10, "the call returned")
+    -- this spec's program: its file is the one in this project
+    local pids = vim.tbl_filter(function(pid)
+      return vim.loop.fs_readlink("/proc/" .. pid .. "/exe") == proj .. "/vf"
+    end, n.pids_with("vf"))
+    assert.are.equal(1, #pids, "the parent was killed, the child stays: " .. vim.inspect(pids))
+    assert.are.equal("T", state_of(pids[1]), "the child is held")
+    -- the sandbox goes on: the next call runs
+    assert.are.equal("next\n", run_in(a, "echo next").stdout)
+  end)
+
   it("leaves alone a repository the user makes while the chat idles, also at the stop", function()
     local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     local r = run_in(a, "bash -c 'sleep 1000' idle." .. n.marker() .. " >/dev/null 2>&1 & sleep 0.3; echo ok")
