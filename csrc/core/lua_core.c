@@ -399,6 +399,7 @@ int luaopen_flemma_sandbox_core(lua_State *L)
     luaL_register(L, NULL, FUNCTIONS);
     core_register_cache(L);
     core_register_net(L);
+    core_register_beneath(L);
     lua_pushstring(L, CORE_VERSION);
     lua_setfield(L, -2, "version");
     return 1;

@@ -55,5 +55,7 @@ int bind_stamp(lua_State *L);
 void core_register_cache(lua_State *L);
 /* lua_net.c: adds proxy_parse, host_allowed and addr_kind to the table on top */
 void core_register_net(lua_State *L);
+/* lua_beneath.c: adds read_beneath and entries_beneath to the table on top */
+void core_register_beneath(lua_State *L);
 
 #endif

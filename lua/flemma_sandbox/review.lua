@@ -137,11 +137,12 @@ local function through_link(top, rel)
   return false
 end
 
---- A path git could never have checked out: absolute, "..", ".git".
+--- A path git could never have checked out: absolute, "..", ".git". The
+--- copy's objects are the sandbox's: a tree it forged can hold any name.
 ---@param rel string
 ---@return boolean
-local function unsafe(rel)
-  if rel:sub(1, 1) == "/" then
+function M.unsafe(rel)
+  if rel == "" or rel:sub(1, 1) == "/" then
     return true
   end
   for part in rel:gmatch("[^/]+") do
@@ -150,6 +151,52 @@ local function unsafe(rel)
     end
   end
   return false
+end
+
+--- Whether a name on rel's way is one the check after a run gave what it
+--- moved aside in place (NAME.flemma-quarantine-..., csrc/exec/after_run.c):
+--- in a copy that is its quarantine, never the user's file.
+---@param rel string
+---@return boolean
+function M.quarantined(rel)
+  for part in rel:gmatch("[^/]+") do
+    if part:find(".flemma-quarantine-", 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+--- Why the user's file of a change may not be opened or written: a path
+--- from the copy's objects that leaves the repository or goes through a
+--- link, or what is there is no regular file (a FIFO would block the
+--- editor); nil when it may.
+---@param c flemma_sandbox.Change
+---@return string|nil
+function M.refused(c)
+  if M.unsafe(c.path) or through_link(c.top, c.path) then
+    return "the path goes through a link or out of the repository"
+  end
+  local kind = core.file_type(c.top .. "/" .. c.path)
+  if kind ~= nil and kind ~= "file" then
+    return "yours is a " .. kind .. ", not a regular file"
+  end
+  return nil
+end
+
+--- The user's file of a change: its content, nil when it is not there,
+--- or false with why when it cannot be read as a regular file beneath the
+--- repository (opened without following a link, O_NONBLOCK).
+---@param c flemma_sandbox.Change
+---@return string|false|nil, string|nil
+function M.mine(c)
+  local data, err, word = core.read_beneath(c.top, c.top .. "/" .. c.path)
+  if data then
+    return data
+  elseif word == "missing" then
+    return nil
+  end
+  return false, err
 end
 
 --- git merge-file of three texts; the result and how many clashes (-1 on
@@ -208,8 +255,12 @@ function M.apply_one(c, writable, out)
   local function skip(why)
     out.skipped[#out.skipped + 1] = { path = full, text = why }
   end
-  if unsafe(c.path) or through_link(c.top, c.path) then
-    return skip("not brought in: the path goes through a link or out of the repository")
+  local refused = M.refused(c)
+  if refused then
+    return skip("not brought in: " .. refused)
+  end
+  if M.quarantined(c.path) then
+    return skip("not brought in: what the check after a run moved aside in the copy")
   end
   if c.old_mode == "120000" or c.new_mode == "120000" or c.new_mode == "160000" or c.old_mode == "160000" then
     return skip("not brought in: a link or a submodule (see the copy's commits)")
@@ -218,7 +269,10 @@ function M.apply_one(c, writable, out)
   if not ok then
     return skip("not brought in: " .. tostring(why))
   end
-  local mine = util.read_file(full)
+  local mine, unread = M.mine(c)
+  if mine == false then
+    return skip("not brought in: " .. tostring(unread))
+  end
   local base = M.blob(c.top, c.old_oid)
   local theirs = M.blob(c.top, c.new_oid)
   local mode = c.new_mode == "100755" and 493 or 420

@@ -40,7 +40,7 @@ copy_of() {
   cp "$secrets" "$GIT_DIR/info/exclude"
   snap="$GIT_DIR/snapshot-index"
   # the user's index: its stat data saves hashing every tracked file
-  if [ -f "$user_git/index" ]; then cp "$user_git/index" "$snap"; fi
+  if [ -f "$user_git/index" ]; then cp -p "$user_git/index" "$snap"; fi
   GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g ls-files --stage -- .git-none >/dev/null 2>&1 || rm -f "$snap"
   GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g ls-files -z -i -c --exclude-from="$secrets" |
     GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g update-index -z --force-remove --stdin
@@ -100,7 +100,7 @@ top=$1
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
 cd "$top"
 export GIT_DIR="$top/.git" GIT_COMMON_DIR="$top/.git" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/wip-index
-if [ -f "$top/.git/index" ]; then cp "$top/.git/index" "$GIT_INDEX_FILE"; fi
+if [ -f "$top/.git/index" ]; then cp -p "$top/.git/index" "$GIT_INDEX_FILE"; fi
 g ls-files --stage -- .git-none >/dev/null 2>&1 || rm -f "$GIT_INDEX_FILE"
 g add -A --ignore-errors >/dev/null 2>&1 || true
 tree=$(g write-tree)
@@ -259,31 +259,6 @@ function M.mark_applied(spec)
     'GIT_DIR="$1/.git" GIT_COMMON_DIR="$1/.git" git update-ref refs/flemma/base refs/flemma/wip && echo marked'
   local out = vim.fn.system(git_box.argv(spec.bwrap, copy_binds(spec, true, false), script, { spec.top }))
   return out:match("marked") ~= nil
-end
-
---- The copies kept under a folder (a chat's, or a project's of chats)
---- whose work is not applied: "CHAT: the copy of TOP" for each whose last
---- synced tree differs from the one it started from or was last applied.
---- The repository is the copy's origin, in its own config (which no
---- sandbox can write).
----@param dir string
----@return string[]
-function M.unapplied_under(dir)
-  local out = {}
-  local found = vim.fn.glob(dir .. "/**/workspace/*/.git/" .. workspace.USER_OBJECTS, false, true)
-  for _, marker in ipairs(found) do
-    local clone = marker:match("^(.*)/%.git/")
-    local chat = clone:match("([^/]+)/workspace/[^/]+$")
-    local top = vim.trim(vim.fn.system({ "git", "config", "-f", clone .. "/.git/config", "remote.origin.url" }))
-    if top ~= "" and core.file_type(top .. "/.git") == "directory" then
-      local remote = "refs/remotes/sandbox-" .. chat
-      vim.fn.system({ "git", "-C", top, "diff", "--quiet", "--no-ext-diff", remote .. "/base", remote .. "/wip" })
-      if vim.v.shell_error == 1 then
-        out[#out + 1] = chat .. ": the copy of " .. top
-      end
-    end
-  end
-  return out
 end
 
 --- Whether a copy is there (made whole).

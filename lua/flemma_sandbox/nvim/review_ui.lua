@@ -3,6 +3,7 @@
 --- side-by-side diff that works on every Neovim (:diffthis on the user's
 --- file and a scratch buffer with the copy's version).
 local notice = require("flemma_sandbox.notice")
+local review = require("flemma_sandbox.review")
 local workspaces = require("flemma_sandbox.workspaces")
 
 local M = {}
@@ -30,16 +31,22 @@ function M.summary(bufnr)
 end
 
 --- Opens, in a new tab page, the user's file beside the copy's version.
----@param top string
----@param path string relative to top
----@param remote string refs/remotes/sandbox-NAME
-function M.open_diff(top, path, remote)
-  local full = top .. "/" .. path
-  local theirs = vim.fn.systemlist({ "git", "-C", top, "show", "--no-textconv", remote .. "/wip:" .. path })
-  if vim.v.shell_error ~= 0 then
-    theirs = {}
+--- The path comes from the copy's objects, which the sandbox can forge:
+--- nothing is opened when it leaves the repository, goes through a link or
+--- names what is no regular file (review.refused); the copy's version is
+--- its blob, never a path.
+---@param c flemma_sandbox.Change
+function M.open_diff(c)
+  local refused = review.refused(c)
+  if refused then
+    return notice.say("not opened: " .. c.path .. ": " .. refused, vim.log.levels.WARN)
   end
-  vim.cmd("tabnew " .. vim.fn.fnameescape(full))
+  local text = review.blob(c.top, c.new_oid) or ""
+  local theirs = vim.split(text, "\n", { plain = true })
+  if theirs[#theirs] == "" then
+    theirs[#theirs] = nil
+  end
+  vim.cmd("tabnew " .. vim.fn.fnameescape(c.top .. "/" .. c.path))
   vim.cmd("diffthis")
   local filetype = vim.bo.filetype
   vim.cmd("vertical rightbelow new")
@@ -50,7 +57,7 @@ function M.open_diff(top, path, remote)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, theirs)
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = filetype
-  pcall(vim.api.nvim_buf_set_name, buf, "sandbox://" .. remote:match("sandbox%-(.*)$") .. "/" .. path)
+  pcall(vim.api.nvim_buf_set_name, buf, "sandbox://" .. c.remote:match("sandbox%-(.*)$") .. "/" .. c.path)
   vim.cmd("diffthis")
 end
 
@@ -115,7 +122,7 @@ end
 function M.diff(bufnr)
   local picked = entry_under_cursor()
   if picked then
-    return M.open_diff(picked.top, picked.path, picked.remote)
+    return M.open_diff(picked)
   end
   bufnr = chat_buffer(bufnr)
   if not bufnr then
@@ -127,11 +134,14 @@ function M.diff(bufnr)
   workspaces.changes(bufnr, function(changes, errors)
     local items = {}
     for _, c in ipairs(changes) do
-      items[#items + 1] = {
-        filename = c.top .. "/" .. c.path,
-        lnum = 1,
-        text = c.status .. "  " .. (WORDS[c.status] or c.status),
-      }
+      local refused = review.refused(c)
+      -- a path refused has no file name: the list opens nothing there
+      items[#items + 1] = refused and { text = c.path .. ": not opened: " .. refused }
+        or {
+          filename = c.top .. "/" .. c.path,
+          lnum = 1,
+          text = c.status .. "  " .. (WORDS[c.status] or c.status),
+        }
     end
     last_chat, listed = bufnr, changes
     vim.fn.setqflist({}, " ", { title = LIST_TITLE, items = items })
@@ -141,7 +151,7 @@ function M.diff(bufnr)
     if #items == 0 then
       return notice.say("the chat's copy has no changes that are not applied")
     end
-    M.open_diff(changes[1].top, changes[1].path, changes[1].remote)
+    M.open_diff(changes[1])
     vim.cmd("botright copen")
   end)
 end

@@ -27,7 +27,8 @@ local M = {}
 ---@field processes integer what runs in it besides the sandbox's own
 ---@field held integer how many of them are held (stopped between calls)
 
---- A folder's entries that are folders themselves (never links).
+--- A folder's entries that are folders themselves (never links), listed
+--- from the folder opened without following a link (core.entries_beneath).
 ---@param dir string
 ---@return string[]
 local function folders_in(dir)
@@ -35,9 +36,9 @@ local function folders_in(dir)
   if core.file_type(dir) ~= "directory" then
     return out
   end
-  for _, name in ipairs(vim.fn.readdir(dir)) do
+  for name, kind in pairs(core.entries_beneath(dir, dir) or {}) do
     local plain = name:match("^[%w._-]+$") and name ~= "." and name ~= ".."
-    if plain and core.file_type(dir .. "/" .. name) == "directory" then
+    if plain and kind == "directory" then
       out[#out + 1] = name
     end
   end
@@ -110,7 +111,7 @@ end
 function M.unapplied(dirs)
   local out = {}
   for _, dir in ipairs(dirs) do
-    vim.list_extend(out, require("flemma_sandbox.backends.workspace").unapplied_under(dir))
+    vim.list_extend(out, require("flemma_sandbox.backends.workspace_kept").unapplied_under(dir))
   end
   return out
 end
