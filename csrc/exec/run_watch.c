@@ -38,8 +38,14 @@ static void add_path(exec_run_watch *w, const char *path)
 
     if (fs_vec_contains(&w->paths, path) || node_id(path, id, sizeof(id)) != 0)
         return; /* what is missing at the start was not bound: nothing to keep */
-    if (fs_vec_push_str(&w->paths, path) == 0 && fs_vec_push_str(&w->ids, id) != 0)
-        w->paths.len--; /* out of memory: the pair stays whole */
+    if (fs_vec_push_str(&w->paths, path) != 0) {
+        w->failed = 1; /* out of memory: a name left unwatched stops the run */
+        return;
+    }
+    if (fs_vec_push_str(&w->ids, id) != 0) {
+        free(w->paths.items[--w->paths.len]); /* the pair stays whole */
+        w->failed = 1;
+    }
 }
 
 /* Watches folder dir (once); -1 when inotify cannot. */
@@ -58,10 +64,15 @@ static int watch_dir(exec_run_watch *w, const char *dir)
     if (wd < 0)
         return -1;
     snprintf(text, sizeof(text), "%d", wd);
-    if (fs_vec_push_str(&w->dirs, dir) != 0)
+    /* out of memory: not a fallback to polling (a new secret name cannot
+     * be polled for), a stop */
+    if (fs_vec_push_str(&w->dirs, dir) != 0) {
+        w->failed = 1;
         return -1;
+    }
     if (fs_vec_push_str(&w->wds, text) != 0) {
-        w->dirs.len--;
+        free(w->dirs.items[--w->dirs.len]);
+        w->failed = 1;
         return -1;
     }
     return 0;
@@ -105,10 +116,10 @@ void exec_run_watch_init(exec_run_watch *w, const fs_vec *pairs, const fs_vec *m
 
         if (strcmp(key, "ro") == 0 || strcmp(key, "hidden") == 0)
             add_path(w, value);
-        else if (strcmp(key, "pattern") == 0)
-            (void)fs_vec_push_str(&w->patterns, value);
-        else if (strcmp(key, "disk") == 0)
-            (void)fs_vec_push_str(&w->roots, value);
+        else if (strcmp(key, "pattern") == 0 && fs_vec_push_str(&w->patterns, value) != 0)
+            w->failed = 1;
+        else if (strcmp(key, "disk") == 0 && fs_vec_push_str(&w->roots, value) != 0)
+            w->failed = 1;
     }
     w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     for (i = 0; w->fd >= 0 && ok && i < w->paths.len; i++) {
@@ -130,6 +141,8 @@ long exec_run_watch_wait_ms(const exec_run_watch *w, long long now_ms)
 {
     long long next = -1;
 
+    if (w->failed)
+        return 0; /* the stop is due at once */
     /* inotify's events wake the caller (exec_run_watch_fd); names that are
      * looked at have their time */
     if (w->fd < 0 && w->paths.len > 0)
@@ -226,6 +239,10 @@ int exec_run_watch_fd(const exec_run_watch *w)
 
 int exec_run_watch_check(exec_run_watch *w, long long now_ms, char *why, size_t n)
 {
+    if (w->failed) {
+        snprintf(why, n, "out of memory while setting up the watch of protected names (fail closed)");
+        return 1;
+    }
     if (w->fd >= 0 && read_events(w, why, n))
         return 1;
     if (w->fd < 0 && w->paths.len > 0 && now_ms >= w->next_poll_ms) {

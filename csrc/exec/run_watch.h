@@ -26,13 +26,16 @@ typedef struct {
     fs_vec roots;    /* writable roots, for the free-space check */
     long reserve_mb; /* 0: no free-space check */
     long long next_poll_ms, next_disk_ms;
+    int failed;                   /* a name, pattern or root could not be kept (out of memory): stop */
     const char *short_root;       /* after a stop for disk space: the root short of it (in roots) */
     unsigned long long short_free_mb; /* and its free space then */
 } exec_run_watch;
 
 /* Sets up the watch from the check file's pairs (ro, hidden, secrets,
  * pattern, disk: a writable root on the host's disk) and the masks the helper planned (secret masks and binds by
- * descriptor). Never fails: what cannot be watched by inotify is polled. */
+ * descriptor). What cannot be watched by inotify is polled; what cannot
+ * be kept at all (out of memory) sets failed, and the first check stops
+ * the command (fail closed: nothing runs half watched). */
 void exec_run_watch_init(exec_run_watch *w, const fs_vec *pairs, const fs_vec *masks, long reserve_mb);
 
 /* How long (ms) the caller may sleep before the next exec_run_watch_check,
@@ -44,7 +47,8 @@ long exec_run_watch_wait_ms(const exec_run_watch *w, long long now_ms);
 int exec_run_watch_fd(const exec_run_watch *w);
 
 /* Looks at what happened since the last call: 1 with why filled when the
- * command must stop now because a name was replaced or appeared, 2 when a
+ * command must stop now because a name was replaced or appeared, or the
+ * watch could not be set up whole (failed), 2 when a
  * writable root ran short of space (then short_root and short_free_mb say
  * which), else 0. */
 int exec_run_watch_check(exec_run_watch *w, long long now_ms, char *why, size_t n);
