@@ -127,7 +127,9 @@ describe("flemma-sandbox run and the user's terminal", function()
       return pending("tmux is not installed")
     end
     local marker = string.format("sleep 87.%06d", math.random(0, 999999))
-    local cmd = in_project(w, { cli.BIN, "run", "left", "--", "sh", "-c", leave_behind(marker, "/tmp/got") })
+    -- and a descriptor of the terminal the user's shell left open past 2
+    local cmd = "exec 7<>/dev/tty; "
+      .. in_project(w, { cli.BIN, "run", "left", "--", "sh", "-c", leave_behind(marker, "/tmp/got") })
     local screen, pid, rdev
     t, screen, pid, rdev = typed_after(cmd, marker)
     pids[#pids + 1] = pid
@@ -182,6 +184,23 @@ describe("flemma-sandbox run and the user's terminal", function()
     for _, seq in ipairs({ "52;c;", "\27[6n", "\27[c", "\27P$q", "\27]11;?" }) do
       assert.is_nil(bytes:find(seq, 1, true), vim.inspect(seq) .. " reached the terminal: " .. vim.inspect(bytes))
     end
+  end)
+
+  it("filters a command's stderr on the terminal when its stdout is a pipe", function()
+    if not tmux.available() then
+      return pending("tmux is not installed")
+    end
+    local inner = "printf 'ERR-BEFORE\\033]52;c;aGVsbG8=\\007\\033[6n ERR-AFTER\\n' >&2; echo to-pipe"
+    local capture
+    local argv = { cli.BIN, "run", "--direct", "osc", "--", "sh", "-c", inner }
+    t, capture = start_captured(w, in_project(w, argv) .. " | cat; echo EXITED-$?; sleep 60")
+    assert.matches("EXITED%-0", t:wait_for("EXITED-"))
+    local bytes = tmux.wait_file(capture) or ""
+    assert.truthy(bytes:find("ERR-BEFORE", 1, true), bytes)
+    assert.truthy(bytes:find("ERR-AFTER", 1, true), bytes)
+    assert.truthy(bytes:find("to-pipe", 1, true), bytes)
+    assert.is_nil(bytes:find("52;c;", 1, true), vim.inspect(bytes))
+    assert.is_nil(bytes:find("\27[6n", 1, true), vim.inspect(bytes))
   end)
 
   it("control: --raw-terminal passes them", function()
