@@ -363,6 +363,10 @@ describe("a chat's live sandbox", function()
       end, 50),
       "stopped when idle"
     )
+    -- its keeper ends a moment after what ran in the sandbox
+    vim.wait(3000, function()
+      return live.info(client.helper(), live_dir(a)) == "stopped"
+    end, 50)
     assert.are.equal("stopped", (live.info(client.helper(), live_dir(a))))
     local r = run_in(a, "cat /tmp/kept.txt")
     assert.are.equal("kept\n", r.stdout, r.stderr)
