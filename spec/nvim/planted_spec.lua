@@ -131,7 +131,7 @@ describe("what a sandbox planted", function()
         .. "; b=$(printf x | git hash-object -w --stdin)"
         .. "; up=$(printf '100644 blob %s\\tfifo\\n' $b | git mktree)"
         .. "; forged=$( (git ls-tree HEAD; printf '040000 tree %s\\t..\\n' $up) | git mktree --missing)"
-        .. "; c=$(echo forged | git commit-tree $forged)"
+        .. "; c=$(echo forged | git -c user.name=m -c user.email=m@m commit-tree $forged)"
         .. "; git update-ref refs/flemma/base $c; echo ok"
     )
     assert.are.equal(0, r.exit_code, out)
