@@ -110,9 +110,6 @@ static pid_t start(char *const argv[], const sigset_t *old_mask, int slave)
     for (int fd = 0; slave >= 0 && fd <= 2; fd++)
         if (isatty(fd) && dup2(slave, fd) < 0)
             _exit(127);
-    /* nor does a descriptor the user's shell left open past 2 (one on
-     * the terminal among them) */
-    fs_cloexec_from(3);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, old_mask, NULL);
     execvp(argv[0], argv);
