@@ -31,8 +31,8 @@
 
 /* how long stopping may take before what still runs is killed; and then
  * how long the killing may take */
-#define HOLD_MS 2000
-#define HOLD_KILL_MS 1000
+#define HOLD_MS 5000
+#define HOLD_KILL_MS 2000
 
 typedef struct {
     const exec_own_process *own;

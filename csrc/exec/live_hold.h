@@ -22,7 +22,7 @@ int exec_own_is(const exec_own_process *own, int nown, pid_t pid);
 
 /* Stops every process in /proc but own[0..nown) with SIGSTOP, until two
  * passes in a row show them all stopped and none ran between (why that
- * proves it: live_hold.c). What does not stop within 2 s is killed. 0
+ * proves it: live_hold.c). What does not stop within 5 s is killed. 0
  * when held, -1 when that could not be done (the caller ends the
  * sandbox: the kernel kills what is left). */
 int exec_hold(const exec_own_process *own, int nown);

@@ -183,12 +183,15 @@ describe("between calls of a chat's live sandbox", function()
     assert.is_true(before > 0, "control: it wrote while the call ran")
     pause(1500)
     assert.are.equal(before, vim.fn.getfsize(path), "nothing written between calls")
+    local held = n.pids_with("writer." .. marker)
+    assert.is_true(#held >= 1, "the writer is there")
     for _, pid in ipairs(n.pids_with(marker)) do
       assert.are.equal("T", state_of(pid), "held: " .. pid)
     end
     -- the next call continues them
-    run_in(a, "sleep 0.5")
-    assert.is_true(vim.fn.getfsize(path) > before, "it went on during the call")
+    r = run_in(a, "sleep 0.5")
+    local log = h.read(live.dir_for(require("flemma_sandbox.policy.chat_dirs").for_buffer(a)) .. "/keeper.log")
+    assert.is_true(vim.fn.getfsize(path) > before, "it went on during the call: " .. vim.inspect({ r, log }))
   end)
 
   it("kills what cannot be stopped (a vfork parent of a held child) and holds the rest", function()
