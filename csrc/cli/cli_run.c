@@ -105,6 +105,10 @@ static pid_t start(char *const argv[], const sigset_t *old_mask, int slave)
 
     if (pid != 0)
         return pid;
+    /* a group of its own: a signal sent to ours reaches it once, through
+     * us (it never reads or writes the user's terminal, so it need not
+     * be in its foreground group) */
+    (void)setpgid(0, 0);
     /* each of 0, 1, 2 that is the user's terminal becomes ours; the
      * others (a pipe, a file) stay where they go */
     for (int fd = 0; slave >= 0 && fd <= 2; fd++)
@@ -173,11 +177,10 @@ static int on_signal(int sfd, pid_t pid, const cli_tty *t, int *status)
             (void)ioctl(t->master, TIOCSWINSZ, &size);
         return 0;
     }
-    /* the terminal sends its signals to the whole foreground group, the
-     * command's host side too: only what was sent to us alone goes on
-     * (and every one when the terminal is raw and sends none) */
-    if (t->raw || si.ssi_code != SI_KERNEL)
-        kill(pid, (int)si.ssi_signo);
+    /* the command is in a group of its own (start): what reaches ours,
+     * from the terminal or sent to the group (jobstop, a shell's job
+     * control), goes on once */
+    kill(pid, (int)si.ssi_signo);
     return 0;
 }
 
