@@ -224,6 +224,33 @@ describe("between calls of a chat's live sandbox", function()
     assert.are.equal("next\n", run_in(a, "echo next").stdout)
   end)
 
+  it("holds a process that made itself not dumpable (its /proc owned by root)", function()
+    h.write(
+      proj .. "/nd.c",
+      table.concat({
+        "#include <stdio.h>",
+        "#include <sys/prctl.h>",
+        "#include <unistd.h>",
+        "int main(int argc, char **argv) {",
+        "  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);",
+        '  for (;;) { FILE *f = fopen(argv[1], "a"); if (f) { fputs("x\\n", f); fclose(f); } usleep(10000); }',
+        "}",
+      }, "\n")
+    )
+    h.sh("cc -o " .. h.shell_quote(proj .. "/nd") .. " " .. h.shell_quote(proj .. "/nd.c"))
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local r = run_in(a, "./nd nd." .. marker .. " >/dev/null 2>&1 & sleep 0.5; echo ok")
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    local path = proj .. "/nd." .. marker
+    local before = vim.fn.getfsize(path)
+    assert.is_true(before > 0, "control: it wrote while the call ran")
+    pause(1000)
+    assert.are.equal(before, vim.fn.getfsize(path), "nothing written between calls")
+    run_in(a, "sleep 0.5")
+    assert.is_true(vim.fn.getfsize(path) > before, "it went on during the call")
+  end)
+
   it("leaves alone a repository the user makes while the chat idles, also at the stop", function()
     local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     local r = run_in(a, "bash -c 'sleep 1000' idle." .. n.marker() .. " >/dev/null 2>&1 & sleep 0.3; echo ok")
