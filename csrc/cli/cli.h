@@ -29,9 +29,10 @@ void cli_plan_free(cli_plan *plan);
  * terminal, the command gets a pseudo-terminal of ours in place of each
  * that is one (raw terminal, window size passed on, what it shows
  * filtered unless raw_terminal: term_filter.h); the user's terminal
- * itself never reaches it. Signals sent to this process (SIGINT,
- * SIGTERM, SIGHUP, SIGQUIT) go to the command; those the terminal sends
- * reach it directly. The command's exit code, 128 + its signal, or -1
+ * itself never reaches it. The command runs in a process group of its
+ * own; SIGINT, SIGTERM, SIGHUP and SIGQUIT that reach this process (sent
+ * to it, to its group, or by the terminal) go to the command once. The
+ * command's exit code, 128 + its signal, or -1
  * when it could not be started (a sentence on stderr). */
 int cli_run(char *const argv[], int raw_terminal);
 
