@@ -190,7 +190,18 @@ describe("between calls of a chat's live sandbox", function()
     end
     -- the next call continues them
     r = run_in(a, "sleep 0.5")
-    local log = h.read(live.dir_for(require("flemma_sandbox.policy.chat_dirs").for_buffer(a)) .. "/keeper.log")
+    local ld = live.dir_for(require("flemma_sandbox.policy.chat_dirs").for_buffer(a))
+    local function words(name)
+      return vim.split((h.read(ld .. "/" .. name) or ""):gsub("%z", "\n"), "\n")
+    end
+    local diff = {}
+    for _, pair in ipairs({ { "key", "key.old" }, { "masks", "masks.old" } }) do
+      local new, old = words(pair[1]), words(pair[2])
+      if #old > 1 then
+        diff[pair[1]] = vim.diff(table.concat(old, "\n"), table.concat(new, "\n"))
+      end
+    end
+    local log = { h.read(ld .. "/keeper.log"), diff }
     assert.is_true(vim.fn.getfsize(path) > before, "it went on during the call: " .. vim.inspect({ r, log }))
   end)
 
@@ -277,6 +288,30 @@ describe("between calls of a chat's live sandbox", function()
     assert.are_not.equal("T", state_of(late))
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
     assert.matches("held: 0", status)
+  end)
+
+  it("clone mode holds them too when its view shows a folder of the user's (an ignored deploy/)", function()
+    h.sh("mkdir -p " .. h.shell_quote(proj .. "/deploy/keys"))
+    h.write(proj .. "/.gitignore", "deploy/\n")
+    h.sh("cd " .. h.shell_quote(proj) .. " && git init -q . && git add .gitignore")
+    h.sh("cd " .. h.shell_quote(proj) .. " && git -c user.name=t -c user.email=t@t commit -qm one")
+    setup({ sandboxes = { workspace = "clone" } })
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local reader = "while :; do cat deploy/keys/prod.pem >> read." .. marker .. " 2>/dev/null; sleep 0.1; done"
+    local r = run_in(
+      a,
+      string.format("bash -c %s reader.%s >/dev/null 2>&1 & sleep 0.3; echo ok", h.shell_quote(reader), marker)
+    )
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    local pid = left_by("reader." .. marker)
+    h.write(proj .. "/deploy/keys/prod.pem", "PRIVATE-" .. marker .. "\n")
+    pause(1500)
+    assert.are.equal("T", state_of(pid), "held")
+    local clone = require("flemma_sandbox.workspaces").specs(a)[1].clone
+    assert.is_nil((h.read(clone .. "/read." .. marker) or ""):find("PRIVATE", 1, true), "the new secret was not read")
+    local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
+    assert.matches("between calls nothing runs", status)
   end)
 
   it("clone mode keeps what a call left running between calls (it sees the copy)", function()

@@ -273,9 +273,8 @@ function M.wrap(policy, backend_config, inner_cmd)
   end
   if live_dir then
     local sandboxes = policy.sandboxes
-    -- clone mode's sandbox sees copies: what it left may go on between calls
-    local clone = policy.workspaces ~= nil and #policy.workspaces > 0
-    for _, word in ipairs(live.options(live_dir, sandboxes, clone)) do
+    -- what a call left is held between calls unless the sandbox sees only copies
+    for _, word in ipairs(live.options(live_dir, sandboxes, live.keeps_running(policy, sandboxes))) do
       out[#out + 1] = word
     end
     local capped = live.touch(helper, live_dir, policy.chat, sandboxes)

@@ -147,6 +147,29 @@ function M.touch(helper, dir, chat, sandboxes)
   end
 end
 
+--- Whether what a call left may go on between calls: only in clone mode
+--- (the sandbox works on copies) and only when its view shows nothing of
+--- the user's own folders (backends/workspace_shown.lua: ignored folders
+--- such as node_modules/ or an ignored secrets/ are the user's, and a
+--- secret saved there while the chat idles must not be read). Else it is
+--- held (csrc/exec/live_hold.h).
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param sandboxes? flemma_sandbox.SandboxesConfig
+---@return boolean
+function M.keeps_running(policy, sandboxes)
+  local workspace = require("flemma_sandbox.policy.workspace")
+  local spaces = policy.workspaces or workspace.of(policy, sandboxes or policy.sandboxes)
+  if #spaces == 0 then
+    return false
+  end
+  for _, space in ipairs(spaces) do
+    if #workspace.ignored(space) > 0 then
+      return false
+    end
+  end
+  return true
+end
+
 --- The helper's options in front of a live call's argv. Between calls
 --- what a call left is held (stopped until the next call) unless
 --- keep_running (clone mode: the sandbox sees copies, not the user's tree).

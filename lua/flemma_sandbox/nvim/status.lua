@@ -109,13 +109,11 @@ function M.live_text(policy)
   if helper and dir then
     state, processes, held = live.info(helper, dir)
   end
-  -- clone mode when the chat has copies (as backends/bwrap.lua decides)
-  local spaces = policy.workspaces or require("flemma_sandbox.policy.workspace").of(policy, opts)
-  local clone = #spaces > 0
+  local clone = live.keeps_running(policy, opts)
   local text = string.format(
     "%s, shared by its calls; %s; stops after %d s without one (sandboxes.idle_ttl_s), or when more than %d run",
     state == "running" and string.format("running (its own processes: %d, held: %d)", processes, held) or "stopped",
-    clone and "between calls what a call left goes on (clone mode: it sees copies)"
+    clone and "between calls what a call left goes on (clone mode: it sees only copies)"
       or "between calls nothing runs: what a call left is held and goes on at the next call",
     opts.idle_ttl_s,
     opts.max_running
