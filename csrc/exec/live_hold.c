@@ -9,9 +9,11 @@
  * which counts a switch; a process that appeared or ended changes the
  * list. So at the end of the first of the two passes every process of
  * the sandbox was stopped at once; a stopped process cannot continue
- * another (nor fork, write or read), so from then on only the supervisor,
- * or the user on the host, can continue them. SIGSTOP cannot be caught,
- * blocked or ignored, and ptrace is refused in the sandbox (seccomp).
+ * another (nor fork, write or read), and the seccomp filter refuses every
+ * way to have the kernel send SIGCONT later (seccomp.c sigcont_rules), so
+ * from then on only the supervisor, or the user on the host, can continue
+ * them. SIGSTOP cannot be caught, blocked or ignored, and ptrace is
+ * refused in the sandbox (seccomp).
  * A task that does not stop in HOLD_MS (one waiting in the kernel, a
  * vfork parent of a stopped child) is killed; when even that is not done
  * HOLD_KILL_MS later, the caller ends the sandbox. */

@@ -94,6 +94,9 @@ static const unsigned int I386_DENIED[] = {
     217, 87,  115, 425, 426, 427, 428, 429, 430, 431, 432, 433, 442,
 };
 #define I386_IOCTL 54u
+/* timer_create, fcntl, fcntl64, prctl, clone, clone3 (asm/unistd_32.h;
+ * checked by the unit specs) */
+#define I386_ARG_RULES {259u, 55u, 221u, 172u, 120u, 435u}
 #elif defined(__aarch64__)
 #define NATIVE_ARCH AUDIT_ARCH_AARCH64
 #define NATIVE_NAME "aarch64"
@@ -127,9 +130,95 @@ static void deny_if(program *p, unsigned int nr)
     emit(p, BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
 }
 
+/* the most instructions sigcont_rules() emits: clone3 2, timer_create 2,
+ * fcntl and fcntl64 7 each, prctl 7, clone 6 */
+#define ARG_RULES_MAX 31
+#define NO_SYSCALL 0xffffffffu
+#define F_SETSIG_CMD 10u
+#define PR_SET_PDEATHSIG_OPT 1u
+#define SIGCONT_NR 18u
+#define ARG_LO(i) ((unsigned int)offsetof(struct seccomp_data, args[(i)]))
+#define RET_ALLOW SECCOMP_RET_ALLOW
+#define RET_EPERM (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+
+/* The syscalls whose arguments are looked at, NO_SYSCALL where an ABI
+ * has none. */
+typedef struct {
+    unsigned int timer_create, fcntl, fcntl64, prctl, clone, clone3;
+} arg_rule_numbers;
+
+/* "if nr == NR: BODY" with BODY ending in returns; the number stays
+ * loaded for what follows. emit_body adds the body's instructions. */
+static void when_syscall(program *p, unsigned int nr, void (*emit_body)(program *, unsigned int), unsigned int k)
+{
+    size_t jump_at = p->len, body_start;
+
+    if (nr == NO_SYSCALL)
+        return;
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, nr);
+    body_start = p->len;
+    emit_body(p, k);
+    p->prog[jump_at].jf = (unsigned char)(p->len - body_start);
+}
+
+/* "if the low word of argument A is X: if the low word of argument B is
+ * SIGCONT, refuse": fcntl(fd, F_SETSIG, SIGCONT) (the signal of I/O
+ * readiness: an inotify event the user's edit makes) and
+ * prctl(PR_SET_PDEATHSIG, SIGCONT). The kernel reads both as ints. */
+static void sigcont_pair_body(program *p, unsigned int a_b_x)
+{
+    unsigned int a = a_b_x >> 24, b = (a_b_x >> 16) & 0xffu, x = a_b_x & 0xffffu;
+
+    emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LO(a));
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 2, x);
+    emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LO(b));
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, SIGCONT_NR);
+    emit(p, BPF_RET | BPF_K, 0, 0, RET_ALLOW);
+    emit(p, BPF_RET | BPF_K, 0, 0, RET_EPERM);
+}
+
+/* clone whose exit signal (the low byte of its flags) is SIGCONT. */
+static void clone_body(program *p, unsigned int unused)
+{
+    (void)unused;
+    emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, ARG_LO(0));
+    emit(p, BPF_ALU | BPF_AND | BPF_K, 0, 0, 0xffu);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, SIGCONT_NR);
+    emit(p, BPF_RET | BPF_K, 0, 0, RET_EPERM);
+    emit(p, BPF_RET | BPF_K, 0, 0, RET_ALLOW);
+}
+
+/* "if nr == NR: fail with ENOSYS", as a kernel without it would: the C
+ * library and programs fall back (clone3 to clone; coreutils' timeout
+ * from timer_create to alarm, without a warning). */
+static void absent_if(program *p, unsigned int nr)
+{
+    if (nr == NO_SYSCALL)
+        return;
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, nr);
+    emit(p, BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+}
+
+/* What would let the kernel send a held process SIGCONT while no process
+ * of the sandbox runs (live_hold.c): a timer's signal, an I/O signal, a
+ * parent's death signal, a child's exit signal. timer_create's event and
+ * clone3's exit signal sit in structs this filter cannot read, so both
+ * are absent (the C library passes an event even for the default
+ * SIGALRM); setitimer and alarm stay (their signals are fixed). */
+static void sigcont_rules(program *p, const arg_rule_numbers *nr)
+{
+    absent_if(p, nr->clone3);
+    absent_if(p, nr->timer_create);
+    when_syscall(p, nr->fcntl, sigcont_pair_body, (1u << 24) | (2u << 16) | F_SETSIG_CMD);
+    when_syscall(p, nr->fcntl64, sigcont_pair_body, (1u << 24) | (2u << 16) | F_SETSIG_CMD);
+    when_syscall(p, nr->prctl, sigcont_pair_body, (0u << 24) | (1u << 16) | PR_SET_PDEATHSIG_OPT);
+    when_syscall(p, nr->clone, clone_body, 0);
+}
+
 /* The checks of one ABI, entered with the syscall number loaded; always
  * ends in a return. */
-static void abi_body(program *p, const unsigned int *denied, size_t n, unsigned int ioctl_nr, int x32)
+static void abi_body(program *p, const unsigned int *denied, size_t n, unsigned int ioctl_nr,
+                     const arg_rule_numbers *rules, int x32)
 {
     size_t i;
 
@@ -144,6 +233,7 @@ static void abi_body(program *p, const unsigned int *denied, size_t n, unsigned 
 #endif
     for (i = 0; i < n; i++)
         deny_if(p, denied[i]);
+    sigcont_rules(p, rules);
     /* ioctl: only the two terminal requests that inject input or steer
      * the console; the kernel reads the request as 32 bits, so do we. */
     emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 5, ioctl_nr);
@@ -155,13 +245,13 @@ static void abi_body(program *p, const unsigned int *denied, size_t n, unsigned 
 
 /* Emits "if arch == value: that ABI's checks", else falls through. */
 static void arch_section(program *p, unsigned int arch, const unsigned int *denied, size_t n,
-                         unsigned int ioctl_nr, int x32)
+                         unsigned int ioctl_nr, const arg_rule_numbers *rules, int x32)
 {
     size_t jump_at = p->len, body_start;
 
     emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, arch);
     body_start = p->len;
-    abi_body(p, denied, n, ioctl_nr, x32);
+    abi_body(p, denied, n, ioctl_nr, rules, x32);
     p->prog[jump_at].jf = (unsigned char)(p->len - body_start);
 }
 
@@ -173,20 +263,31 @@ const char *exec_seccomp_arch(void)
 int exec_seccomp_program(struct sock_filter *prog, size_t *len)
 {
     program p;
-
-    /* arch checks, bodies of 2 per denied syscall plus a few fixed ones */
-    if (2 * COUNT(NATIVE_DENIED) + 16
+    const arg_rule_numbers native_rules = {
+        __NR_timer_create, __NR_fcntl, NO_SYSCALL, __NR_prctl, __NR_clone, 435u, /* clone3 */
+    };
 #ifdef I386_IOCTL
-            + 2 * COUNT(I386_DENIED) + 16
+    const unsigned int i386_numbers[] = I386_ARG_RULES;
+    const arg_rule_numbers i386_rules = {
+        i386_numbers[0], i386_numbers[1], i386_numbers[2], i386_numbers[3], i386_numbers[4], i386_numbers[5],
+    };
+#endif
+
+    /* arch checks, bodies of 2 per denied syscall plus the argument rules
+     * (ARG_RULES_MAX) and a few fixed ones; an ABI's body stays under 256
+     * instructions, the reach of a jump */
+    if (2 * COUNT(NATIVE_DENIED) + ARG_RULES_MAX + 16
+#ifdef I386_IOCTL
+            + 2 * COUNT(I386_DENIED) + ARG_RULES_MAX + 16
 #endif
         > EXEC_SECCOMP_MAX)
         return FS_EINVAL;
     p.prog = prog;
     p.len = 0;
     emit(&p, BPF_LD | BPF_W | BPF_ABS, 0, 0, (unsigned int)offsetof(struct seccomp_data, arch));
-    arch_section(&p, NATIVE_ARCH, NATIVE_DENIED, COUNT(NATIVE_DENIED), __NR_ioctl, 1);
+    arch_section(&p, NATIVE_ARCH, NATIVE_DENIED, COUNT(NATIVE_DENIED), __NR_ioctl, &native_rules, 1);
 #ifdef I386_IOCTL
-    arch_section(&p, AUDIT_ARCH_I386, I386_DENIED, COUNT(I386_DENIED), I386_IOCTL, 0);
+    arch_section(&p, AUDIT_ARCH_I386, I386_DENIED, COUNT(I386_DENIED), I386_IOCTL, &i386_rules, 0);
 #endif
     emit(&p, BPF_RET | BPF_K, 0, 0, SECCOMP_RET_KILL_PROCESS);
     *len = p.len;

@@ -8,7 +8,7 @@
 #include <linux/filter.h>
 
 /* Room for the longest program this file builds. */
-#define EXEC_SECCOMP_MAX 192
+#define EXEC_SECCOMP_MAX 256
 
 /* The architecture the filter covers ("x86_64", "aarch64"), or NULL where
  * this build has no filter. */

@@ -54,6 +54,17 @@ describe("seccomp", function()
     end
     assert.are.same(expected, numbers)
     assert.are.equal(54, tonumber(header:match("#define __NR_ioctl (%d+)")))
+    -- the syscalls whose arguments the filter reads (the ways to a later SIGCONT)
+    local rules = assert(src:match("#define I386_ARG_RULES {(.-)}"))
+    local rule_numbers = {}
+    for n in rules:gmatch("%d+") do
+      rule_numbers[#rule_numbers + 1] = tonumber(n)
+    end
+    local rule_expected = {}
+    for i, name in ipairs({ "timer_create", "fcntl", "fcntl64", "prctl", "clone", "clone3" }) do
+      rule_expected[i] = tonumber((assert(header:match("#define __NR_" .. name .. " (%d+)"), name)))
+    end
+    assert.are.same(rule_expected, rule_numbers)
   end)
 
   it("the helper reports its filter and refuses a bad command line", function()

@@ -1,0 +1,115 @@
+--- What a call left is held between calls (live_hold.c) by SIGSTOP, and
+--- only SIGCONT continues it. No process of the sandbox runs to send one,
+--- but the kernel sends it for a process that asked beforehand: a POSIX
+--- timer whose signal is SIGCONT, an I/O signal set to SIGCONT (an inotify
+--- event your edit makes), a parent's death signal or a child's exit
+--- signal. The filter (csrc/exec/seccomp.c) refuses each of those; the
+--- controls run the same programs on the host, where they work.
+local h = require("support.helpers")
+local n = require("support.nvim")
+local sandbox = require("flemma_sandbox")
+local live = require("flemma_sandbox.backends.live")
+local client = require("flemma_sandbox.backends.helper")
+
+local ROOT = vim.fn.getcwd()
+
+--- Compiles spec/support/c/NAME.c to dir/NAME.
+---@param dir string
+---@param name string
+---@return string
+local function compile(dir, name)
+  local out = dir .. "/" .. name
+  h.sh("cc -O2 -o " .. h.shell_quote(out) .. " " .. h.shell_quote(ROOT .. "/spec/support/c/" .. name .. ".c"))
+  return out
+end
+
+--- The probe's lines as a table.
+---@param text string
+---@return table<string, string>
+local function answers(text)
+  local got = {}
+  for name, value in text:gmatch("([%w_]+)=(%S+)") do
+    got[name] = value
+  end
+  return got
+end
+
+local function pause(ms)
+  vim.wait(ms, function()
+    return false
+  end, 50)
+end
+
+describe("a held process cannot have the kernel continue it", function()
+  local dir, proj, old_cwd, old_cache
+
+  before_each(function()
+    dir = h.tmpdir()
+    proj = dir .. "/proj"
+    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = dir .. "/cache"
+    h.sh("mkdir -p " .. h.shell_quote(proj))
+    vim.cmd("cd " .. vim.fn.fnameescape(proj))
+    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD", "/tmp" }, network = false } })
+  end)
+
+  after_each(function()
+    live.stop_all(client.helper())
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    vim.env.XDG_CACHE_HOME = old_cache
+    sandbox.setup()
+    h.rmdir(dir)
+  end)
+
+  it("refuses each way to a later SIGCONT, and keeps the others; control: on the host all work", function()
+    local probe = compile(proj, "sigcont_probe")
+    local argv = sandbox.wrap_command({ probe })
+    local got = answers(vim.fn.system(argv))
+    assert.are.same({
+      timer_sigcont = "ENOSYS",
+      timer_default = "ENOSYS",
+      setsig_sigcont = "EPERM",
+      setsig_usr1 = "0",
+      pdeathsig_sigcont = "EPERM",
+      pdeathsig_kill = "0",
+      clone_sigcont = "EPERM",
+      clone3 = "ENOSYS",
+    }, got)
+    local host = answers(vim.fn.system({ probe }))
+    for _, name in ipairs({ "timer_sigcont", "setsig_sigcont", "pdeathsig_sigcont", "clone_sigcont" }) do
+      assert.are.equal("0", host[name], name .. " on the host")
+    end
+    assert.are_not.equal("ENOSYS", host.clone3)
+  end)
+
+  it("a SIGCONT timer's process writes nothing between calls; control: stopped on the host it goes on", function()
+    local wake = compile(proj, "sigcont_wake")
+    local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local marker = n.marker()
+    local r = n.run_job({
+      "bash",
+      "-c",
+      string.format("(exec -a wake.%s %s out.%s 2>err.%s &); sleep 0.5; echo ok", marker, wake, marker, marker),
+    }, { bufnr = a, wrap = sandbox.wrapper(a) })
+    assert.are.equal("ok\n", r.stdout, r.stderr)
+    assert.matches("timer_create: Function not implemented", h.read(proj .. "/err." .. marker) or "")
+    local before = vim.fn.getfsize(proj .. "/out." .. marker)
+    pause(1500)
+    assert.are.equal(before, vim.fn.getfsize(proj .. "/out." .. marker), "nothing written between calls")
+
+    -- control: the same program, stopped by SIGSTOP on the host, has the
+    -- kernel continue it and writes on
+    local out = dir .. "/host-out"
+    local job = vim.fn.jobstart({ wake, out })
+    assert.is_true(job > 0)
+    local pid = vim.fn.jobpid(job)
+    pause(500)
+    vim.loop.kill(pid, "sigstop")
+    pause(300)
+    local stopped_at = vim.fn.getfsize(out)
+    pause(1500)
+    local later = vim.fn.getfsize(out)
+    vim.fn.jobstop(job)
+    assert.is_true(later > stopped_at, "control: the timer continued it on the host")
+  end)
+end)
