@@ -17,6 +17,7 @@
 
 #include "beneath.h"
 #include "lua_core.h"
+#include "safe_read.h"
 #include "status.h"
 
 /* read_beneath's cap when none is given */
@@ -53,31 +54,6 @@ static int refuse(lua_State *L, const char *path, const char *why, const char *w
     return 3;
 }
 
-/* Reads the opened regular file fd into b, at most max bytes. */
-static int read_fd(int fd, size_t max, fs_buf *b, fs_err *err)
-{
-    char chunk[65536];
-
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof(chunk));
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            fs_err_set(err, "read: %s", strerror(errno));
-            return FS_ESYS;
-        }
-        if (n == 0)
-            return FS_OK;
-        if (b->len + (size_t)n > max) {
-            fs_err_set(err, "over the %zu byte limit", max);
-            return FS_EINVAL;
-        }
-        if (fs_buf_append(b, chunk, (size_t)n) != 0)
-            return FS_ENOMEM;
-    }
-}
-
 /* read_beneath(root, path [, max_bytes]) -> data | nil, err, word: the
  * regular file at path (root itself or below it), opened without
  * following any link and with O_NONBLOCK. word: "missing" (no such
@@ -103,7 +79,7 @@ static int bind_read_beneath(lua_State *L)
         close(fd);
         return refuse(L, path, "not a regular file", "special");
     }
-    rc = read_fd(fd, (size_t)max, &s->buf[0], &err);
+    rc = core_read_all(fd, (size_t)max, &s->buf[0], &err);
     close(fd);
     if (rc == FS_ENOMEM)
         return luaL_error(L, "flemma_sandbox.core: out of memory");

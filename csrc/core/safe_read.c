@@ -31,7 +31,7 @@ static int opened_path(int fd, fs_buf *real, fs_err *err)
     return fs_buf_append(real, target, (size_t)n) == 0 ? FS_OK : FS_ENOMEM;
 }
 
-static int read_all(int fd, size_t max_bytes, fs_buf *data, fs_err *err)
+int core_read_all(int fd, size_t max_bytes, fs_buf *data, fs_err *err)
 {
     char chunk[65536];
 
@@ -49,7 +49,7 @@ static int read_all(int fd, size_t max_bytes, fs_buf *data, fs_err *err)
             return FS_OK;
         /* the file may grow after fstat: the cap holds all the same */
         if (data->len + (size_t)n > max_bytes) {
-            fs_err_set(err, "grew past %zu bytes while being read", max_bytes);
+            fs_err_set(err, "over the %zu byte limit", max_bytes);
             return FS_EINVAL;
         }
         if (fs_buf_append(data, chunk, (size_t)n) != 0)
@@ -95,7 +95,7 @@ int core_read_opened(const char *path, size_t max_bytes, fs_buf *data, fs_buf *r
             fs_err_set(err, "%.300s is %zu bytes, over the %zu byte limit", real->data, *size, max_bytes);
             rc = FS_EINVAL;
         } else {
-            rc = read_all(fd, max_bytes, data, err);
+            rc = core_read_all(fd, max_bytes, data, err);
         }
     }
     if (fd >= 0)

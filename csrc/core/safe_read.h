@@ -13,6 +13,10 @@
  * read into `data`; `size` gets its size either way. Returns FS_OK, or
  * FS_EINVAL when it is not a regular file or too large (err says which;
  * `real` is set), or FS_ESYS / FS_ENOMEM. */
+/* Reads the opened fd to its end into data (emptied first), failing past
+ * max_bytes (a file may grow while it is read). */
+int core_read_all(int fd, size_t max_bytes, fs_buf *data, fs_err *err);
+
 int core_read_opened(const char *path, size_t max_bytes, fs_buf *data, fs_buf *real, size_t *size, fs_err *err);
 
 /* A range of lines to read, and what reading found. */
