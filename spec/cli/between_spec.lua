@@ -5,28 +5,13 @@
 --- (spec/nvim/live_between_spec.lua, csrc/exec/live_hold.c).
 local cli = require("support.cli")
 local h = require("support.helpers")
+local n = require("support.nvim")
 
 describe("flemma-sandbox run, between runs", function()
   local w
   cli.each_world(function(world)
     w = world
   end)
-
-  local function pause(ms)
-    vim.wait(ms, function()
-      return false
-    end, 50)
-  end
-
-  --- The state letter of a host pid ("T": stopped).
-  local function state_of(pid)
-    local f = io.open("/proc/" .. pid .. "/stat", "r")
-    local stat = f and f:read("*a") or ""
-    if f then
-      f:close()
-    end
-    return stat:match("^%d+ %b() (%a)")
-  end
 
   --- A run that leaves `sh -c SCRIPT late.MARKER` in the background: it
   --- makes sub/.git 1 s later. The host pid of that shell.
@@ -48,22 +33,22 @@ describe("flemma-sandbox run, between runs", function()
   it("holds what a --direct run left until the next run, whose check moves its late .git", function()
     local marker = string.format("%06d", math.random(0, 999999))
     local pid = leave_late({ "run", "--direct", "held" }, marker)
-    pause(2500)
+    n.pause(2500)
     assert.are.equal(0, vim.fn.isdirectory(w.proj .. "/sub/.git"), "nothing made between runs")
-    assert.are.equal("T", state_of(pid), "held")
+    assert.are.equal("T", n.state_of(pid), "held")
     local r = cli.run(w, { "run", "--direct", "held", "--", "sleep", "2" })
     assert.are.equal(0, r.code, r.stderr)
     assert.is_nil(h.read(w.proj .. "/sub/.git/config"), "its check moved it to the quarantine")
     local sleeping = tonumber(cli.host_pids("sleep 66." .. marker):match("%d+"))
     assert.truthy(sleeping, "it went on during the run")
-    assert.are.equal("T", state_of(sleeping), "and is held again")
+    assert.are.equal("T", n.state_of(sleeping), "and is held again")
   end)
 
   it("control: on a copy (clone mode) what a run left keeps running between runs", function()
     local marker = string.format("%06d", math.random(0, 999999))
     local pid = leave_late({ "run", "copied" }, marker)
-    pause(2500)
-    assert.are_not.equal("T", state_of(pid), "it runs between runs")
+    n.pause(2500)
+    assert.are_not.equal("T", n.state_of(pid), "it runs between runs")
     assert.truthy(cli.host_pids("sleep 66." .. marker):match("%d+"), "it went on")
     assert.are.equal(0, vim.fn.isdirectory(w.proj .. "/sub/.git"), "it wrote in the copy, not the tree")
   end)

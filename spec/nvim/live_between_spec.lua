@@ -12,34 +12,14 @@ local live = require("flemma_sandbox.backends.live")
 local client = require("flemma_sandbox.backends.helper")
 
 describe("between calls of a chat's live sandbox", function()
-  local dir, proj, old_cwd, old_cache, options
-
-  local function setup(extra)
-    local opts = { backend = "bwrap", policy = { rw_paths = { "$CWD", "/tmp" }, network = false } }
-    for k, v in pairs(extra or {}) do
-      opts[k] = v
-    end
-    sandbox.setup(opts)
-  end
+  local proj
+  local options = live.options -- the hold's; live_world puts it back after each test
+  n.live_world(function(w)
+    proj = w.proj
+  end)
 
   local function run_in(bufnr, cmd)
     return n.run_job({ "bash", "-c", cmd }, { bufnr = bufnr, wrap = sandbox.wrapper(bufnr) })
-  end
-
-  local function pause(ms)
-    vim.wait(ms, function()
-      return false
-    end, 50)
-  end
-
-  --- The state letter of a host pid ("T": stopped), or nil when gone.
-  local function state_of(pid)
-    local f = io.open("/proc/" .. pid .. "/stat", "r")
-    local stat = f and f:read("*a") or ""
-    if f then
-      f:close()
-    end
-    return stat:match("^%d+ %b() (%a)")
   end
 
   --- The host pid of the bash whose $0 is NAME (what the call left).
@@ -93,26 +73,6 @@ describe("between calls of a chat's live sandbox", function()
     return left_by("late." .. marker), left_by("reader." .. marker)
   end
 
-  before_each(function()
-    dir = h.tmpdir()
-    proj = dir .. "/proj"
-    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
-    vim.env.XDG_CACHE_HOME = dir .. "/cache"
-    h.sh("mkdir -p " .. h.shell_quote(proj))
-    vim.cmd("cd " .. vim.fn.fnameescape(proj))
-    options = live.options
-    setup()
-  end)
-
-  after_each(function()
-    live.options = options
-    live.stop_all(client.helper())
-    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
-    vim.env.XDG_CACHE_HOME = old_cache
-    sandbox.setup()
-    h.rmdir(dir)
-  end)
-
   it("holds what a call left: no late .git, no new secret read; the next call continues it and checks it", function()
     local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     local marker = n.marker()
@@ -120,11 +80,11 @@ describe("between calls of a chat's live sandbox", function()
     -- the user saves a key while the chat idles, then waits past the 1.5 s
     h.sh("mkdir -p " .. h.shell_quote(proj .. "/deploy/keys"))
     h.write(proj .. "/deploy/keys/prod.pem", "PRIVATE-" .. marker .. "\n")
-    pause(3000)
+    n.pause(3000)
     assert.is_nil(h.read(proj .. "/sub/.git/config"), "nothing made between calls")
     assert.are.equal(0, vim.fn.isdirectory(proj .. "/sub/.git"))
-    assert.are.equal("T", state_of(late), "held")
-    assert.are.equal("T", state_of(reader), "held")
+    assert.are.equal("T", n.state_of(late), "held")
+    assert.are.equal("T", n.state_of(reader), "held")
     assert.is_nil((h.read(proj .. "/read." .. marker) or ""):find("PRIVATE", 1, true), "the new secret was not read")
     local live_dir = live.dir_for(require("flemma_sandbox.policy.chat_dirs").for_buffer(a))
     local state, processes, held = live.info(client.helper(), live_dir)
@@ -147,9 +107,9 @@ describe("between calls of a chat's live sandbox", function()
     local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     local marker = n.marker()
     local late, reader = leave_attackers(a, marker)
-    pause(3000)
+    n.pause(3000)
     assert.are.equal(0, vim.fn.isdirectory(proj .. "/sub/.git"), "nothing made between calls")
-    assert.are.equal("T", state_of(late))
+    assert.are.equal("T", n.state_of(late))
     -- the call runs for 2.5 s: what was held goes on meanwhile (its 1.5 s
     -- run on from where they were held), and the call's check sees it
     local r = run_in(a, "sleep 2.5; echo done")
@@ -160,8 +120,8 @@ describe("between calls of a chat's live sandbox", function()
     local words = f:read("*a"):gsub("%z", " ")
     f:close()
     assert.are.equal("sleep 1000." .. marker .. " ", words, "it went on past its write: continued at the call")
-    assert.are.equal("T", state_of(late), "held again after the call")
-    assert.are.equal("T", state_of(reader))
+    assert.are.equal("T", n.state_of(late), "held again after the call")
+    assert.are.equal("T", n.state_of(reader))
     assert.is_nil(h.read(proj .. "/sub/.git/config"), "moved to the quarantine by the call's check")
     assert.is_true(#h.records_of(r.records, "moved") >= 1, vim.inspect(r.records))
   end)
@@ -181,12 +141,12 @@ describe("between calls of a chat's live sandbox", function()
     local path = proj .. "/busy." .. marker
     local before = vim.fn.getfsize(path)
     assert.is_true(before > 0, "control: it wrote while the call ran")
-    pause(1500)
+    n.pause(1500)
     assert.are.equal(before, vim.fn.getfsize(path), "nothing written between calls")
     local held = n.pids_with("writer." .. marker)
     assert.is_true(#held >= 1, "the writer is there")
     for _, pid in ipairs(n.pids_with(marker)) do
-      assert.are.equal("T", state_of(pid), "held: " .. pid)
+      assert.are.equal("T", n.state_of(pid), "held: " .. pid)
     end
     -- the next call continues them
     r = run_in(a, "sleep 0.5")
@@ -230,7 +190,7 @@ describe("between calls of a chat's live sandbox", function()
       return vim.loop.fs_readlink("/proc/" .. pid .. "/exe") == proj .. "/vf"
     end, n.pids_with("vf"))
     assert.are.equal(1, #pids, "the parent was killed, the child stays: " .. vim.inspect(pids))
-    assert.are.equal("T", state_of(pids[1]), "the child is held")
+    assert.are.equal("T", n.state_of(pids[1]), "the child is held")
     -- the sandbox goes on: the next call runs
     assert.are.equal("next\n", run_in(a, "echo next").stdout)
   end)
@@ -256,7 +216,7 @@ describe("between calls of a chat's live sandbox", function()
     local path = proj .. "/nd." .. marker
     local before = vim.fn.getfsize(path)
     assert.is_true(before > 0, "control: it wrote while the call ran")
-    pause(1000)
+    n.pause(1000)
     assert.are.equal(before, vim.fn.getfsize(path), "nothing written between calls")
     run_in(a, "sleep 0.5")
     assert.is_true(vim.fn.getfsize(path) > before, "it went on during the call")
@@ -282,10 +242,10 @@ describe("between calls of a chat's live sandbox", function()
     local late = leave_attackers(a, marker)
     h.sh("mkdir -p " .. h.shell_quote(proj .. "/deploy/keys"))
     h.write(proj .. "/deploy/keys/prod.pem", "PRIVATE-" .. marker .. "\n")
-    pause(3000)
+    n.pause(3000)
     assert.matches("fsmonitor = touch /tmp/pwned", h.read(proj .. "/sub/.git/config") or "", "made between calls")
     assert.matches("PRIVATE%-" .. marker, h.read(proj .. "/read." .. marker) or "", "read while idle")
-    assert.are_not.equal("T", state_of(late))
+    assert.are_not.equal("T", n.state_of(late))
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
     assert.matches("held: 0", status)
   end)
@@ -295,7 +255,7 @@ describe("between calls of a chat's live sandbox", function()
     h.write(proj .. "/.gitignore", "deploy/\n")
     h.sh("cd " .. h.shell_quote(proj) .. " && git init -q . && git add .gitignore")
     h.sh("cd " .. h.shell_quote(proj) .. " && git -c user.name=t -c user.email=t@t commit -qm one")
-    setup({ sandboxes = { workspace = "clone" } })
+    n.live_setup({ sandboxes = { workspace = "clone" } })
     local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     local marker = n.marker()
     local reader = "while :; do cat deploy/keys/prod.pem >> read." .. marker .. " 2>/dev/null; sleep 0.1; done"
@@ -306,8 +266,8 @@ describe("between calls of a chat's live sandbox", function()
     assert.are.equal("ok\n", r.stdout, r.stderr)
     local pid = left_by("reader." .. marker)
     h.write(proj .. "/deploy/keys/prod.pem", "PRIVATE-" .. marker .. "\n")
-    pause(1500)
-    assert.are.equal("T", state_of(pid), "held")
+    n.pause(1500)
+    assert.are.equal("T", n.state_of(pid), "held")
     local clone = require("flemma_sandbox.workspaces").specs(a)[1].clone
     assert.is_nil((h.read(clone .. "/read." .. marker) or ""):find("PRIVATE", 1, true), "the new secret was not read")
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
@@ -317,15 +277,15 @@ describe("between calls of a chat's live sandbox", function()
   it("clone mode keeps what a call left running between calls (it sees the copy)", function()
     h.sh("cd " .. h.shell_quote(proj) .. " && git init -q . && echo one > a.txt && git add a.txt")
     h.sh("cd " .. h.shell_quote(proj) .. " && git -c user.name=t -c user.email=t@t commit -qm one")
-    setup({ sandboxes = { workspace = "clone" } })
+    n.live_setup({ sandboxes = { workspace = "clone" } })
     local a = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     local marker = n.marker()
     local r =
       run_in(a, string.format("bash -c 'while :; do sleep 0.1; done' tick.%s >/dev/null 2>&1 & echo ok", marker))
     assert.are.equal("ok\n", r.stdout, r.stderr)
     local pid = left_by("tick." .. marker)
-    pause(1000)
-    assert.are_not.equal("T", state_of(pid), "it runs between calls")
+    n.pause(1000)
+    assert.are_not.equal("T", n.state_of(pid), "it runs between calls")
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
     assert.matches("between calls what a call left goes on %(clone mode", status)
   end)

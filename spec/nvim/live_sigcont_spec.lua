@@ -8,8 +8,6 @@
 local h = require("support.helpers")
 local n = require("support.nvim")
 local sandbox = require("flemma_sandbox")
-local live = require("flemma_sandbox.backends.live")
-local client = require("flemma_sandbox.backends.helper")
 
 local ROOT = vim.fn.getcwd()
 
@@ -34,31 +32,10 @@ local function answers(text)
   return got
 end
 
-local function pause(ms)
-  vim.wait(ms, function()
-    return false
-  end, 50)
-end
-
 describe("a held process cannot have the kernel continue it", function()
-  local dir, proj, old_cwd, old_cache
-
-  before_each(function()
-    dir = h.tmpdir()
-    proj = dir .. "/proj"
-    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
-    vim.env.XDG_CACHE_HOME = dir .. "/cache"
-    h.sh("mkdir -p " .. h.shell_quote(proj))
-    vim.cmd("cd " .. vim.fn.fnameescape(proj))
-    sandbox.setup({ backend = "bwrap", policy = { rw_paths = { "$CWD", "/tmp" }, network = false } })
-  end)
-
-  after_each(function()
-    live.stop_all(client.helper())
-    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
-    vim.env.XDG_CACHE_HOME = old_cache
-    sandbox.setup()
-    h.rmdir(dir)
+  local dir, proj
+  n.live_world(function(w)
+    dir, proj = w.dir, w.proj
   end)
 
   it("refuses each way to a later SIGCONT, and keeps the others; control: on the host all work", function()
@@ -94,7 +71,7 @@ describe("a held process cannot have the kernel continue it", function()
     assert.are.equal("ok\n", r.stdout, r.stderr)
     assert.matches("timer_create: Function not implemented", h.read(proj .. "/err." .. marker) or "")
     local before = vim.fn.getfsize(proj .. "/out." .. marker)
-    pause(1500)
+    n.pause(1500)
     assert.are.equal(before, vim.fn.getfsize(proj .. "/out." .. marker), "nothing written between calls")
 
     -- control: the same program, stopped by SIGSTOP on the host, has the
@@ -103,11 +80,11 @@ describe("a held process cannot have the kernel continue it", function()
     local job = vim.fn.jobstart({ wake, out })
     assert.is_true(job > 0)
     local pid = vim.fn.jobpid(job)
-    pause(500)
+    n.pause(500)
     vim.loop.kill(pid, "sigstop")
-    pause(300)
+    n.pause(300)
     local stopped_at = vim.fn.getfsize(out)
-    pause(1500)
+    n.pause(1500)
     local later = vim.fn.getfsize(out)
     vim.fn.jobstop(job)
     assert.is_true(later > stopped_at, "control: the timer continued it on the host")

@@ -8,16 +8,13 @@ local sandbox = require("flemma_sandbox")
 local live = require("flemma_sandbox.backends.live")
 local client = require("flemma_sandbox.backends.helper")
 
-describe("a chat's live sandbox", function()
-  local dir, old_cwd, old_cache
+local PLUGIN = vim.fn.getcwd() -- this plugin (the runner starts here)
 
-  local function setup(extra)
-    local opts = { backend = "bwrap", policy = { rw_paths = { "$CWD", "/tmp" }, network = false } }
-    for k, v in pairs(extra or {}) do
-      opts[k] = v
-    end
-    sandbox.setup(opts)
-  end
+describe("a chat's live sandbox", function()
+  local dir
+  n.live_world(function(w)
+    dir = w.dir
+  end)
 
   local function run_in(bufnr, cmd, opts)
     opts = opts or {}
@@ -65,23 +62,6 @@ describe("a chat's live sandbox", function()
     return live.dir_for(require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr))
   end
 
-  before_each(function()
-    dir = h.tmpdir()
-    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
-    vim.env.XDG_CACHE_HOME = dir .. "/cache"
-    h.sh("mkdir -p " .. h.shell_quote(dir .. "/proj"))
-    vim.cmd("cd " .. vim.fn.fnameescape(dir .. "/proj"))
-    setup()
-  end)
-
-  after_each(function()
-    live.stop_all(client.helper())
-    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
-    vim.env.XDG_CACHE_HOME = old_cache
-    sandbox.setup()
-    h.rmdir(dir)
-  end)
-
   it("keeps what a call left running for the next call; reset stops it; without it each call is fresh", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local pid, marker = leave_running(a)
@@ -103,7 +83,7 @@ describe("a chat's live sandbox", function()
     assert.are.same({}, n.survivors({ pid }), "reset stops what ran in it")
     -- control: with sandboxes.live off, nothing outlives its call
     live.stop_all(client.helper())
-    setup({ sandboxes = { live = false } })
+    n.live_setup({ sandboxes = { live = false } })
     local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
     marker = n.marker()
     run_in(b, "sleep 1000." .. marker .. " > /dev/null 2>&1 & echo started")
@@ -196,7 +176,7 @@ describe("a chat's live sandbox", function()
     assert.are.same({}, n.survivors(call_pids), "the cancelled call is gone")
     assert.is_true(n.alive(kept), "what an earlier call left runs on")
     -- the time limit (tools.max_timeout_ms): the same, per call
-    setup({ tools = { max_timeout_ms = 1500 } })
+    n.live_setup({ tools = { max_timeout_ms = 1500 } })
     marker = n.marker()
     local r = run_in(a, "sleep 1000." .. marker)
     assert.are.equal(1, #h.records_of(r.records, "stopped"), vim.inspect(r.records))
@@ -210,7 +190,7 @@ describe("a chat's live sandbox", function()
     local r = run_in(a, "true")
     assert.are.equal(0, #h.records_of(r.records, "restarted"), "control: the same policy joins")
     assert.is_true(n.alive(pid))
-    setup({ policy = { rw_paths = { "$CWD", "/tmp" }, network = false, seccomp = false } })
+    n.live_setup({ policy = { rw_paths = { "$CWD", "/tmp" }, network = false, seccomp = false } })
     r = run_in(a, "true")
     assert.are.equal(1, #h.records_of(r.records, "restarted"), vim.inspect(r.records))
     assert.matches("started again", r.stderr)
@@ -272,7 +252,7 @@ describe("a chat's live sandbox", function()
   )
 
   it("keeps a chat's /run and /dev/shm on disk, also between fresh sandboxes; another buffer's are its own", function()
-    setup({ sandboxes = { live = false } })
+    n.live_setup({ sandboxes = { live = false } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local r = run_in(a, "echo s > /dev/shm/kept && echo r > /run/kept && echo ok")
     assert.are.equal("ok\n", r.stdout, r.stderr)
@@ -288,7 +268,7 @@ describe("a chat's live sandbox", function()
   end)
 
   it("sandboxes.name shares one sandbox between chats; from a frontmatter only when trusted", function()
-    setup({ sandboxes = { name = "shared" } })
+    n.live_setup({ sandboxes = { name = "shared" } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
     run_in(a, "echo from-a > /tmp/shared.txt")
@@ -311,7 +291,7 @@ describe("a chat's live sandbox", function()
   end)
 
   it("chats of one name share what runs in their sandbox: calls that alternate between them join it", function()
-    setup({ sandboxes = { name = "shared" } })
+    n.live_setup({ sandboxes = { name = "shared" } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })
     run_in(b, "true") -- b has used the name before
@@ -327,7 +307,7 @@ describe("a chat's live sandbox", function()
     assert.matches("refused", r.stdout)
     assert.are.equal(1, vim.fn.filereadable("/proc/" .. pid .. "/comm"))
     -- control: a chat without the name has a sandbox of its own
-    setup()
+    n.live_setup()
     local c = n.open_chat(dir .. "/proj/c.chat", { "@You:", "hi" })
     assert.are.equal("gone\n", run_in(c, look).stdout)
   end)
@@ -352,7 +332,7 @@ describe("a chat's live sandbox", function()
   end)
 
   it("stops after sandboxes.idle_ttl_s without a call; its files stay", function()
-    setup({ sandboxes = { idle_ttl_s = 1 } })
+    n.live_setup({ sandboxes = { idle_ttl_s = 1 } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     run_in(a, "echo kept > /tmp/kept.txt")
     local pid = leave_running(a)
@@ -373,14 +353,14 @@ describe("a chat's live sandbox", function()
   end)
 
   it("leaves no process when Neovim exits, normally or killed (SIGKILL)", function()
-    local root = vim.fn.getcwd() -- the spec's own folder: see before_each
+    local root = vim.fn.getcwd() -- the spec's own folder: see n.live_world
     for _, how in ipairs({ "exit", "kill" }) do
       local marker = n.marker()
       local script = dir .. "/child.lua"
       h.write(
         script,
         table.concat({
-          "vim.opt.rtp:prepend(" .. string.format("%q", old_cwd) .. ")",
+          "vim.opt.rtp:prepend(" .. string.format("%q", PLUGIN) .. ")",
           "local fs = require('flemma_sandbox')",
           "fs.setup({ backend = 'bwrap', policy = { rw_paths = { '$CWD', '/tmp' }, network = false } })",
           "vim.cmd('edit " .. root .. "/child.chat')",
@@ -423,7 +403,7 @@ describe("a chat's live sandbox", function()
   end)
 
   it("runs at most sandboxes.max_running at once: the one used longest ago stops, its files stay", function()
-    setup({ sandboxes = { max_running = 1 } })
+    n.live_setup({ sandboxes = { max_running = 1 } })
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local pid_a = leave_running(a)
     local b = n.open_chat(dir .. "/proj/b.chat", { "@You:", "hi" })

@@ -185,4 +185,70 @@ function M.marker()
   return string.format("%d%05d", math.random(100000, 999999), (vim.uv or vim.loop).hrtime() % 100000)
 end
 
+--- Waits ms while the event loop runs (callbacks and jobs go on).
+---@param ms integer
+function M.pause(ms)
+  vim.wait(ms, function()
+    return false
+  end, 50)
+end
+
+--- The state letter of a host pid ("T": stopped), or nil when gone.
+---@param pid integer
+---@return string?
+function M.state_of(pid)
+  local f = io.open("/proc/" .. pid .. "/stat", "r")
+  local stat = f and f:read("*a") or ""
+  if f then
+    f:close()
+  end
+  return stat:match("^%d+ %b() (%a)")
+end
+
+--- Sets the plugin up as the live-sandbox specs use it: bwrap, $CWD and
+--- /tmp writable, no network; the keys of extra replace those.
+---@param extra? table
+function M.live_setup(extra)
+  local opts = { backend = "bwrap", policy = { rw_paths = { "$CWD", "/tmp" }, network = false } }
+  for k, v in pairs(extra or {}) do
+    opts[k] = v
+  end
+  require("flemma_sandbox").setup(opts)
+end
+
+---@class support.LiveWorld
+---@field dir string the test's temporary folder (XDG_CACHE_HOME is dir/cache)
+---@field proj string dir/proj, the current directory during the test
+
+--- A fresh world for each test of the describe block it is called in:
+--- before, a temporary dir with dir/proj as the current directory,
+--- XDG_CACHE_HOME at dir/cache and M.live_setup(); after, every live
+--- sandbox stopped, live.options, the directory, XDG_CACHE_HOME and the
+--- setup restored, and dir removed.
+---@param set fun(w: support.LiveWorld)
+function M.live_world(set)
+  local busted = require("busted")
+  local live = require("flemma_sandbox.backends.live")
+  local w, old_cwd, old_cache, options
+  busted.before_each(function()
+    local dir = h.tmpdir()
+    w = { dir = dir, proj = dir .. "/proj" }
+    old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME
+    vim.env.XDG_CACHE_HOME = dir .. "/cache"
+    h.sh("mkdir -p " .. h.shell_quote(w.proj))
+    vim.cmd("cd " .. vim.fn.fnameescape(w.proj))
+    options = live.options
+    M.live_setup()
+    set(w)
+  end)
+  busted.after_each(function()
+    live.options = options
+    live.stop_all(require("flemma_sandbox.backends.helper").helper())
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
+    vim.env.XDG_CACHE_HOME = old_cache
+    require("flemma_sandbox").setup()
+    h.rmdir(w.dir)
+  end)
+end
+
 return M
