@@ -8,30 +8,14 @@
 -- and the probe is written there (the path is real).
 local h = require("support.helpers")
 local flemma_chat = require("support.flemma_chat")
-local project = require("support.project")
 
 local execute, result_of = flemma_chat.execute, flemma_chat.result_of
 
 describe("a call run by hand in a chat whose frontmatter loosens the sandbox", function()
-  local p, old_home
-
-  before_each(function()
-    old_home = vim.env.HOME
-    p = project.enter("git init -q . && printf 'one\\n' > a.txt")
-    vim.env.HOME = p.dir .. "/home"
-    vim.fn.mkdir(p.dir .. "/home/.cache", "p")
-    vim.fn.mkdir(p.dir .. "/home/.local/share", "p")
-    vim.fn.mkdir(p.dir .. "/chats", "p")
-    require("flemma.sandbox").reset_enabled()
-    require("flemma").setup({ lsp = { enabled = false } })
-    require("flemma.tools").get_all()
-  end)
-
-  after_each(function()
-    vim.cmd("silent! %bwipeout!")
-    vim.env.HOME = old_home
-    project.leave(p)
-  end)
+  local p
+  flemma_chat.each_project("git init -q . && printf 'one\\n' > a.txt", function(world)
+    p = world
+  end, { flemma = true })
 
   local function status(bufnr)
     return table.concat(require("flemma_sandbox.nvim.status").lines(bufnr), "\n")

@@ -8,30 +8,18 @@
 -- :Flemma tool:execute returns, and the hidden file is read.
 local h = require("support.helpers")
 local flemma_chat = require("support.flemma_chat")
-local project = require("support.project")
 
 local uv = vim.uv or vim.loop
 
 describe("Flemma's tools in our place", function()
-  local p, old_home
-
-  before_each(function()
-    old_home = vim.env.HOME
-    p = project.enter("git init -q . && printf 'one\\n' > a.txt && printf 'untracked\\n' > notes.txt")
-    vim.env.HOME = p.dir .. "/home"
-    vim.fn.mkdir(p.dir .. "/home/.cache", "p")
-    vim.fn.mkdir(p.dir .. "/home/.local/share", "p")
-    vim.fn.mkdir(p.dir .. "/chats", "p")
-    require("flemma.sandbox").reset_enabled()
-    require("flemma").setup({ lsp = { enabled = false } })
-    require("flemma.tools").get_all()
-  end)
-
-  after_each(function()
-    vim.cmd("silent! %bwipeout!")
-    vim.env.HOME = old_home
-    project.leave(p)
-  end)
+  local p
+  flemma_chat.each_project(
+    "git init -q . && printf 'one\\n' > a.txt && printf 'untracked\\n' > notes.txt",
+    function(world)
+      p = world
+    end,
+    { flemma = true }
+  )
 
   --- Opens a chat holding one tool use and runs :Flemma tool:execute on
   --- it (before_execute() first); returns the buffer.

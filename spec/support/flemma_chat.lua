@@ -81,4 +81,53 @@ function M.result_of(text)
   return text:match("%*%*Tool Result:%*%*[^\n]*\n(.*)$") or ""
 end
 
+--- Sets Flemma up for the specs (no LSP) and loads its tools; with
+--- workspace, our backend's sandboxes.workspace set to it.
+---@param workspace? "direct"|"clone"
+function M.setup_flemma(workspace)
+  local opts = { lsp = { enabled = false } }
+  if workspace then
+    opts.sandbox = { backends = { flemma_sandbox = { sandboxes = { workspace = workspace } } } }
+  end
+  require("flemma").setup(opts)
+  require("flemma.tools").get_all()
+end
+
+--- A fresh project for each test of the describe block it is called in:
+--- before, support.project.enter(script) with HOME at dir/home (its
+--- .cache and .local/share made: Flemma's default rw_paths name them, and
+--- its own bwrap backend needs them), dir/chats made, Flemma's sandbox
+--- enabled again and, with opts.flemma, M.setup_flemma(); after,
+--- opts.settle() if given, every buffer wiped, HOME back, project.leave.
+---@param script string sh run in the new project
+---@param set fun(p: spec.Project)
+---@param opts? { flemma?: boolean, settle?: fun() }
+function M.each_project(script, set, opts)
+  opts = opts or {}
+  local busted = require("busted")
+  local project = require("support.project")
+  local p, old_home
+  busted.before_each(function()
+    old_home = vim.env.HOME
+    p = project.enter(script)
+    vim.env.HOME = p.dir .. "/home"
+    vim.fn.mkdir(p.dir .. "/home/.cache", "p")
+    vim.fn.mkdir(p.dir .. "/home/.local/share", "p")
+    vim.fn.mkdir(p.dir .. "/chats", "p")
+    require("flemma.sandbox").reset_enabled()
+    if opts.flemma then
+      M.setup_flemma()
+    end
+    set(p)
+  end)
+  busted.after_each(function()
+    if opts.settle then
+      opts.settle()
+    end
+    vim.cmd("silent! %bwipeout!")
+    vim.env.HOME = old_home
+    project.leave(p)
+  end)
+end
+
 return M
