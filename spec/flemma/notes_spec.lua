@@ -6,43 +6,26 @@
 -- bash back in the registry gives the bare output (the run and the move
 -- happen all the same).
 local flemma_chat = require("support.flemma_chat")
-local project = require("support.project")
 local quarantine = require("flemma_sandbox.run.quarantine")
 
 local execute, result_of = flemma_chat.execute, flemma_chat.result_of
 
 describe("Flemma's bash results", function()
-  local p, old_home
-
-  local function setup_flemma(workspace)
-    require("flemma").setup({
-      lsp = { enabled = false },
-      sandbox = { backends = { flemma_sandbox = { sandboxes = { workspace = workspace } } } },
-    })
-    require("flemma.tools").get_all()
-  end
-
-  before_each(function()
-    old_home = vim.env.HOME
-    p = project.enter(
-      "git init -q . && printf 'one\\n' > a.txt && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
-        .. " && printf 'SECRET=1\\n' > .env"
-    )
-    vim.env.HOME = p.dir .. "/home"
-    vim.fn.mkdir(p.dir .. "/home/.cache", "p")
-    vim.fn.mkdir(p.dir .. "/home/.local/share", "p")
-    vim.fn.mkdir(p.dir .. "/chats", "p")
-    require("flemma.sandbox").reset_enabled()
-  end)
-
-  after_each(function()
-    vim.wait(20000, function()
-      return require("flemma_sandbox.workspaces").syncing == 0
-    end, 20)
-    vim.cmd("silent! %bwipeout!")
-    vim.env.HOME = old_home
-    project.leave(p)
-  end)
+  local p
+  flemma_chat.each_project(
+    "git init -q . && printf 'one\\n' > a.txt && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
+      .. " && printf 'SECRET=1\\n' > .env",
+    function(world)
+      p = world
+    end,
+    {
+      settle = function()
+        vim.wait(20000, function()
+          return require("flemma_sandbox.workspaces").syncing == 0
+        end, 20)
+      end,
+    }
+  )
 
   --- Runs a bash call by hand; its result's text and what the quarantine
   --- got from it.
@@ -55,7 +38,7 @@ describe("Flemma's bash results", function()
 
   for _, workspace in ipairs({ "direct", "clone" }) do
     it("say which rule hid a file and what was moved to the quarantine (" .. workspace .. " mode)", function()
-      setup_flemma(workspace)
+      flemma_chat.setup_flemma(workspace)
       local out = bash(workspace .. ".chat", "cat " .. p.proj .. "/.env; echo done")
       assert.matches("done", out)
       assert.is_nil(out:find("SECRET=1", 1, true))

@@ -10,13 +10,7 @@ local project = require("support.project")
 
 local execute, result_of = flemma_chat.execute, flemma_chat.result_of
 
-local function setup_flemma(workspace)
-  require("flemma").setup({
-    lsp = { enabled = false },
-    sandbox = { backends = { flemma_sandbox = { sandboxes = { workspace = workspace } } } },
-  })
-  require("flemma.tools").get_all()
-end
+local setup_flemma = flemma_chat.setup_flemma
 
 local function synced()
   assert(vim.wait(20000, function()
@@ -25,28 +19,15 @@ local function synced()
 end
 
 describe("clone mode under Flemma", function()
-  local p, old_home
-
-  before_each(function()
-    old_home = vim.env.HOME
-    p = project.enter(
-      "git init -q . && printf 'one\\n' > a.txt && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
-        .. " && printf 'one, modified\\n' > a.txt && printf 'untracked\\n' > notes.txt"
-    )
-    -- Flemma's default rw_paths name these; its own backend needs them
-    vim.env.HOME = p.dir .. "/home"
-    vim.fn.mkdir(p.dir .. "/home/.cache", "p")
-    vim.fn.mkdir(p.dir .. "/home/.local/share", "p")
-    vim.fn.mkdir(p.dir .. "/chats", "p")
-    require("flemma.sandbox").reset_enabled()
-  end)
-
-  after_each(function()
-    synced()
-    vim.cmd("silent! %bwipeout!")
-    vim.env.HOME = old_home
-    project.leave(p)
-  end)
+  local p
+  flemma_chat.each_project(
+    "git init -q . && printf 'one\\n' > a.txt && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
+      .. " && printf 'one, modified\\n' > a.txt && printf 'untracked\\n' > notes.txt",
+    function(world)
+      p = world
+    end,
+    { settle = synced }
+  )
 
   it("bash, write, edit, read and ls act on the chat's copy; the user's tree and repository stay", function()
     setup_flemma("clone")
