@@ -22,18 +22,12 @@ describe("clone mode's notes", function()
     })
   end
 
-  before_each(function()
-    p = project.enter(
-      "git init -q . && printf 'one\\n' > a.txt && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
-    )
-  end)
-
-  after_each(function()
-    vim.wait(15000, function()
-      return require("flemma_sandbox.workspaces").syncing == 0
-    end, 20)
-    project.leave(p)
-  end)
+  project.each(
+    "git init -q . && printf 'one\\n' > a.txt && git add -A && git -c user.name=u -c user.email=u@e commit -qm init",
+    function(world)
+      p = world
+    end
+  )
 
   --- Runs a command that plants .nvim.lua; returns its notes and what the
   --- quarantine got from that run.

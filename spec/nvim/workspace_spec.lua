@@ -37,24 +37,18 @@ describe("clone mode", function()
     return r, (r.stdout or "") .. (r.stderr or "")
   end
 
-  before_each(function()
-    p = project.enter(
-      "mkdir -p src && git init -q . && printf 'build/\\n' > .gitignore && printf 'one\\n' > src/a.txt"
-        .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
-        .. " && printf 'one, modified\\n' > src/a.txt && printf 'staged\\n' > staged.txt && git add staged.txt"
-        .. " && printf 'untracked\\n' > notes.txt && mkdir build && printf 'ignored\\n' > build/out.bin"
-        .. " && printf 'SECRET=1\\n' > .env"
-    )
-    dir, proj = p.dir, p.proj
-    setup()
-  end)
-
-  after_each(function()
-    vim.wait(15000, function()
-      return require("flemma_sandbox.workspaces").syncing == 0
-    end, 20)
-    project.leave(p)
-  end)
+  project.each(
+    "mkdir -p src && git init -q . && printf 'build/\\n' > .gitignore && printf 'one\\n' > src/a.txt"
+      .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
+      .. " && printf 'one, modified\\n' > src/a.txt && printf 'staged\\n' > staged.txt && git add staged.txt"
+      .. " && printf 'untracked\\n' > notes.txt && mkdir build && printf 'ignored\\n' > build/out.bin"
+      .. " && printf 'SECRET=1\\n' > .env",
+    function(world)
+      p = world
+      dir, proj = p.dir, p.proj
+      setup()
+    end
+  )
 
   it("shows the copy at the project's path, as the user sees the tree, and keeps the user's tree as it was", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })

@@ -35,6 +35,34 @@ function M.leave(p)
   h.rmdir(p.dir)
 end
 
+--- Waits up to ms (15 s by default) for clone mode's syncs to end;
+--- whether they did.
+---@param ms? integer
+---@return boolean
+function M.synced(ms)
+  return vim.wait(ms or 15000, function()
+    return require("flemma_sandbox.workspaces").syncing == 0
+  end, 20)
+end
+
+--- A fresh project for each test of the describe block it is called in:
+--- enter(script) and given to set before; after, clone mode's syncs
+--- waited for (M.synced) and leave().
+---@param script string
+---@param set fun(p: spec.Project)
+function M.each(script, set)
+  local busted = require("busted")
+  local p
+  busted.before_each(function()
+    p = M.enter(script)
+    set(p)
+  end)
+  busted.after_each(function()
+    M.synced()
+    M.leave(p)
+  end)
+end
+
 --- Every file and link under dir but .git (every folder too with
 --- folders), with its mode and kind; each file's content hash; each
 --- link's target. Sorted.
