@@ -10,12 +10,8 @@ local tmux = require("support.tmux")
 --- 100x30 terminal; the shell line after it prints the exit code.
 local function start(w, shell)
   local t = tmux.new("cli")
-  local words = { "cd", h.shell_quote(w.proj), "&&", "env", "TERM=xterm-256color" }
-  for k, v in pairs(cli.env(w, { SHELL = shell })) do
-    words[#words + 1] = k .. "=" .. h.shell_quote(v)
-  end
-  vim.list_extend(words, { h.shell_quote(cli.BIN), "run", "--direct", "term;", "echo", "EXITED-$?;", "sleep", "60" })
-  t:start("sh -c " .. h.shell_quote(table.concat(words, " ")), 100, 30)
+  local cmd_line = cli.shell_line(w, { cli.BIN, "run", "--direct", "term" }, { env = { SHELL = shell } })
+  t:start("sh -c " .. h.shell_quote(cmd_line .. "; echo EXITED-$?; sleep 60"), 100, 30)
   return t
 end
 
@@ -51,14 +47,11 @@ end
 
 describe("flemma-sandbox run in a terminal", function()
   local w, t
-  before_each(function()
-    w = cli.world()
+  tmux.kill_after_each(function() -- before the world is removed
+    return t
   end)
-  after_each(function()
-    if t then
-      t:kill()
-    end
-    cli.destroy(w)
+  cli.each_world(function(world)
+    w = world
   end)
 
   it("runs bash interactive: prompt, read-only config, Ctrl-C, resize, exit code", function()
@@ -82,15 +75,11 @@ describe("flemma-sandbox run in a terminal", function()
       return pending("tmux is not installed")
     end
     t = tmux.new("cli")
-    local words = { "cd", h.shell_quote(w.proj), "&&", "env" }
-    for k, v in pairs(cli.env(w)) do
-      words[#words + 1] = k .. "=" .. h.shell_quote(v)
-    end
     local err = w.base .. "/err.txt"
     local inner = "test -t 0 && test -t 1 && echo on-a-tty; echo to-stderr >&2"
-    vim.list_extend(words, { h.shell_quote(cli.BIN), "run", "--direct", "cmd", "--", "sh", "-c", h.shell_quote(inner) })
-    vim.list_extend(words, { "2>" .. h.shell_quote(err) .. ";", "echo", "EXITED-$?;", "sleep", "60" })
-    t:start("sh -c " .. h.shell_quote(table.concat(words, " ")), 100, 30)
+    -- TERM stays the terminal's own
+    local cmd_line = cli.shell_line(w, { cli.BIN, "run", "--direct", "cmd", "--", "sh", "-c", inner }, { term = false })
+    t:start("sh -c " .. h.shell_quote(cmd_line .. " 2>" .. h.shell_quote(err) .. "; echo EXITED-$?; sleep 60"), 100, 30)
     local shown = t:wait_for("EXITED-")
     assert.matches("on%-a%-tty\n", shown)
     assert.matches("EXITED%-0", shown)

@@ -10,21 +10,6 @@ local cli = require("support.cli")
 local h = require("support.helpers")
 local tmux = require("support.tmux")
 
---- The shell words that run argv in w's project with w's environment.
----@param w support.CliWorld
----@param argv string[]
----@return string
-local function in_project(w, argv)
-  local words = { "cd", h.shell_quote(w.proj), "&&", "env", "TERM=xterm-256color" }
-  for k, v in pairs(cli.env(w)) do
-    words[#words + 1] = k .. "=" .. h.shell_quote(v)
-  end
-  for _, a in ipairs(argv) do
-    words[#words + 1] = h.shell_quote(a)
-  end
-  return table.concat(words, " ")
-end
-
 --- Starts `line` (a shell line) in a terminal once its bytes are being
 --- captured (tmux pipe-pane): returns the terminal and the capture file.
 ---@param w support.CliWorld
@@ -107,19 +92,19 @@ end
 describe("flemma-sandbox run and the user's terminal", function()
   local w, t
   local pids = {}
-  before_each(function()
-    w = cli.world()
+  -- in this order after each test: the terminal, what was left, the world
+  tmux.kill_after_each(function()
+    return t
   end)
   after_each(function()
-    if t then
-      t:kill()
-      t = nil
-    end
+    t = nil
     for _, pid in ipairs(pids) do
       vim.loop.kill(tonumber(pid), 9)
     end
     pids = {}
-    cli.destroy(w)
+  end)
+  cli.each_world(function(world)
+    w = world
   end)
 
   it("run NAME -- cmd | cat: nothing left running holds the terminal or reads what is typed after", function()
@@ -129,7 +114,7 @@ describe("flemma-sandbox run and the user's terminal", function()
     local marker = string.format("sleep 87.%06d", math.random(0, 999999))
     -- and a descriptor of the terminal the user's shell left open past 2
     local cmd = "exec 7<>/dev/tty; "
-      .. in_project(w, { cli.BIN, "run", "left", "--", "sh", "-c", leave_behind(marker, "/tmp/got") })
+      .. cli.shell_line(w, { cli.BIN, "run", "left", "--", "sh", "-c", leave_behind(marker, "/tmp/got") })
     local screen, pid, rdev
     t, screen, pid, rdev = typed_after(cmd, marker)
     pids[#pids + 1] = pid
@@ -175,7 +160,7 @@ describe("flemma-sandbox run and the user's terminal", function()
     local capture
     t, capture = start_captured(
       w,
-      in_project(w, { cli.BIN, "run", "--direct", "osc", "--", "sh", "-c", inner }) .. "; echo EXITED-$?; sleep 60"
+      cli.shell_line(w, { cli.BIN, "run", "--direct", "osc", "--", "sh", "-c", inner }) .. "; echo EXITED-$?; sleep 60"
     )
     assert.matches("EXITED%-0", t:wait_for("EXITED-"))
     local bytes = tmux.wait_file(capture) or ""
@@ -193,7 +178,7 @@ describe("flemma-sandbox run and the user's terminal", function()
     local inner = "printf 'ERR-BEFORE\\033]52;c;aGVsbG8=\\007\\033[6n ERR-AFTER\\n' >&2; echo to-pipe"
     local capture
     local argv = { cli.BIN, "run", "--direct", "osc", "--", "sh", "-c", inner }
-    t, capture = start_captured(w, in_project(w, argv) .. " | cat; echo EXITED-$?; sleep 60")
+    t, capture = start_captured(w, cli.shell_line(w, argv) .. " | cat; echo EXITED-$?; sleep 60")
     assert.matches("EXITED%-0", t:wait_for("EXITED-"))
     local bytes = tmux.wait_file(capture) or ""
     assert.truthy(bytes:find("ERR-BEFORE", 1, true), bytes)
@@ -210,7 +195,7 @@ describe("flemma-sandbox run and the user's terminal", function()
     local inner = "printf 'BEFORE\\033]5'; sleep 0.3; printf '2;c;aGVsbG8=\\007\\033['; sleep 0.3; printf '6n AFTER\\n'"
     local argv = { cli.BIN, "run", "--direct", "--raw-terminal", "osc", "--", "sh", "-c", inner }
     local capture
-    t, capture = start_captured(w, in_project(w, argv) .. "; echo EXITED-$?; sleep 60")
+    t, capture = start_captured(w, cli.shell_line(w, argv) .. "; echo EXITED-$?; sleep 60")
     assert.matches("EXITED%-0", t:wait_for("EXITED-"))
     local bytes = tmux.wait_file(capture) or ""
     assert.truthy(bytes:find("\27]52;c;aGVsbG8=\7", 1, true), vim.inspect(bytes))
@@ -224,7 +209,7 @@ describe("flemma-sandbox run and the user's terminal", function()
     local r = cli.run(w, { "run", "d", "--", "sh", "-c", "printf 'x\\033]52;c;ZGlmZg==\\007y\\n' > osc.txt" })
     assert.are.equal(0, r.code, r.stderr)
     local capture
-    t, capture = start_captured(w, in_project(w, { cli.BIN, "diff", "d" }) .. "; echo EXITED-$?; sleep 60")
+    t, capture = start_captured(w, cli.shell_line(w, { cli.BIN, "diff", "d" }) .. "; echo EXITED-$?; sleep 60")
     assert.matches("EXITED%-0", t:wait_for("EXITED-"))
     local bytes = tmux.wait_file(capture) or ""
     assert.truthy(bytes:find("+x^[]52;c;ZGlmZg==^Gy", 1, true), vim.inspect(bytes))
@@ -233,7 +218,7 @@ describe("flemma-sandbox run and the user's terminal", function()
     -- control: through a pipe (here into cat, on the same terminal) the
     -- file's bytes reach the terminal
     os.remove(capture)
-    t, capture = start_captured(w, in_project(w, { cli.BIN, "diff", "d" }) .. " | cat; echo EXITED-$?; sleep 60")
+    t, capture = start_captured(w, cli.shell_line(w, { cli.BIN, "diff", "d" }) .. " | cat; echo EXITED-$?; sleep 60")
     assert.matches("EXITED%-0", t:wait_for("EXITED-"))
     bytes = tmux.wait_file(capture) or ""
     assert.truthy(bytes:find("+x\27]52;c;ZGlmZg==\7y", 1, true), vim.inspect(bytes))
@@ -246,7 +231,7 @@ describe("flemma-sandbox run and the user's terminal", function()
     local inner = "test -t 0 || echo stdin-not-a-tty; cat"
     t = tmux.new("tty")
     local line = "echo from-pipe | ("
-      .. in_project(w, { cli.BIN, "run", "--direct", "p", "--", "sh", "-c", inner })
+      .. cli.shell_line(w, { cli.BIN, "run", "--direct", "p", "--", "sh", "-c", inner })
       .. ")"
     t:start("sh -c " .. h.shell_quote(line .. "; echo EXITED-$?; sleep 60"), 100, 30)
     local shown = t:wait_for("EXITED-")

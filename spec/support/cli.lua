@@ -64,6 +64,28 @@ function M.env(w, extra)
   return env
 end
 
+--- The shell line that runs argv (quoted word by word) in w's project
+--- with w's environment (M.env(w, opts.env)) and, unless opts.term is
+--- false, TERM=xterm-256color; for a terminal (tmux) to run.
+---@param w support.CliWorld
+---@param argv string[]
+---@param opts? { env?: table<string, string>, term?: boolean }
+---@return string
+function M.shell_line(w, argv, opts)
+  opts = opts or {}
+  local words = { "cd", h.shell_quote(w.proj), "&&", "env" }
+  if opts.term ~= false then
+    words[#words + 1] = "TERM=xterm-256color"
+  end
+  for k, v in pairs(M.env(w, opts.env)) do
+    words[#words + 1] = k .. "=" .. h.shell_quote(v)
+  end
+  for _, a in ipairs(argv) do
+    words[#words + 1] = h.shell_quote(a)
+  end
+  return table.concat(words, " ")
+end
+
 --- Saves setup(opts) for w as the user's Neovim does (a real Neovim).
 ---@param w support.CliWorld
 ---@param opts table

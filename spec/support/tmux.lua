@@ -100,6 +100,20 @@ function Tmux:kill()
   vim.fn.system({ "tmux", "kill-session", "-t", self.name })
 end
 
+--- Kills, after each test of the describe block it is called in, the
+--- session that session() returns (if any). Call it before the block's
+--- other after_each (cli.each_world): busted runs them in order, so the
+--- terminal ends before its world is removed.
+---@param session fun(): support.Tmux?
+function M.kill_after_each(session)
+  require("busted").after_each(function()
+    local t = session()
+    if t then
+      t:kill()
+    end
+  end)
+end
+
 --- Polls (at most 10 s) until `path` can be read; returns its text.
 ---@param path string
 ---@return string|nil
