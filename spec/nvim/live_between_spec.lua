@@ -53,6 +53,16 @@ describe("between calls of a chat's live sandbox", function()
     return pids[1]
   end
 
+  --- The size of path, which what a call left wrote while the call ran
+  --- (the control) and not in the ms after it (held); asserts both.
+  local function written_then_held(path, ms)
+    local before = vim.fn.getfsize(path)
+    assert.is_true(before > 0, "control: it wrote while the call ran")
+    n.pause(ms)
+    assert.are.equal(before, vim.fn.getfsize(path), "nothing written between calls")
+    return before
+  end
+
   --- Call 1 leaves two processes: one that makes sub/.git with
   --- core.fsmonitor 1.5 s later, one that copies deploy/keys/prod.pem to
   --- read.MARKER in the project whenever it can.
@@ -139,10 +149,7 @@ describe("between calls of a chat's live sandbox", function()
     )
     assert.are.equal("ok\n", r.stdout, r.stderr)
     local path = proj .. "/busy." .. marker
-    local before = vim.fn.getfsize(path)
-    assert.is_true(before > 0, "control: it wrote while the call ran")
-    n.pause(1500)
-    assert.are.equal(before, vim.fn.getfsize(path), "nothing written between calls")
+    local before = written_then_held(path, 1500)
     local held = n.pids_with("writer." .. marker)
     assert.is_true(#held >= 1, "the writer is there")
     for _, pid in ipairs(n.pids_with(marker)) do
@@ -214,10 +221,7 @@ describe("between calls of a chat's live sandbox", function()
     local r = run_in(a, "./nd nd." .. marker .. " >/dev/null 2>&1 & sleep 0.5; echo ok")
     assert.are.equal("ok\n", r.stdout, r.stderr)
     local path = proj .. "/nd." .. marker
-    local before = vim.fn.getfsize(path)
-    assert.is_true(before > 0, "control: it wrote while the call ran")
-    n.pause(1000)
-    assert.are.equal(before, vim.fn.getfsize(path), "nothing written between calls")
+    local before = written_then_held(path, 1000)
     run_in(a, "sleep 0.5")
     assert.is_true(vim.fn.getfsize(path) > before, "it went on during the call")
   end)
