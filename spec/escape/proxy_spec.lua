@@ -147,8 +147,14 @@ describe("escape: the network through the allowlist proxy", function()
 
   it("leaves no proxy process and no socket after the run", function()
     -- proxies only: a command line that starts with the program (the
-    -- killer shell of the spec above, or its pkill, names it later on)
-    local count = "pgrep -c -f '^[^ ]*/flemma-sandbox-proxy --listen' || true"
+    -- killer shell of the spec above, or its pkill, names it later on);
+    -- this world's only: its socket is in our state folder (runs/, or
+    -- live/ for a chat's sandbox), never another run's on the machine
+    local state = require("flemma_sandbox.surroundings").state_dir("runs"):gsub("/runs$", "")
+    local pattern = "^[^ ]*/flemma-sandbox-proxy --listen "
+      .. state:gsub("[%^%$%(%)%.%[%]%*%+%?%{%}|\\]", "\\%0")
+      .. "/"
+    local count = "pgrep -c -f " .. h.shell_quote(pattern) .. " || true"
     local function proxies()
       return tonumber((h.capture(count):gsub("%s", ""))) or 0
     end
