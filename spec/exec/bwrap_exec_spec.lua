@@ -218,7 +218,7 @@ describe("sandboxed execution (real bwrap)", function()
     assert.not_matches("NOT_LISTED", r.stdout)
 
     use_policy({ env_allow = { "OPENAI_API_KEY", "GITHUB*", "NOT_*" } })
-    r = h.run(assert(sandbox.wrap_command({ "env" }, nil)))
+    r = h.run((assert(sandbox.wrap_command({ "env" }, nil))))
     assert.matches("OPENAI_API_KEY=sk%-test%-secret", r.stdout)
     assert.matches("NOT_LISTED=x", r.stdout)
     assert.not_matches("GITHUB_TOKEN", r.stdout) -- a pattern never lets a credential through
