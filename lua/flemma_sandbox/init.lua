@@ -2,6 +2,9 @@
 --- documents for require("flemma_sandbox"). Tools ask this module, never a
 --- backend.
 
+-- setup() in init.lua runs before the plugin file puts the guard in place:
+-- a core not built yet must not be looked up in the working directory
+require("flemma_sandbox.installed").guard()
 -- the first start before the C core is built (a plugin manager that runs no
 -- `make`): a stand-in that keeps setup() for when it is (before_core.lua)
 local core_ok, core_err = pcall(require, "flemma_sandbox.core")

@@ -132,7 +132,13 @@ end
 
 --- Puts the guard in package.loaders once (at start-up, and in the
 --- command line before it loads anything else). Safe to call again.
+--- In Neovim only: there the working directory is wherever the user
+--- started it; a plain LuaJIT program (specs, a script using the rock)
+--- chose its own package.path, relative entries and all.
 function M.guard()
+  if type(vim) ~= "table" or not vim.api then
+    return
+  end
   local loaders = package.loaders
   for _, loader in ipairs(loaders) do
     if loader == guard then

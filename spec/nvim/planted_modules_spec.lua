@@ -13,10 +13,11 @@ local ROOT = vim.fn.getcwd()
 ---@param t string
 ---@param init_lines string[]
 ---@return { code: integer, result: string }
-local function start_in_project(t, init_lines, plugin_root)
+local function start_in_project(t, init_lines, plugin_root, after_rtp)
   local init = vim.list_extend(vim.deepcopy(init_lines), {
     "vim.opt.rtp:prepend(" .. string.format("%q", plugin_root or ROOT) .. ")",
   })
+  vim.list_extend(init, after_rtp or {})
   h.write(t .. "/init.lua", table.concat(init, "\n") .. "\n")
   local check = table.concat({
     "local out = {}",
@@ -90,8 +91,12 @@ describe("planted modules, standalone Neovim", function()
     )
     start_in_project(t, {}, plugin)
     assert.are.equal("", planted.marks(t .. "/marks"))
+    -- setup() in init.lua, before the plugin file runs
+    local setup_first = { "pcall(function() require('flemma_sandbox').setup({}) end)" }
+    start_in_project(t, {}, plugin, setup_first)
+    assert.are.equal("", planted.marks(t .. "/marks"))
     -- control: the same start with the guard off loads the project's core.so
-    start_in_project(t, { planted.unguarded(plugin) }, plugin)
+    start_in_project(t, { planted.unguarded(plugin) }, plugin, setup_first)
     assert.matches("core.so", planted.marks(t .. "/marks"), 1, true)
   end)
 end)
