@@ -71,7 +71,9 @@ static int read_small(const char *path, char *out, size_t n, int link)
     return 0;
 }
 
-/* Whether the process at /proc/NAME is stopped (held between calls). */
+/* Whether the process at /proc/NAME is held between calls: stopped, or
+ * a zombie (a child that ended as the hold came, which its stopped parent
+ * cannot reap until the next call): neither runs. */
 static int is_stopped(const char *name)
 {
     char path[64], text[512], *end;
@@ -80,7 +82,7 @@ static int is_stopped(const char *name)
     if (read_small(path, text, sizeof(text), 0) != 0)
         return 0;
     end = strrchr(text, ')');
-    return end && end[1] == ' ' && end[2] == 'T';
+    return end && end[1] == ' ' && end[2] != '\0' && strchr("TZX", end[2]) != NULL;
 }
 
 /* The processes in the pid namespace of the sandbox's init (bwrap's
