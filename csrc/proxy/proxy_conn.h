@@ -9,6 +9,8 @@
 
 #include "buf.h"
 
+#define PROXY_REACHED_SLOTS 16
+
 /* What every client thread reads (set before the first client) and the
  * few counters and answers they share under the lock. */
 typedef struct {
@@ -19,6 +21,11 @@ typedef struct {
     int asks;                   /* questions put so far (under lock) */
     int idle_ms;
     int records_fd; /* where refusals go as records (--records-fd, csrc/shared/record.h), or -1 */
+    /* the hosts a "reached" record named last, and when (under lock): one
+     * record per host and second, not one per connection */
+    char reached[PROXY_REACHED_SLOTS][256];
+    long long reached_ms[PROXY_REACHED_SLOTS];
+    unsigned reached_next;
     int max_clients;
     pthread_mutex_t lock; /* guards clients, asked_yes, asked_no, asks and stdout */
     int clients;

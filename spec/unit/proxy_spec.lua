@@ -101,6 +101,32 @@ describe("flemma-sandbox-proxy", function()
     s.close()
   end)
 
+  it("records the hosts it reached, once per host and second, and says nothing of them on stdout", function()
+    local p = proxy({ "--allow", "allowed.test", "--allow", "other.test" })
+    for _ = 1, 3 do
+      assert.matches("^HTTP/1.1 200", get(p, "http://allowed.test:" .. port .. "/a", "allowed.test:" .. port))
+    end
+    local s = assert(http.connect_unix(p.sock))
+    s.send("CONNECT other.test:" .. port2 .. " HTTP/1.1\r\nHost: other.test\r\n\r\n")
+    assert.are.equal("HTTP/1.1 200 Connection established\r\n\r\n", s.receive_head())
+    s.send("GET /t HTTP/1.1\r\nHost: inside\r\n\r\n")
+    assert.matches("hello /t", s.receive())
+    s.close()
+    -- refused and not answered: no "reached"
+    assert.matches("^HTTP/1.1 403", get(p, "http://127.0.0.2:" .. port .. "/x", "127.0.0.2"))
+    local text, recs = p.stop()
+    local got = {}
+    for _, r in ipairs(recs) do
+      got[#got + 1] = r.type .. " " .. r.host .. (r.port and (" " .. r.port) or "")
+    end
+    assert.are.same({
+      "reached allowed.test " .. port,
+      "reached other.test " .. port2,
+      "blocked 127.0.0.2",
+    }, got)
+    assert.not_matches("reached", text)
+  end)
+
   it("refuses an unlisted name with 403 naming the rule, and says so on stdout", function()
     local p = proxy({ "--allow", "allowed.test" })
     local reply = get(p, "http://other.test:" .. port2 .. "/hello", "other.test:" .. port2)
@@ -275,10 +301,13 @@ describe("flemma-sandbox-proxy", function()
     assert.matches("HTTP/1.1", tunnel_with_hello("allowed.test"))
     assert.matches("HTTP/1.1", tunnel_with_hello(nil))
     assert.are.equal("", tunnel_with_hello("other.test"))
-    local _, recs = p.stop()
+    local _, all = p.stop()
+    local recs = h.records_of(all, "blocked")
     assert.are.equal(1, #recs)
     assert.are.same({ "blocked", "allowed.test" }, { recs[1].type, recs[1].host })
     assert.matches("other%.test", recs[1].why)
+    -- the two let through reached it (one record: the same second)
+    assert.are.equal("allowed.test", h.records_of(all, "reached")[1].host)
   end)
 
   it("serves 50 clients at once, and a client that never finishes its request stalls nobody", function()
