@@ -78,9 +78,13 @@ local function with_notes(result, notes)
   return out
 end
 
+--- Given the result with its notes, and what the runs reported (for the
+--- chat's timeline, timeline.lua).
+---@alias flemma_sandbox.FlemmaRunsDone fun(result: table, runs: flemma_sandbox.FlemmaRun[])
+
 ---@class flemma_sandbox.FlemmaRuns
 ---@field add fun(record: flemma_sandbox.WrapRecord) before the run starts
----@field finish fun(result: table, ctx: table, callback: fun(result: table)) the runs' notes added to result
+---@field finish fun(result: table, ctx: table, callback: flemma_sandbox.FlemmaRunsDone) the runs' notes added to result
 ---@field drop fun() no result will come (cancelled): the runs' ends are taken a while later
 
 --- The runs of one call, as its wraps report them.
@@ -111,13 +115,14 @@ function M.runs()
   end
   function self.finish(result, ctx, callback)
     if #list == 0 then
-      return callback(result)
+      return callback(result, {})
     end
     take(vim.schedule_wrap(function()
       local text = type(result) == "table" and (result.output or result.error) or ""
       local ok, notes = pcall(M.compose, list, type(text) == "string" and text or "", ctx)
+      local runs = list
       list = {}
-      callback(with_notes(result, ok and notes or { "[sandbox] notes failed: " .. tostring(notes) }))
+      callback(with_notes(result, ok and notes or { "[sandbox] notes failed: " .. tostring(notes) }), runs)
     end))
   end
   --- Flemma stops a cancelled command (jobstop) without waiting: its

@@ -190,6 +190,8 @@ function M.run_argv(argv, ctx, extra, adjust, done)
         exit_code = r.exit_code,
         timed_out = r.timed_out,
         truncated = r.truncated,
+        -- for the chat's timeline (timeline.lua), not the model
+        sandbox_runs = { { records = r.records, quarantined = r.quarantined } },
       }
       adjust(result, notes, r)
       result.notes = #notes > 0 and notes or nil
