@@ -1,9 +1,10 @@
---- Direct mode's checkpoints: before each tool call that can write (bash,
---- write, edit, git), the tree of each git repository in the chat's
---- writable projects is recorded in a shadow store of the chat's own
---- (run/shadow.lua); undo puts the tree back as it was before the chat's
---- last call that changed it, and can be repeated. Nothing of it shows in
---- the user's repository.
+--- Direct mode's checkpoints: before and after each tool call that can
+--- write (bash, write, edit, git), the tree of each git repository in the
+--- chat's writable projects is recorded in a shadow store of the chat's
+--- own (run/shadow.lua), under the call's number in the chat (calls.lua).
+--- The call's change is what differs between the two; undo and redo take
+--- it back and again (call_undo.lua). Nothing of it shows in the user's
+--- repository.
 local core = require("flemma_sandbox.core")
 local shadow = require("flemma_sandbox.run.shadow")
 local surroundings = require("flemma_sandbox.surroundings")
@@ -167,14 +168,16 @@ local function each(specs, fn, done)
 end
 
 --- Records a checkpoint of each repository of the buffer's chat before a
---- call; done(errors) when all are taken (the call waits for it).
+--- call; done(errors, specs) when all are taken (the call waits for it):
+--- specs are the stores, for finish() (the chat's file may be gone then).
 ---@param bufnr integer|nil
 ---@param label string what the call is about to do
----@param done fun(errors: string[])
-function M.take(bufnr, label, done)
+---@param done fun(errors: string[], specs: flemma_sandbox.ShadowSpec[])
+---@param n? integer the call's number in the chat (calls.lua)
+function M.take(bufnr, label, done, n)
   local scope = M.scope(bufnr)
   each(scope.specs, function(spec, next_one)
-    step(spec, shadow.step_argv(spec, "take", label), function(out, err)
+    step(spec, shadow.step_argv(spec, "take", label, n), function(out, err)
       next_one(not (out or ""):match("checkpoint %d+") and (spec.top .. ": " .. (err or out or "")) or nil)
     end)
   end, function(results)
@@ -182,7 +185,7 @@ function M.take(bufnr, label, done)
     for _, e in pairs(results) do
       errors[#errors + 1] = e
     end
-    done(errors)
+    done(errors, scope.specs)
   end)
 end
 
@@ -234,43 +237,75 @@ function M.list(bufnr)
   return out, scope
 end
 
---- Puts each repository's tree back as it was before the chat's last call
---- that changed it; done(lines) says what happened per repository. The
---- tree as it was before the undo is kept in the store (refs/undo-saves).
----@param bufnr integer|nil
----@param done fun(lines: string[], ok: boolean)
-function M.undo(bufnr, done)
-  local scope = M.scope(bufnr)
-  if scope.off or #scope.specs == 0 then
-    return done({ "no checkpoints: " .. (scope.off or "no git repository in the writable projects") }, false)
-  end
-  -- nothing may write while the tree is put back
-  require("flemma_sandbox.backends.live").stop_chat(scope.chat, function()
-    local all_ok = true
-    each(scope.specs, function(spec, next_one)
-      local where = spec.rel == "." and spec.top or (spec.top .. "/" .. spec.rel)
-      local labels = {}
-      for _, e in ipairs(shadow.list(spec)) do
-        labels[e.n] = e.label
-      end
-      step(spec, shadow.step_argv(spec, "plan"), function(out, err)
-        local tree, n = (out or ""):match("target (%x+) (%d+)")
-        if not tree then
-          all_ok = all_ok and (out or ""):match("nothing") ~= nil
-          local why = (out or ""):match("nothing") and "no call of this chat changed it" or (err or out)
-          return next_one(where .. ": " .. (tostring(why):match("[^\n]*")))
-        end
-        queued(spec.store, shadow.restore_argv(spec, tree), function(restored)
-          local ok = restored:match("restored") ~= nil
-          all_ok = all_ok and ok
-          local back = "back to before " .. (labels[tonumber(n)] or ("call " .. tonumber(n)))
-          next_one(where .. ": " .. (ok and back or ("undo failed: " .. restored)))
-        end)
-      end)
-    end, function(lines)
-      done(lines, all_ok)
-    end)
+--- Runs a step of a spec's store off the editor's thread, after the steps
+--- queued before it (the store set up first); done(output).
+---@param spec flemma_sandbox.ShadowSpec
+---@param argv string[]
+---@param done fun(out: string)
+function M.run_step(spec, argv, done)
+  step(spec, argv, function(out, err)
+    done(out or err or "")
   end)
+end
+
+--- Records the tree of each store take() used after call n, off the
+--- editor's thread; then done().
+---@param specs flemma_sandbox.ShadowSpec[]
+---@param n integer
+---@param done fun()
+function M.finish(specs, n, done)
+  each(specs, function(spec, next_one)
+    step(spec, shadow.step_argv(spec, "after", "", n), function()
+      next_one(nil)
+    end)
+  end, function()
+    done()
+  end)
+end
+
+---@class flemma_sandbox.CallChanges
+---@field top string
+---@field rel string
+---@field changes { status: string, path: string }[]
+
+--- What call n changed in each repository of the buffer's chat (its
+--- paths and A, M, D); a repository that kept no record of it is left out.
+---@param bufnr integer|nil
+---@param n integer
+---@return flemma_sandbox.CallChanges[]
+function M.call_changes(bufnr, n)
+  local out = {}
+  for _, spec in ipairs(M.scope(bufnr).specs) do
+    local lines = shadow.call_diff(spec, n, false)
+    if lines then
+      local changes = {}
+      for _, line in ipairs(lines) do
+        local status, path = line:match("^(%a)%d*\t(.+)$")
+        if status then
+          changes[#changes + 1] = { status = status, path = path }
+        end
+      end
+      out[#out + 1] = { top = spec.top, rel = spec.rel, changes = changes }
+    end
+  end
+  return out
+end
+
+--- Call n's diff in each repository of the buffer's chat (git's unified
+--- diff, with the repository's folder on a line of its own first).
+---@param bufnr integer|nil
+---@param n integer
+---@return string[]
+function M.call_diff(bufnr, n)
+  local out = {}
+  for _, spec in ipairs(M.scope(bufnr).specs) do
+    local lines = shadow.call_diff(spec, n, true)
+    if lines then
+      out[#out + 1] = "# " .. spec.top
+      vim.list_extend(out, lines)
+    end
+  end
+  return out
 end
 
 return M

@@ -8,21 +8,33 @@ local n = require("support.nvim")
 local project = require("support.project")
 local sandbox = require("flemma_sandbox")
 local checkpoints = require("flemma_sandbox.checkpoints")
+local call_undo = require("flemma_sandbox.call_undo")
 
 local manifest, repo_state = project.manifest, project.repo_state
 
-local function undo(bufnr)
-  local lines, ok
-  checkpoints.undo(bufnr, function(l, o)
-    lines, ok = l, o
+--- Undo (or redo) through the API, without the question: what it said
+--- as one text, and whether it went through without an error.
+local function undo(bufnr, opts)
+  local report, err
+  call_undo.prepare(bufnr, opts or {}, function(prep, e)
+    if not prep then
+      err = e
+      return
+    end
+    call_undo.carry_out(prep, function(r)
+      report = r
+    end)
   end)
   assert(
     vim.wait(20000, function()
-      return lines ~= nil
+      return report ~= nil or err ~= nil
     end, 10),
     "undo did not finish"
   )
-  return table.concat(lines, "\n"), ok
+  if err then
+    return err, false, nil
+  end
+  return vim.inspect(report), #report.errors == 0, report
 end
 
 describe("direct mode's checkpoints", function()
@@ -78,9 +90,14 @@ describe("direct mode's checkpoints", function()
     )
     assert.is_nil(r.error, vim.inspect(r))
     assert.are.equal("edited\n", h.read(proj .. "/notes.txt"))
-    -- a call that changes nothing is skipped by undo
+    local third = manifest(proj)
+    -- undo of a call that changed nothing changes nothing
     n.run_tool("bash", { command = "true" }, { bufnr = bufnr, approved = true })
-    local said, ok = undo(bufnr)
+    local said, ok, report = undo(bufnr)
+    assert.is_true(ok, said)
+    assert.are.equal(0, #report.written, said)
+    assert.are.equal(third, manifest(proj), said)
+    said, ok = undo(bufnr)
     assert.is_true(ok, said)
     assert.are.equal(second, manifest(proj), said)
     said, ok = undo(bufnr)
@@ -88,7 +105,7 @@ describe("direct mode's checkpoints", function()
     assert.are.equal(first, manifest(proj), said)
     assert.is_nil(h.read(proj .. "/new.txt"))
     said = undo(bufnr)
-    assert.matches("no call of this chat changed it", said)
+    assert.matches("every recorded call is undone already", said)
     assert.are.equal(first, manifest(proj))
   end)
 
@@ -171,7 +188,7 @@ describe("direct mode's checkpoints", function()
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(bufnr), "\n")
     assert.matches("undo:       checkpoints [^\n]*proj: 1", status)
     local shown = table.concat(require("flemma_sandbox.nvim.undo").list_lines(bufnr), "\n")
-    assert.matches("1  [%d-]+ [%d:]+  before bash: ", shown)
+    assert.matches("1  [%d-]+ [%d:]+  bash: ", shown)
   end)
 
   it("says so where a writable project is not in git, and is off with sandboxes.checkpoints = false", function()

@@ -16,7 +16,7 @@
 --- trusted): a call run by hand (:Flemma tool:execute, Alt-Enter) skips
 --- the resolvers, and such a frontmatter may have turned Flemma's sandbox
 --- off. They are put there at every chat buffer, request and call.
-local checkpoints = require("flemma_sandbox.checkpoints")
+local calls = require("flemma_sandbox.calls")
 local notes = require("flemma_sandbox.flemma.notes")
 local workspace = require("flemma_sandbox.flemma.workspace")
 
@@ -77,23 +77,40 @@ function M.label_of(ctx, tool_name)
   return label
 end
 
---- Direct mode: go() once the checkpoint before a writing call is taken in
---- the background (or at once for a call that writes nothing, with
---- checkpoints off, or in clone mode). A failed checkpoint is said once
---- per session; the call runs either way.
+--- The calls started here and not ended yet, by tool id (calls.lua).
+---@type table<string, flemma_sandbox.Call>
+M.calls = {}
+
+--- Starts a call (calls.lua: its number in the chat, and in direct mode the
+--- checkpoint before a writing call, taken in the background); go() once
+--- it is. A failed checkpoint is said once per session; the call runs
+--- either way. checkpoint_then's call ends with M.call_ended.
 ---@param ctx table Flemma's ExecutionContext
 ---@param tool_name string
 ---@param go fun()
 function M.checkpoint_then(ctx, tool_name, go)
   local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(ctx.bufnr)
   local off = sandboxes and (sandboxes.checkpoints == false or sandboxes.workspace == "clone")
-  if not checkpoints.WRITING_TOOLS[tool_name] or off then
-    return go()
-  end
-  checkpoints.take(ctx.bufnr, M.label_of(ctx, tool_name), function(errors)
+  calls.start(ctx.bufnr, tool_name, M.label_of(ctx, tool_name), not off, function(call, errors)
     M.say_failed(errors)
+    if ctx.tool_id then
+      M.calls[ctx.tool_id] = call
+    end
     go()
   end)
+end
+
+--- Ends the call of ctx started by checkpoint_then (the checkpoint after
+--- it, its timeline entry); extra: what its runs reported.
+---@param ctx table Flemma's ExecutionContext
+---@param result table|nil
+---@param extra table|nil
+function M.call_ended(ctx, result, extra)
+  local call = ctx.tool_id and M.calls[ctx.tool_id]
+  if call then
+    M.calls[ctx.tool_id] = nil
+    calls.ended(call, result, extra)
+  end
 end
 
 --- Runs Flemma's own execute for a call our definition took: its result
@@ -104,7 +121,10 @@ end
 local function run_original(original, name, input, ctx, callback)
   local runs = notes.runs()
   local deliver = function(result)
-    runs.finish(result, ctx, callback)
+    runs.finish(result, ctx, function(r)
+      M.call_ended(ctx, r)
+      callback(r)
+    end)
   end
   local ok, result = pcall(M.as_call, ctx, name, function()
     if original.async then
@@ -119,6 +139,9 @@ local function run_original(original, name, input, ctx, callback)
     return function()
       result()
       runs.drop() -- Flemma gives no result for a cancelled call
+      vim.defer_fn(function()
+        M.call_ended(ctx, { success = false, error = "cancelled" })
+      end, notes.DROP_AFTER_MS)
     end
   end
   -- a sync tool's result, or an error raised where Flemma cannot catch it
@@ -128,7 +151,9 @@ local function run_original(original, name, input, ctx, callback)
     result = { success = false, error = tostring(result) }
   end
   vim.schedule(function()
-    callback(result or { success = false, error = "Tool returned no result" })
+    result = result or { success = false, error = "Tool returned no result" }
+    M.call_ended(ctx, result)
+    callback(result)
   end)
   return nil
 end
@@ -231,6 +256,8 @@ local function replacement(name, original)
     M.checkpoint_then(ctx, name, function()
       if not cancelled then
         cancel = run_original(original, name, input, ctx, callback)
+      else
+        M.call_ended(ctx, { success = false, error = "cancelled before it ran" })
       end
     end)
     return function()

@@ -165,10 +165,15 @@ M.definitions = {
 ---@return fun() cancel
 function M.run(plan, ctx, callback)
   local cancelled, cancel = false, nil
-  require("flemma_sandbox.flemma.tool_overrides").checkpoint_then(ctx, "git", function()
-    if not cancelled then
-      cancel = start(plan, ctx, callback)
+  local overrides = require("flemma_sandbox.flemma.tool_overrides")
+  overrides.checkpoint_then(ctx, "git", function()
+    if cancelled then
+      return overrides.call_ended(ctx, { success = false, error = "cancelled before it ran" })
     end
+    cancel = start(plan, ctx, function(result)
+      overrides.call_ended(ctx, result)
+      callback(result)
+    end)
   end)
   return function()
     cancelled = true

@@ -132,9 +132,19 @@ M.actions = {
     end
     notify("no chat folder named " .. tostring(name) .. " here (see :FlemmaSandbox list)", vim.log.levels.ERROR)
   end,
-  undo = function(bufnr)
+  undo = function(bufnr, arg, bang)
+    local n = arg and arg ~= "" and tonumber(arg) or nil
+    if arg and arg ~= "" and (not n or n < 1 or n % 1 ~= 0) then
+      local why = "undo: N must be a call's number (see :FlemmaSandbox checkpoints), not '" .. arg .. "'"
+      notify(why, vim.log.levels.ERROR)
+      return
+    end
     local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
-    require("flemma_sandbox.nvim.undo").undo(bufnr, running)
+    require("flemma_sandbox.nvim.undo").undo(bufnr, running, { n = n, bang = bang })
+  end,
+  redo = function(bufnr, _, bang)
+    local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
+    require("flemma_sandbox.nvim.undo").undo(bufnr, running, { redo = true, bang = bang })
   end,
   diff = function(bufnr)
     require("flemma_sandbox.nvim.review_ui").diff(bufnr)
@@ -225,6 +235,7 @@ M.SUBCOMMANDS = {
   "delete",
   "gc",
   "undo",
+  "redo",
   "checkpoints",
   "diff",
   "apply",

@@ -41,12 +41,20 @@ end
 --- The repository a writable root is in (policy/workspace.lua).
 M.repository_of = workspace.repository_of
 
--- The steps, in sh: $1 is the step, then the spec. git with the store as
--- its repository and none of the user's or the project's config but the
--- project's own exclude file; hooks and fsmonitor off; pathspecs literal.
+-- The steps, in sh: $1 is the step, then the spec, then the step's own
+-- arguments. git with the store as its repository and none of the user's
+-- or the project's config but the project's own exclude file; hooks and
+-- fsmonitor off; pathspecs literal.
+--
+-- Refs of the store (N: the call's number in the chat, 10 digits):
+--   refs/checkpoints/N  the tree before call N
+--   refs/after/N        the tree after it: its change is the difference
+--   refs/undo-saves/K   the tree as it was before undo or redo K
+--   refs/undone/K       what undo K wrote (its parent: the tree before it);
+--                       redo takes the newest back
 local SCRIPT = [=[
 set -eu
-step=$1 top=$2 rel=$3 store=$4 keep=$5 label=$6
+step=$1 top=$2 rel=$3 store=$4 keep=$5 label=$6 n=$7 from=$8 to=$9
 if [ "$step" = init ]; then
   [ -d "$store/objects" ] || git init -q --bare "$store"
   printf '%s\n' "$top/.git/objects" >"$store/objects/info/alternates"
@@ -73,7 +81,15 @@ snapshot() {
   g add -A --ignore-errors -- "$rel" >/dev/null 2>&1 || g add -A --ignore-errors -- "$rel" >/dev/null
   g write-tree
 }
+newest() { # the number of the newest ref under $1, 0 when none
+  last=$(g for-each-ref --count=1 --sort=-refname --format='%(refname:lstrip=2)' "$1")
+  printf '%s' "${last:-0}" | sed 's/^0*//;s/^$/0/'
+}
 case $step in
+settled)
+  # every step queued before this one has ended (the lock is held here)
+  echo settled
+  ;;
 warm)
   # the index brought up to date, nothing recorded: the next take only
   # looks at what changed since
@@ -82,57 +98,138 @@ warm)
   ;;
 take)
   tree=$(snapshot)
-  last=$(g for-each-ref --count=1 --sort=-refname --format='%(refname:lstrip=2)' refs/checkpoints/)
-  n=$(( $(printf '%s' "${last:-0}" | sed 's/^0*//;s/^$/0/') + 1 ))
+  last=$(newest refs/checkpoints/)
+  # the chat's call number; past the newest kept (a store made before)
+  [ "${n:-0}" -gt "$last" ] 2>/dev/null || n=$((last + 1))
   commit=$(printf '%s\n' "$label" | g commit-tree "$tree")
   g update-ref "refs/checkpoints/$(printf %010d "$n")" "$commit"
-  g for-each-ref --sort=-refname --format='%(refname)' refs/checkpoints/ | tail -n +$((keep + 1)) |
-    while read -r old; do g update-ref -d "$old"; done
+  g for-each-ref --sort=-refname --format='%(refname:lstrip=2)' refs/checkpoints/ | tail -n +$((keep + 1)) |
+    while read -r old; do
+      g update-ref -d "refs/checkpoints/$old"
+      g update-ref -d "refs/after/$old" 2>/dev/null || true
+    done
   echo "checkpoint $n $tree"
   ;;
+after)
+  # the tree when call n ended: its change is what differs from before
+  tree=$(snapshot)
+  if g rev-parse -q --verify "refs/checkpoints/$(printf %010d "$n")" >/dev/null; then
+    commit=$(printf 'after %s\n' "$n" | g commit-tree "$tree")
+    g update-ref "refs/after/$(printf %010d "$n")" "$commit"
+  fi
+  echo "after $n $tree"
+  ;;
 plan)
-  # the newest checkpoint whose tree differs from the tree now: the one
-  # before the last call that changed it (the others changed nothing)
+  # for taking a change from $from to $to back or again: the tree now
+  # (kept, for a way back), what the change did, and which of its paths
+  # differ now from either end; sections NUL-separated, each ended by an
+  # empty field
   now=$(snapshot)
-  for ref in $(g for-each-ref --sort=-refname --format='%(refname)' refs/checkpoints/); do
-    if g diff-tree --quiet "$now" "$ref^{tree}" -- "$rel"; then
-      g update-ref -d "$ref"
-      continue
-    fi
-    n=$(g for-each-ref --count=1 --format='%(refname:lstrip=2)' refs/undo-saves/ --sort=-refname)
-    n=$(( $(printf '%s' "${n:-0}" | sed 's/^0*//;s/^$/0/') + 1 ))
-    save=$(printf '%s\n' "before undo to ${ref#refs/checkpoints/}" | g commit-tree "$now")
-    g update-ref "refs/undo-saves/$(printf %010d "$n")" "$save"
-    # in the tree now but not then: made by the calls since; the rest back
-    g diff-tree -r -z --no-renames --name-only --diff-filter=D "$now" "$ref^{tree}" -- "$rel" >"$store/undo-remove"
-    g diff-tree -r -z --no-renames --name-only --diff-filter=AMT "$now" "$ref^{tree}" -- "$rel" >"$store/undo-write"
-    echo "target $(g rev-parse "$ref^{tree}") ${ref#refs/checkpoints/}"
-    g update-ref -d "$ref"
-    exit 0
-  done
-  echo "nothing"
+  k=$(( $(newest refs/undo-saves/) + 1 ))
+  save=$(printf '%s\n' "$label" | g commit-tree "$now")
+  g update-ref "refs/undo-saves/$(printf %010d "$k")" "$save"
+  printf 'now %s %s\0\0' "$now" "$save"
+  g diff-tree -r -z --no-renames "$from" "$to" -- "$rel"
+  printf '\0'
+  g diff-tree -r -z --no-renames --name-only "$from" "$now" -- "$rel"
+  printf '\0'
+  g diff-tree -r -z --no-renames --name-only "$to" "$now" -- "$rel"
+  printf '\0'
+  ;;
+record)
+  # what an undo (or redo) wrote, on the tree it found ($from: the saved
+  # commit): refs/undone/K for an undo; a redo drops the undo it took back
+  export GIT_INDEX_FILE="$store/record-index"
+  g read-tree "$from^{tree}"
+  g update-index -z --index-info <"$store/written"
+  tree=$(g write-tree)
+  rm -f "$store/record-index"
+  if [ "$to" = undo ]; then
+    commit=$(printf '%s\n' "$label" | g commit-tree "$tree" -p "$from")
+    k=$(( $(newest refs/undone/) + 1 ))
+    g update-ref "refs/undone/$(printf %010d "$k")" "$commit"
+  else
+    g update-ref -d "refs/undone/$n"
+  fi
+  echo "recorded $tree"
   ;;
 esac
 ]=]
 
--- Removing what the call made and writing what it changed, with an index
--- of its own in a private /tmp; the store is read-only here.
+-- Writing back the paths of a change that are still as it left them, one
+-- by one, checked again right before each: $store/apply holds lines
+-- "FROM_MODE FROM_OID TO_MODE TO_OID PATH" (mode 0: no file; the path as
+-- printf's %b reads it, every byte but [A-Za-z0-9._/-] as \0ooo). A path
+-- whose way holds a link or a non-folder, or that differs now from FROM,
+-- is a conflict and left as it is. The store is read-only here; git's
+-- index is a private one in /tmp.
 local RESTORE = [=[
 set -eu
-top=$1 store=$2 tree=$3
-export GIT_DIR="$store" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/undo-index
+top=$1 store=$2
+export GIT_DIR="$store" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/apply-index
 cd "$top"
 exec 9<"$store/lock"
 flock 9
-if [ -s "$store/undo-remove" ]; then
-  xargs -0 rm -f -- <"$store/undo-remove"
-  # folders the removed files leave empty, deepest first
-  tr '\0' '\n' <"$store/undo-remove" | sed -n 's|/[^/]*$||p' | sort -ru |
-    while IFS= read -r dir; do rmdir -p --ignore-fail-on-non-empty -- "$dir" 2>/dev/null || true; done
-fi
-git read-tree "$tree"
-git -c core.hooksPath=/dev/null checkout-index -f -z --stdin <"$store/undo-write"
-echo restored
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+# "MODE OID" of what is at ./$1 now, "0 0" when nothing
+state() {
+  if [ -L "./$1" ]; then
+    printf '120000 %s' "$(readlink -- "./$1" | tr -d '\n' | g hash-object --stdin)"
+  elif [ -f "./$1" ]; then
+    if [ -n "$(find "./$1" -prune -perm -u=x)" ]; then m=100755; else m=100644; fi
+    printf '%s %s' "$m" "$(g hash-object -- "./$1")"
+  elif [ -e "./$1" ]; then
+    printf 'other 0'
+  else
+    printf '0 0'
+  fi
+}
+# whether the folders on the way to $1 are folders or missing, no link
+clear_way() {
+  d=$1
+  while [ "${d%/*}" != "$d" ]; do
+    d=${d%/*}
+    if [ -L "./$d" ] || { [ -e "./$d" ] && [ ! -d "./$d" ]; }; then return 1; fi
+  done
+  return 0
+}
+same() { # mode and oid $1 $2 equal to state $3
+  case "$1" in 0) [ "$3" = "0 0" ] ;; *) [ "$3" = "$1 $2" ] ;; esac
+}
+write_one() { # $1 mode (0: remove), $2 oid, $3 path
+  if [ "$1" = 0 ]; then
+    rm -f -- "./$3"
+    dir=${3%/*}
+    [ "$dir" = "$3" ] || rmdir -p --ignore-fail-on-non-empty -- "./$dir" 2>/dev/null || true
+  else
+    g update-index --add --cacheinfo "$1,$2,$3" &&
+      rm -f -- "./$3" &&
+      g checkout-index -f -- "$3"
+  fi
+}
+while IFS= read -r line; do
+  fm=${line%% *} rest=${line#* }
+  fo=${rest%% *} rest=${rest#* }
+  tm=${rest%% *} rest=${rest#* }
+  to=${rest%% *} enc=${rest#* }
+  path=$(printf '%bx' "$enc")
+  path=${path%x}
+  if ! clear_way "$path"; then
+    echo "conflict a link or a file is on the way: $enc"
+    continue
+  fi
+  now=$(state "$path")
+  if ! same "$fm" "$fo" "$now"; then
+    echo "conflict changed since: $enc"
+    continue
+  fi
+  if write_one "$tm" "$to" "$path"; then
+    echo "done $tm $to $enc"
+  else
+    echo "conflict could not be written: $enc"
+  fi
+done <"$store/apply"
+echo applied
 ]=]
 
 --- bwrap's argv for a step: writable is the folder git may write in the
@@ -153,22 +250,28 @@ local function argv(spec, script, args, writable, store_rw)
   return git_box.argv(spec.bwrap, binds, script, args)
 end
 
---- The argv of a step of the store ("init", "warm", "take", "plan").
+--- The argv of a step of the store ("init", "settled", "warm", "take",
+--- "after", "plan", "record").
 ---@param spec flemma_sandbox.ShadowSpec
 ---@param step string
 ---@param label? string
 ---@return string[]
-function M.step_argv(spec, step, label)
-  return argv(spec, SCRIPT, { step, spec.top, spec.rel, spec.store, tostring(spec.keep), label or "" }, nil, true)
+---@param n? integer|string the call's number ("take", "after"), the undo's ref ("record")
+---@param from? string plan and record: the change's start (a tree or commit)
+---@param to? string plan: its end; record: "undo" or "redo"
+function M.step_argv(spec, step, label, n, from, to)
+  local args = { step, spec.top, spec.rel, spec.store, tostring(spec.keep), label or "" }
+  vim.list_extend(args, { tostring(n or ""), from or "", to or "" })
+  return argv(spec, SCRIPT, args, nil, true)
 end
 
---- The argv that writes the tree back for an undo (after "plan").
+--- The argv that writes the paths of $store/apply back (after "plan"),
+--- with the writable root alone writable.
 ---@param spec flemma_sandbox.ShadowSpec
----@param tree string the checkpoint's tree
 ---@return string[]
-function M.restore_argv(spec, tree)
+function M.restore_argv(spec)
   local root = spec.rel == "." and spec.top or (spec.top .. "/" .. spec.rel)
-  return argv(spec, RESTORE, { spec.top, spec.store, tree }, root, false)
+  return argv(spec, RESTORE, { spec.top, spec.store }, root, false)
 end
 
 --- Makes the store's folder (0700, every folder on the way a folder), its
@@ -189,33 +292,108 @@ function M.prepare(spec)
   return core.write_atomic(spec.store, "secrets", git_box.ignore_lines(spec.secrets), 384)
 end
 
---- The checkpoints kept in a store, newest first: git on the store alone
---- (it is the plugin's; no sandbox reaches it).
+---@class flemma_sandbox.ShadowEntry
+---@field n integer the call's number in the chat
+---@field label string what the call did
+---@field time integer when its checkpoint was taken
+---@field after boolean whether its end was recorded (its change is known)
+---@field undone boolean whether an undo took its change back
+
+---@class flemma_sandbox.ShadowUndo
+---@field k string the undo's ref name (10 digits)
+---@field n integer the call it took back
+---@field label string
+
+--- git on the store alone (it is the plugin's; no sandbox reaches it).
 ---@param spec flemma_sandbox.ShadowSpec
----@return { n: integer, label: string, time: integer }[]
-function M.list(spec)
+---@param args string[]
+---@return string[]|nil lines
+local function store_git(spec, args)
   if core.file_type(spec.store .. "/objects") ~= "directory" then
-    return {}
+    return nil
   end
+  local lines = vim.fn.systemlist(vim.list_extend({ spec.git, "--git-dir=" .. spec.store }, args))
+  return vim.v.shell_error == 0 and lines or nil
+end
+
+--- The undos that redo can take back, newest first.
+---@param spec flemma_sandbox.ShadowSpec
+---@return flemma_sandbox.ShadowUndo[]
+function M.undos(spec)
   local out = {}
-  local lines = vim.fn.systemlist({
-    spec.git,
-    "--git-dir=" .. spec.store,
+  local lines = store_git(spec, {
     "for-each-ref",
     "--sort=-refname",
-    "--format=%(refname:lstrip=2) %(creatordate:unix) %(contents:subject)",
-    "refs/checkpoints/",
-  })
-  if vim.v.shell_error ~= 0 then
-    return out
-  end
+    "--format=%(refname:lstrip=2) %(contents:subject)",
+    "refs/undone/",
+  }) or {}
   for _, line in ipairs(lines) do
-    local n, time, label = line:match("^(%d+) (%d+) ?(.*)$")
-    if n then
-      out[#out + 1] = { n = tonumber(n), time = tonumber(time), label = label }
+    local k, n, label = line:match("^(%d+) undo of call (%d+): ?(.*)$")
+    if k then
+      out[#out + 1] = { k = k, n = tonumber(n), label = label }
     end
   end
   return out
+end
+
+--- The checkpoints kept in a store, newest first.
+---@param spec flemma_sandbox.ShadowSpec
+---@return flemma_sandbox.ShadowEntry[]
+function M.list(spec)
+  local lines = store_git(spec, {
+    "for-each-ref",
+    "--sort=-refname",
+    "--format=%(refname:lstrip=1) %(creatordate:unix) %(contents:subject)",
+    "refs/checkpoints/",
+    "refs/after/",
+  }) or {}
+  local undone = {}
+  for _, u in ipairs(M.undos(spec)) do
+    undone[u.n] = true
+  end
+  local out, after = {}, {}
+  for _, line in ipairs(lines) do
+    local kind, n, time, label = line:match("^(%a+)/(%d+) (%d+) ?(.*)$")
+    if kind == "after" then
+      after[tonumber(n)] = true
+    elseif kind == "checkpoints" then
+      out[#out + 1] = { n = tonumber(n), time = tonumber(time), label = label }
+    end
+  end
+  for _, e in ipairs(out) do
+    e.after = after[e.n] == true
+    e.undone = undone[e.n] == true
+  end
+  return out
+end
+
+--- The name of call n's refs (10 digits).
+---@param n integer
+---@return string
+function M.ref_name(n)
+  return string.format("%010d", n)
+end
+
+--- A change of call n as git sees it: its paths, their status (A, M, D,
+--- T) and its diff; nil when call n's start or end is not kept.
+---@param spec flemma_sandbox.ShadowSpec
+---@param n integer
+---@param patch boolean the diff's text too
+---@return string[]|nil lines
+function M.call_diff(spec, n, patch)
+  local name = M.ref_name(n)
+  return store_git(spec, {
+    "-c",
+    "core.quotePath=false",
+    "diff-tree",
+    "-r",
+    "--no-renames",
+    patch and "-p" or "--name-status",
+    "refs/checkpoints/" .. name,
+    "refs/after/" .. name,
+    "--",
+    spec.rel,
+  })
 end
 
 return M

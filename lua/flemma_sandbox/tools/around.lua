@@ -1,4 +1,5 @@
---- What happens around a standalone tool call that can write: in direct
+--- What happens around a standalone tool call: it is numbered in its chat
+--- and its end recorded (calls.lua); for one that can write, in direct
 --- mode a checkpoint first (checkpoints.lua, so :FlemmaSandbox undo can put
 --- the tree back); in clone mode the chat's copies made first and synced
 --- to the user's repository after (workspaces.lua).
@@ -8,43 +9,45 @@ local M = {}
 
 local checkpoint_warned = false
 
---- Before a call: run() once the checkpoint is taken or the copies are
---- made; the call runs either way (a failed checkpoint is said once per
---- session).
+--- Before a call: run(call) once it is started (calls.lua: its number in
+--- the chat, and the checkpoint) or the copies are made; the call runs
+--- either way (a failed checkpoint is said once per session).
 ---@param name string
 ---@param request table the tool's prepared request (its lines say what it does)
 ---@param bufnr integer|nil
----@param run fun()
+---@param run fun(call: flemma_sandbox.Call)
 function M.before(name, request, bufnr, run)
-  local checkpoints = require("flemma_sandbox.checkpoints")
-  if not checkpoints.WRITING_TOOLS[name] then
-    return run()
-  end
+  local calls = require("flemma_sandbox.calls")
+  local label = name .. ": " .. tostring((request.lines or {})[1] or ""):sub(1, 200)
   local workspaces = require("flemma_sandbox.workspaces")
-  if workspaces.is_clone(bufnr) then
+  local writing = require("flemma_sandbox.checkpoints").WRITING_TOOLS[name]
+  if writing and workspaces.is_clone(bufnr) then
     -- off the editor's thread (wrap_command would make them while it waits)
     return workspaces.ensure(bufnr, function(errors)
       if #errors > 0 then
         notice.say(errors[1], vim.log.levels.WARN)
       end
-      run()
+      calls.start(bufnr, name, label, false, run)
     end)
   end
-  local label = name .. ": " .. tostring((request.lines or {})[1] or ""):sub(1, 200)
-  checkpoints.take(bufnr, label, function(errors)
+  calls.start(bufnr, name, label, true, function(call, errors)
     if #errors > 0 and not checkpoint_warned then
       checkpoint_warned = true
       notice.say("no checkpoint before this call (undo cannot go back past it): " .. errors[1], vim.log.levels.WARN)
     end
-    run()
+    run(call)
   end)
 end
 
---- After a call (its result already given): in clone mode the copies'
---- work goes to the user's repository as refs/remotes/sandbox-NAME/*.
+--- After a call (its result already given): its end recorded (calls.lua);
+--- in clone mode the copies' work goes to the user's repository as
+--- refs/remotes/sandbox-NAME/*.
 ---@param name string
 ---@param bufnr integer|nil
-function M.after(name, bufnr)
+---@param call flemma_sandbox.Call|nil
+---@param result table|nil
+function M.after(name, bufnr, call, result)
+  require("flemma_sandbox.calls").ended(call, result, result and result.sandbox_runs)
   local workspaces = require("flemma_sandbox.workspaces")
   if require("flemma_sandbox.checkpoints").WRITING_TOOLS[name] and workspaces.is_clone(bufnr) then
     workspaces.sync(bufnr, function(errors)

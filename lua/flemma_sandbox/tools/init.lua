@@ -186,10 +186,10 @@ function M.run(name, input, opts, done)
     end
     on_phase("running")
     decide_network(request, ctx, function()
-      around.before(name, request, opts.bufnr, function()
+      around.before(name, request, opts.bufnr, function(call)
         local function finish(result)
           done(result)
-          around.after(name, opts.bufnr)
+          around.after(name, opts.bufnr, call, result)
         end
         local ok, run_err = pcall(tool.run, input, ctx, finish)
         if not ok then
