@@ -192,29 +192,52 @@ function M.apply(bufnr, done)
   end)
 end
 
---- Throws the copies away (the chat's sandbox stopped first, the copy's
---- refs removed from the user's repository); the next call makes them
---- again from the user's tree as it is then. done(errors).
+--- Throws the copies away (the chat's sandbox stopped first, their work
+--- kept in the user's repository for 14 days (backends/workspace_keep.lua),
+--- the copy's refs removed from the user's repository); the next call makes
+--- them again from the user's tree as it is then. Nothing is removed when
+--- the work could not be kept. done(errors, kept).
 ---@param bufnr integer|nil
----@param done fun(errors: string[])
+---@param done fun(errors: string[], kept: { top: string, ref: string }[])
 function M.discard(bufnr, done)
   local specs, resolved = M.specs(bufnr)
   local chat = resolved and resolved.chat
   require("flemma_sandbox.backends.live").stop_chat(chat, function()
-    local errors = {}
+    local items = {}
     for _, spec in ipairs(specs) do
-      require("flemma_sandbox.review").forget(spec.top, chat.name)
-      os.remove(spec.clone .. ".ignored")
-      os.remove(spec.clone .. ".submodules")
-      if core.file_type(spec.clone) == "directory" then
-        vim.fn.system({ "rm", "-rf", "--one-file-system", "--", spec.clone })
-        if vim.v.shell_error ~= 0 then
-          errors[#errors + 1] = "could not remove " .. spec.clone
+      items[#items + 1] = { spec = spec, name = chat.name }
+    end
+    require("flemma_sandbox.backends.workspace_keep").keep_all(items, function(kept, errors)
+      if #errors > 0 then
+        return done(errors, kept)
+      end
+      for _, spec in ipairs(specs) do
+        require("flemma_sandbox.review").forget(spec.top, chat.name)
+        os.remove(spec.clone .. ".ignored")
+        os.remove(spec.clone .. ".submodules")
+        if core.file_type(spec.clone) == "directory" then
+          vim.fn.system({ "rm", "-rf", "--one-file-system", "--", spec.clone })
+          if vim.v.shell_error ~= 0 then
+            errors[#errors + 1] = "could not remove " .. spec.clone
+          end
         end
       end
-    end
-    done(errors)
+      done(errors, kept)
+    end)
   end)
+end
+
+--- The copies of a buffer's chat whose work is not applied (as last
+--- synced), "CHAT: the copy of TOP" each.
+---@param bufnr integer|nil
+---@return string[]
+function M.unapplied(bufnr)
+  local _, resolved = M.specs(bufnr)
+  local chat = resolved and resolved.chat
+  if not chat then
+    return {}
+  end
+  return require("flemma_sandbox.backends.workspace_kept").unapplied_under(chat.dir)
 end
 
 --- The copy of a repository, if there is one.

@@ -53,16 +53,16 @@ local function copies_in(chat)
   return out
 end
 
---- The copies kept under a folder (a chat's, or a project's of chats)
---- whose work is not applied: "CHAT: the copy of TOP" for each whose last
---- synced tree differs from the one it started from or was last applied.
---- The repository is the copy's origin, in its own config (which no
---- sandbox can write), and only when the copy is where that repository's
---- copy is kept (policy/workspace.lua clone_for). Nothing here follows a
---- link a sandbox made (a `ln -s / tmp/x` in a chat's tmp is not walked).
+--- The copies kept under a folder (a chat's, or a project's of chats),
+--- each with its chat's name and its repository. The repository is the
+--- copy's origin, in its own config (which no sandbox can write), and only
+--- when the copy is where that repository's copy is kept
+--- (policy/workspace.lua clone_for) and the repository is still there.
+--- Nothing here follows a link a sandbox made (a `ln -s / tmp/x` in a
+--- chat's tmp is not walked).
 ---@param dir string
----@return string[]
-function M.unapplied_under(dir)
+---@return { name: string, clone: string, top: string }[]
+function M.copies_under(dir)
   local out = {}
   for _, chat in ipairs(chats_at(dir)) do
     for _, clone in ipairs(copies_in(chat)) do
@@ -71,13 +71,26 @@ function M.unapplied_under(dir)
       local top = config and vim.trim(vim.fn.system({ "git", "config", "-f", "-", "remote.origin.url" }, config))
       if top and top:sub(1, 1) == "/" and workspace.clone_for(chat, top) == clone then
         if core.file_type(top .. "/.git") == "directory" then
-          local remote = "refs/remotes/sandbox-" .. name
-          vim.fn.system({ "git", "-C", top, "diff", "--quiet", "--no-ext-diff", remote .. "/base", remote .. "/wip" })
-          if vim.v.shell_error == 1 then
-            out[#out + 1] = name .. ": the copy of " .. top
-          end
+          out[#out + 1] = { name = name, clone = clone, top = top }
         end
       end
+    end
+  end
+  return out
+end
+
+--- The copies kept under a folder whose work is not applied: "CHAT: the
+--- copy of TOP" for each whose last synced tree differs from the one it
+--- started from or was last applied.
+---@param dir string
+---@return string[]
+function M.unapplied_under(dir)
+  local out = {}
+  for _, copy in ipairs(M.copies_under(dir)) do
+    local remote = "refs/remotes/sandbox-" .. copy.name
+    vim.fn.system({ "git", "-C", copy.top, "diff", "--quiet", "--no-ext-diff", remote .. "/base", remote .. "/wip" })
+    if vim.v.shell_error == 1 then
+      out[#out + 1] = copy.name .. ": the copy of " .. copy.top
     end
   end
   return out

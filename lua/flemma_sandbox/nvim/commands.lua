@@ -64,11 +64,14 @@ local function remove_and_say(dirs, what, force)
     notify("nothing to remove: " .. what, vim.log.levels.INFO)
     return
   end
-  require("flemma_sandbox.nvim.sandboxes").remove(dirs, function(errors)
+  require("flemma_sandbox.nvim.sandboxes").remove(dirs, function(errors, kept)
     if #errors > 0 then
       notify("not all removed: " .. table.concat(errors, "; "), vim.log.levels.WARN)
     else
       notify(string.format("removed %d folder(s): %s", #dirs, what), vim.log.levels.INFO)
+    end
+    if #kept > 0 then
+      status.show(require("flemma_sandbox.backends.workspace_keep").how_to(kept))
     end
   end)
 end
@@ -153,14 +156,19 @@ M.actions = {
     local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
     require("flemma_sandbox.nvim.review_ui").apply(bufnr, running)
   end,
-  discard = function(bufnr)
+  discard = function(bufnr, _, bang)
     local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
-    require("flemma_sandbox.nvim.review_ui").discard(bufnr, running)
+    require("flemma_sandbox.nvim.review_ui").discard(bufnr, running, bang)
   end,
   checkpoints = function(bufnr)
     status.show(require("flemma_sandbox.nvim.undo").list_lines(bufnr))
   end,
   gc = function(_, _, bang)
+    local pruned, errors = require("flemma_sandbox.nvim.sandboxes").prune_kept()
+    if #pruned + #errors > 0 then
+      local said = string.format("pruned %d ref(s) of discarded work older than 14 days", #pruned)
+      notify(table.concat(vim.list_extend({ said }, errors), "; "), errors[1] and vim.log.levels.WARN or nil)
+    end
     remove_and_say(require("flemma_sandbox.nvim.sandboxes").gc_targets(), "chats whose file or project is gone", bang)
   end,
   trust = function(bufnr)

@@ -197,19 +197,69 @@ function M.apply(bufnr, running)
   end)
 end
 
---- :FlemmaSandbox discard: the copies thrown away.
+--- Throws the copies away once their work is kept (workspaces.discard),
+--- and says how to get it back.
+---@param bufnr integer
+local function discard_now(bufnr)
+  workspaces.discard(bufnr, function(errors, kept)
+    if errors[1] then
+      return notice.say("not discarded: " .. table.concat(errors, "; "), vim.log.levels.WARN)
+    end
+    local how = require("flemma_sandbox.backends.workspace_keep").how_to(kept)
+    notice.say(
+      "discarded the chat's copy; its next call starts from your tree as it is then"
+        .. (kept[1] and ("; its work is kept as " .. kept[1].ref) or "")
+    )
+    if #how == 0 then
+      return
+    elseif #vim.api.nvim_list_uis() == 0 then
+      vim.api.nvim_echo({ { table.concat(how, "\n") } }, true, {})
+    else
+      local buf = require("flemma_sandbox.nvim.float").open(how)
+      for _, key in ipairs({ "q", "<Esc>" }) do
+        vim.api.nvim_buf_set_keymap(buf, "n", key, "<cmd>close<cr>", { nowait = true, noremap = true, silent = true })
+      end
+    end
+  end)
+end
+
+--- :FlemmaSandbox discard: the copies thrown away, their work kept 14
+--- days; asked first when they hold work not applied, unless bang.
 ---@param bufnr integer
 ---@param running boolean
-function M.discard(bufnr, running)
+---@param bang boolean|nil
+function M.discard(bufnr, running, bang)
   bufnr = clone_chat(bufnr, running, "no copy to discard")
   if not bufnr then
     return
   end
-  workspaces.discard(bufnr, function(errors)
-    notice.say(
-      errors[1] or "discarded the chat's copy; its next call starts from your tree as it is then",
-      errors[1] and vim.log.levels.WARN or nil
-    )
+  if bang then
+    return discard_now(bufnr)
+  end
+  workspaces.sync(bufnr, function()
+    local unapplied = workspaces.unapplied(bufnr)
+    if #unapplied == 0 then
+      return discard_now(bufnr)
+    end
+    local lines = {}
+    for _, line in ipairs(unapplied) do
+      lines[#lines + 1] = "Work not applied: " .. line
+    end
+    vim.list_extend(lines, {
+      "yes: throw the copy away; its work is kept 14 days under refs/flemma-sandbox/discarded/",
+      "no: keep it (:FlemmaSandbox diff, apply)",
+    })
+    require("flemma_sandbox.questions").ask({
+      title = "Discard this chat's copy?",
+      lines = lines,
+      tool = "discard",
+      bufnr = bufnr,
+    }, function(answer)
+      if answer == "once" or answer == "always" then
+        return discard_now(bufnr)
+      end
+      notice.say("not discarded: the chat's copy is kept")
+    end)
   end)
 end
 

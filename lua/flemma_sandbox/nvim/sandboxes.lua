@@ -228,9 +228,11 @@ function M.stop_live(dirs, done)
 end
 
 --- Removes folders in the background, once the live sandboxes of the
---- chats among them stopped; done(errors) when all are gone.
+--- chats among them stopped and the work of the copies among them is kept
+--- (nothing is removed when it could not be); done(errors, kept) when all
+--- are gone.
 ---@param dirs string[]
----@param done fun(errors: string[])
+---@param done fun(errors: string[], kept: { top: string, ref: string }[])
 function M.remove(dirs, done)
   -- a chat removed whole takes its live sandbox's folder (its key, its
   -- log) with it; reset keeps it
@@ -246,8 +248,55 @@ function M.remove(dirs, done)
     end
   end
   M.stop_live(dirs, function()
-    M.remove_now(all, done)
+    M.keep_copies(dirs, function(kept, errors)
+      if #errors > 0 then
+        return done(errors, kept) -- nothing removed
+      end
+      M.remove_now(all, function(errs)
+        done(errs, kept)
+      end)
+    end)
   end)
+end
+
+--- The bwrap the git bwrap runs (the config's).
+---@return string
+local function bwrap_path()
+  local ok, cfg = pcall(require("flemma_sandbox").resolve_config, nil)
+  return ok and cfg.backends.bwrap.path or "bwrap"
+end
+
+--- Keeps the work of the copies under dirs in their repositories
+--- (backends/workspace_keep.lua); done(kept, errors).
+---@param dirs string[]
+---@param done fun(kept: { top: string, ref: string }[], errors: string[])
+function M.keep_copies(dirs, done)
+  local items, bwrap = {}, bwrap_path()
+  for _, dir in ipairs(dirs) do
+    for _, copy in ipairs(require("flemma_sandbox.backends.workspace_kept").copies_under(dir)) do
+      local spec = { bwrap = bwrap, top = copy.top, clone = copy.clone, hidden = {}, secrets = {} }
+      items[#items + 1] = { spec = spec, name = copy.name }
+    end
+  end
+  require("flemma_sandbox.backends.workspace_keep").keep_all(items, done)
+end
+
+--- gc's pruning of kept work older than 14 days, in the repositories that
+--- hold some and this project's: a line for each ref deleted, and the
+--- errors.
+---@return string[] pruned, string[] errors
+function M.prune_kept()
+  local tops = {}
+  local cwd = surroundings.cwd()
+  local top = cwd and require("flemma_sandbox.policy.workspace").repository_of(core.resolve(cwd, "/") or cwd)
+  tops[#tops + 1] = top
+  local keep = require("flemma_sandbox.backends.workspace_keep")
+  local pruned, errors = keep.prune(bwrap_path(), tops)
+  local out = {}
+  for _, ref in ipairs(pruned) do
+    out[#out + 1] = "pruned kept work older than " .. keep.KEEP_DAYS .. " days: " .. ref
+  end
+  return out, errors
 end
 
 --- Removes folders in the background; done(errors) when all are gone.

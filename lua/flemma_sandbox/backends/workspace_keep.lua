@@ -1,0 +1,244 @@
+--- Before a copy (backends/workspace.lua) is thrown away (discard, delete,
+--- gc), its work is kept in the user's repository for KEEP_DAYS days: the
+--- sync brings its branches and a commit of its work tree (uncommitted and
+--- untracked files included: refs/flemma/wip, made with an index of its
+--- own, never the user's) into the user's objects, and one commit over
+--- them goes under refs/flemma-sandbox/discarded/CHAT/TIME (UTC). Only gc
+--- prunes those refs, once older than KEEP_DAYS. git runs in the git bwrap
+--- (backends/git_box.lua) that sees only the user's git folder; the copy's
+--- objects are stored under a ref, never checked out here.
+local core = require("flemma_sandbox.core")
+local git_box = require("flemma_sandbox.backends.git_box")
+local surroundings = require("flemma_sandbox.surroundings")
+
+local M = {}
+
+M.KEEP_DAYS = 14
+M.PREFIX = "refs/flemma-sandbox/discarded/"
+
+-- $1 the chat's name, $2 the ref to make, $3 the message; the user's git
+-- folder at /user.git. The copy's refs the sync just brought
+-- (refs/remotes/sandbox-NAME/*): nothing is kept when its tree is the one
+-- it started from and it has no commit of its own. Else one commit with
+-- wip's tree and as parents wip and the copy's other branches. The ref is
+-- made new (a name taken gets -2, -3, ...).
+local KEEP = [=[
+set -eu
+name=$1 ref=$2 msg=$3
+export GIT_DIR=/user.git
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
+r=refs/remotes/sandbox-$name
+wip=$(g rev-parse -q --verify "$r/wip^{commit}" || true)
+base=$(g rev-parse -q --verify "$r/base^{commit}" || true)
+if [ -z "$wip" ]; then echo nothing; exit 0; fi
+parents=$wip
+for c in $(g for-each-ref --format='%(objecttype) %(objectname)' "$r/" | sed -n 's/^commit //p'); do
+  case " $parents $base " in *" $c "*) continue ;; esac
+  parents="$parents $c"
+done
+changed=yes
+if [ -n "$base" ] && [ "$(g rev-parse "$wip^{tree}")" = "$(g rev-parse "$base^{tree}")" ]; then
+  heads=$(echo "$parents" | sed "s/^$wip//")
+  head=$(g rev-parse -q --verify "$wip^" || true)
+  new=$(g rev-list -n 1 $head $heads --not --exclude='refs/remotes/sandbox-*' --exclude='refs/flemma-sandbox/*' --all)
+  if [ -z "$new" ]; then changed=no; fi
+fi
+if [ "$changed" = no ]; then echo nothing; exit 0; fi
+tree=$(g rev-parse "$wip^{tree}")
+set --
+for c in $parents; do set -- "$@" -p "$c"; done
+keep=$(printf '%s\n' "$msg" | g commit-tree "$tree" "$@")
+i=1 n=""
+until g update-ref "$ref$n" "$keep" "" 2>/dev/null; do
+  i=$((i + 1)) n="-$i"
+  if [ "$i" -gt 50 ]; then exit 1; fi
+done
+echo "kept $ref$n"
+]=]
+
+-- $@ the refs to delete (none: only the list); the user's git folder at
+-- /user.git. Prints the refs under PREFIX that are left.
+local PRUNE = [=[
+set -eu
+export GIT_DIR=/user.git
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
+for r in "$@"; do g update-ref -d "$r"; done
+g for-each-ref --format='left %(refname)' refs/flemma-sandbox/discarded/
+echo listed
+]=]
+
+--- The file listing the repositories that hold kept refs (for gc).
+---@return string|nil dir
+local function record_dir()
+  return surroundings.state_dir("kept")
+end
+
+--- The repositories that hold kept refs (as recorded), one a line.
+---@return string[]
+function M.recorded()
+  local dir = record_dir()
+  local out = {}
+  local f = dir and io.open(dir .. "/repositories", "r")
+  if f then
+    for line in f:lines() do
+      if line:sub(1, 1) == "/" and not vim.tbl_contains(out, line) then
+        out[#out + 1] = line
+      end
+    end
+    f:close()
+  end
+  return out
+end
+
+--- Records the repositories that hold kept refs.
+---@param tops string[]
+local function record(tops)
+  local dir = record_dir()
+  if dir then
+    core.write_atomic(dir, "repositories", table.concat(tops, "\n") .. "\n", 384)
+  end
+end
+
+--- A chat's name as a piece of a ref's name.
+---@param name string
+---@return string
+local function ref_part(name)
+  local part = name:gsub("[^%w_-]", "_")
+  return part
+end
+
+--- Keeps a copy's work in its repository (see above), in the background;
+--- done(ref, err): ref nil when there was nothing to keep.
+---@param spec flemma_sandbox.WorkspaceSpec
+---@param name string the chat's name
+---@param done fun(ref: string|nil, err: string|nil)
+function M.keep(spec, name, done)
+  local workspace = require("flemma_sandbox.backends.workspace")
+  if not workspace.exists(spec.clone) or core.file_type(spec.top .. "/.git") ~= "directory" then
+    return done(nil, nil)
+  end
+  workspace.sync(spec, name, function(err)
+    if err then
+      return done(nil, "could not keep the work of the copy of " .. spec.top .. ": " .. err)
+    end
+    local when = os.date("!%Y-%m-%d %H:%M:%S")
+    local ref = M.PREFIX .. ref_part(name) .. "/" .. os.date("!%Y%m%dT%H%M%SZ")
+    local message = string.format(
+      "flemma-sandbox: the work of chat %s's copy, kept when it was thrown away (%s UTC)\n\n"
+        .. "This commit's tree is the copy's work tree as it was, uncommitted and untracked\n"
+        .. "files included (ignored and secret files are never in a copy's commits). Its\n"
+        .. "first parent is that tree over the copy's HEAD, the others the copy's other\n"
+        .. "branches. Kept %d days: gc removes the ref after that.",
+      name,
+      when,
+      M.KEEP_DAYS
+    )
+    local argv = git_box.argv(spec.bwrap, { "--bind", spec.top .. "/.git", "/user.git" }, KEEP, { name, ref, message })
+    local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
+      local kept = out:match("kept (%S+)")
+      if kept then
+        local tops = M.recorded()
+        if not vim.tbl_contains(tops, spec.top) then
+          tops[#tops + 1] = spec.top
+          record(tops)
+        end
+        return done(kept, nil)
+      end
+      if out:match("^nothing") then
+        return done(nil, nil)
+      end
+      done(nil, "could not keep the work of the copy of " .. spec.top .. ": " .. out .. errs)
+    end)
+    if not started then
+      done(nil, "could not start bwrap to keep the work of the copy of " .. spec.top)
+    end
+  end)
+end
+
+--- Keeps the work of several copies in turn; done(kept, errors), kept as
+--- { top, ref } for each that had work.
+---@param items { spec: flemma_sandbox.WorkspaceSpec, name: string }[]
+---@param done fun(kept: { top: string, ref: string }[], errors: string[])
+function M.keep_all(items, done)
+  local kept, errors, i = {}, {}, 0
+  local function next_one()
+    i = i + 1
+    local item = items[i]
+    if not item then
+      return done(kept, errors)
+    end
+    M.keep(item.spec, item.name, function(ref, err)
+      if ref then
+        kept[#kept + 1] = { top = item.spec.top, ref = ref }
+      end
+      errors[#errors + 1] = err
+      next_one()
+    end)
+  end
+  next_one()
+end
+
+--- How to get kept work back, for the user.
+---@param kept { top: string, ref: string }[]
+---@return string[]
+function M.how_to(kept)
+  local out = {}
+  for _, k in ipairs(kept) do
+    local git = "git -C " .. vim.fn.shellescape(k.top)
+    vim.list_extend(out, {
+      string.format("the copy's work is kept %d days in %s as %s; to get it back:", M.KEEP_DAYS, k.top, k.ref),
+      "  " .. git .. " log --stat " .. k.ref .. "   (what it holds)",
+      "  " .. git .. " branch rescued " .. k.ref .. "   (keep it for good, as branch 'rescued')",
+      "  " .. git .. " restore --source=" .. k.ref .. " -- PATH   (one file back into your tree)",
+    })
+  end
+  return out
+end
+
+--- Deletes the kept refs older than KEEP_DAYS in the recorded
+--- repositories and in tops (gc; waits); the refs it deleted.
+---@param bwrap string
+---@param tops? string[]
+---@param now? integer seconds since the epoch
+---@return string[] pruned, string[] errors
+function M.prune(bwrap, tops, now)
+  local cutoff = os.date("!%Y%m%dT%H%M%SZ", (now or os.time()) - M.KEEP_DAYS * 86400)
+  local all, still = M.recorded(), {}
+  for _, top in ipairs(tops or {}) do
+    if not vim.tbl_contains(all, top) then
+      all[#all + 1] = top
+    end
+  end
+  local pruned, errors = {}, {}
+  for _, top in ipairs(all) do
+    if core.file_type(top .. "/.git") == "directory" then
+      local binds = { "--bind", top .. "/.git", "/user.git" }
+      local out = vim.fn.system(git_box.argv(bwrap, binds, PRUNE, {}))
+      local old = {}
+      for ref in out:gmatch("left (%S+)") do
+        -- the time in the name, a -N after it when that name was taken
+        local stamp = ref:match("/(%d%d%d%d%d%d%d%dT%d%d%d%d%d%dZ)[-%d]*$")
+        if stamp and stamp < cutoff then
+          old[#old + 1] = ref
+        end
+      end
+      if #old > 0 then
+        out = vim.fn.system(git_box.argv(bwrap, binds, PRUNE, old))
+      end
+      if not out:match("listed\n$") then
+        errors[#errors + 1] = "could not prune the kept work in " .. top .. ": " .. out
+      else
+        for _, ref in ipairs(old) do
+          pruned[#pruned + 1] = top .. ": " .. ref
+        end
+      end
+      if out:match("left ") then
+        still[#still + 1] = top
+      end
+    end
+  end
+  record(still)
+  return pruned, errors
+end
+
+return M
