@@ -4,6 +4,7 @@
 --- repository's own path by a view in front of the helper (view_argv).
 local core = require("flemma_sandbox.core")
 local git_box = require("flemma_sandbox.backends.git_box")
+local hides = require("flemma_sandbox.backends.workspace_hidden")
 local surroundings = require("flemma_sandbox.surroundings")
 local workspace = require("flemma_sandbox.policy.workspace")
 
@@ -17,19 +18,31 @@ local making = {}
 local syncing = {}
 
 -- $1 the repository, $2 the copy's folder, $3 the secret names
--- (gitignore lines). The copy starts as the user's tree is now: HEAD and
--- its branch, and in the work tree the tracked, modified and untracked
+-- (gitignore lines), $4 the hidden paths in the repository (relative,
+-- NUL-separated), $5 and $6 the user's name and email for it (may be
+-- empty). The copy starts as the user's tree is now: HEAD and its
+-- branch, and in the work tree the tracked, modified and untracked
 -- files (not ignored ones, not secret ones); its index is HEAD's, so the
--- user's changes show as changes. Each submodule the user has checked out
--- (one level) becomes a copy of its own the same way, listed with the
--- user's objects of it in "$clone.submodules" (view_options). Made under
--- another name and renamed: a copy is whole or absent.
+-- user's changes show as changes. A tracked file the copy hides (a secret
+-- name, a hidden path) stays tracked as HEAD has it, skip-worktree, with
+-- an empty file in its place: git status is clean and `git add -A` never
+-- records its deletion (the base tree keeps it too). Each submodule the
+-- user has checked out (one level) becomes a copy of its own the same
+-- way, listed with the user's objects of it in "$clone.submodules"
+-- (view_options). Made under another name and renamed: a copy is whole
+-- or absent.
 local CREATE = [=[
 set -eu
-top=$1 clone=$2 secrets=$3
+top=$1 clone=$2 secrets=$3 hidden=$4 user_name=$5 user_email=$6
 tmp="$clone.making"
 rm -rf "$tmp"
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
+git_safe="git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0"
+g() { $git_safe "$@"; }
+# hidden_in INDEX [HIDDEN]: INDEX's tracked files the copy hides, NUL-separated
+hidden_in() {
+  GIT_INDEX_FILE=$1 g ls-files -z -c -i --exclude-from="$secrets"
+  if [ -n "${2:-}" ]; then xargs -0 -r env GIT_INDEX_FILE="$1" $git_safe ls-files -z -c -- <"$2"; fi
+}
 # copy_of SRC DST: DST a shared clone of SRC's repository, its work tree
 # SRC's as it is; prints the user's objects folder of SRC
 copy_of() {
@@ -42,10 +55,25 @@ copy_of() {
   # the user's index: its stat data saves hashing every tracked file
   if [ -f "$user_git/index" ]; then cp -p "$user_git/index" "$snap"; fi
   GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g ls-files --stage -- .git-none >/dev/null 2>&1 || rm -f "$snap"
-  GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g ls-files -z -i -c --exclude-from="$secrets" |
-    GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g update-index -z --force-remove --stdin
-  GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$src" g -c core.excludesFile="$user_git/info/exclude" \
+  head=$(g rev-parse -q --verify HEAD || true)
+  paths=""
+  if [ "$src" = "$top" ]; then paths=$hidden; fi
+  export GIT_WORK_TREE="$src"
+  # the hidden files: none of the user's versions is read; HEAD's are kept
+  hidden_in "$snap" "$paths" | GIT_INDEX_FILE="$snap" g update-index -z --force-remove --stdin
+  GIT_INDEX_FILE="$snap" g -c core.excludesFile="$user_git/info/exclude" \
     add -A --ignore-errors >/dev/null 2>&1 || true
+  kept="$GIT_DIR/flemma-hidden"
+  : >"$kept"
+  if [ -n "$head" ]; then
+    GIT_INDEX_FILE="$GIT_DIR/head-index" g read-tree "$head"
+    hidden_in "$GIT_DIR/head-index" "$paths" >"$kept"
+    xargs -0 -r env GIT_INDEX_FILE="$GIT_DIR/head-index" $git_safe ls-files -z -s -- <"$kept" |
+      GIT_INDEX_FILE="$snap" g update-index -z --index-info
+    GIT_INDEX_FILE="$snap" g update-index -z --skip-worktree --stdin <"$kept"
+    rm -f "$GIT_DIR/head-index"
+  fi
+  unset GIT_WORK_TREE
   if [ "$src" = "$top" ]; then
     # the folders git ignores at the top (node_modules, build output): shown
     # from the user's tree (view_options), listed outside the copy
@@ -53,18 +81,23 @@ copy_of() {
       ls-files -o -i --exclude-standard --directory 2>/dev/null | grep -E '^[^/]+/$' >"$clone.ignored" || true
   fi
   tree=$(GIT_INDEX_FILE="$snap" g write-tree)
-  head=$(g rev-parse -q --verify HEAD || true)
   base=$(echo "the user's tree when the copy was made" | g commit-tree "$tree" ${head:+-p "$head"})
   g update-ref refs/flemma/base "$base"
   GIT_INDEX_FILE="$snap" GIT_WORK_TREE="$dst" g checkout-index -a -f -u
   if [ -n "$head" ]; then
     mv "$snap" "$GIT_DIR/index"
     GIT_WORK_TREE="$dst" g reset -q --mixed HEAD
+    GIT_WORK_TREE="$dst" g update-index -z --skip-worktree --stdin <"$kept"
+    # an empty file in each one's place (the sandbox's scan masks it)
+    xargs -0 -r sh -c 'for p; do mkdir -p "$(dirname "$0/$p")" && : >"$0/$p"; done' "$dst" <"$kept"
   else
     rm -f "$snap"
   fi
+  rm -f "$kept"
   git config -f "$GIT_DIR/config" core.fsmonitor false
   git config -f "$GIT_DIR/config" gc.auto 0
+  if [ -n "$user_name" ]; then git config -f "$GIT_DIR/config" user.name "$user_name"; fi
+  if [ -n "$user_email" ]; then git config -f "$GIT_DIR/config" user.email "$user_email"; fi
   mkdir "$GIT_DIR/flemma-user-objects"
   unset GIT_DIR
   echo "$user_git/objects"
@@ -112,21 +145,6 @@ g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules /user.git "+r
 echo copied
 ]=]
 
--- Then ($1 as above, $2 the chat's name; the copy read-only, the user's
--- git folder writable): the copy's branches, wip and the tree it started
--- from (refs/flemma/base) into the user's repository as
--- refs/remotes/sandbox-NAME/*. Nothing here reads the copy's index.
-local SYNC_USER = [=[
-set -eu
-top=$1 name=$2
-GIT_DIR=/user.git git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 \
-  fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
-  --upload-pack="env GIT_COMMON_DIR=$top/.git git -c core.hooksPath=/dev/null upload-pack" "$top" \
-  "+refs/heads/*:refs/remotes/sandbox-$name/*" "+refs/flemma/wip:refs/remotes/sandbox-$name/wip" \
-  "+refs/flemma/base:refs/remotes/sandbox-$name/base"
-echo synced
-]=]
-
 ---@class flemma_sandbox.WorkspaceSpec
 ---@field bwrap string
 ---@field top string
@@ -160,13 +178,8 @@ end
 ---@param spec flemma_sandbox.WorkspaceSpec
 ---@return string[]|nil argv, string|nil err
 function M.create_argv(spec)
-  local parent = spec.clone:match("^(.*)/[^/]+$")
-  local ok, err = core.make_dirs(parent, 448)
-  if not ok then
-    return nil, err
-  end
-  ok, err = core.write_atomic(parent, "secrets", git_box.ignore_lines(spec.secrets), 384)
-  if not ok then
+  local parent, err = hides.write_lists(spec)
+  if not parent then
     return nil, err
   end
   if core.file_type(parent .. "/empty") ~= "file" then
@@ -175,7 +188,13 @@ function M.create_argv(spec)
   local binds = { "--ro-bind", spec.top, spec.top }
   vim.list_extend(binds, git_box.hidden_covers(spec.hidden, parent .. "/empty"))
   vim.list_extend(binds, { "--bind", parent, parent })
-  return git_box.argv(spec.bwrap, binds, CREATE, { spec.top, spec.clone, parent .. "/secrets" })
+  local name, email = hides.user_identity(spec.top)
+  return git_box.argv(
+    spec.bwrap,
+    binds,
+    CREATE,
+    { spec.top, spec.clone, parent .. "/secrets", spec.clone .. ".hidden", name, email }
+  )
 end
 
 --- The binds of the git bwrap that works on a copy: the copy at the
@@ -202,7 +221,9 @@ end
 
 --- Brings the copy's work to the user's repository as
 --- refs/remotes/sandbox-NAME/* (branches, wip, base) and the user's
---- branches to the copy, in the background; done(err).
+--- branches to the copy, in the background; done(err). A ref whose new
+--- commits change or delete a file the copy hides is held back
+--- (backends/workspace_hidden.lua), and a note says so.
 ---@param spec flemma_sandbox.WorkspaceSpec
 ---@param name string the chat's name
 ---@param done fun(err: string|nil)
@@ -229,10 +250,14 @@ function M.sync(spec, name, done)
       end)
     end
   end
+  local parent = hides.write_lists(spec)
+  if not parent then
+    return finish("could not write the lists of the chat's copy of " .. spec.top)
+  end
   local function run(argv, word, next_step)
     local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
       if out:match(word) then
-        return next_step()
+        return next_step(out)
       end
       if not M.exists(spec.clone) then
         return finish(nil) -- discarded or deleted meanwhile: nothing to sync
@@ -244,7 +269,8 @@ function M.sync(spec, name, done)
     end
   end
   run(git_box.argv(spec.bwrap, copy_binds(spec, true, false), SYNC_COPY, { spec.top }), "copied", function()
-    run(git_box.argv(spec.bwrap, copy_binds(spec, false, true), SYNC_USER, { spec.top, name }), "synced", function()
+    run(hides.sync_user_argv(spec, parent, name, copy_binds(spec, false, true)), "synced", function(out)
+      hides.held_note(out)
       finish(nil)
     end)
   end)

@@ -1,0 +1,192 @@
+--- Clone mode keeps what the copy hides (backends/workspace.lua): a
+--- tracked file of a secret name (`.env.example`, secret_files `.env.*`)
+--- stays tracked in the copy as HEAD has it, skip-worktree, an empty file
+--- in its place; the copy's `git status` is clean and the model's
+--- `git add -A; git commit` keeps it, in the copy and in the synced branch
+--- the user merges. A commit that deletes it anyway (the bit cleared by
+--- hand) is not published, and a note says so (the control: that commit
+--- is in the copy, and a commit before it is published). The copy gets
+--- the identity git resolves for the user's repository.
+local h = require("support.helpers")
+local n = require("support.nvim")
+local project = require("support.project")
+local sandbox = require("flemma_sandbox")
+
+describe("clone mode keeps hidden files", function()
+  local dir, proj, p
+  local saved = {}
+
+  local function bash(bufnr, command)
+    local r = n.run_tool("bash", { command = command }, { bufnr = bufnr, approved = true })
+    return r, (r.stdout or "") .. (r.stderr or "")
+  end
+
+  local function git(...)
+    return h.run(vim.list_extend({ "git", "-C", proj }, { ... }))
+  end
+
+  --- No global or system git config on the host (the identity comes from
+  --- the repository alone), unless given.
+  local function host_git_config(global)
+    vim.env.GIT_CONFIG_GLOBAL = global or "/dev/null"
+    vim.env.GIT_CONFIG_NOSYSTEM = "1"
+  end
+
+  project.each(
+    "git init -q . && printf 'EXAMPLE=1\\n' > .env.example && printf 'one\\n' > a.txt"
+      .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init"
+      .. " && git config user.name 'Repo User' && git config user.email repo@example.org",
+    function(world)
+      p = world
+      dir, proj = p.dir, p.proj
+      saved = { global = vim.env.GIT_CONFIG_GLOBAL, nosystem = vim.env.GIT_CONFIG_NOSYSTEM }
+      host_git_config()
+      sandbox.setup({
+        backend = "bwrap",
+        policy = { rw_paths = { "$CWD", "/tmp" }, network = false },
+        sandboxes = { workspace = "clone" },
+      })
+    end
+  )
+
+  after_each(function()
+    vim.env.GIT_CONFIG_GLOBAL = saved.global
+    vim.env.GIT_CONFIG_NOSYSTEM = saved.nosystem
+  end)
+
+  it("a tracked .env.example survives git add -A; git commit in the copy and the synced branch", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out = bash(
+      bufnr,
+      "git status --porcelain; echo status-done; git ls-files -v .env.example;"
+        .. " ls -l .env.example >&2; test -e .env.example && echo present; cat .env.example 2>/dev/null; echo read"
+    )
+    assert.are.equal(0, r.exit_code, out)
+    assert.matches("^status%-done\n", r.stdout, "the copy's status is clean")
+    -- tracked, skip-worktree, a file in its place that is masked as in direct mode
+    assert.matches("\nS %.env%.example\npresent\nread$", r.stdout)
+    r, out = bash(bufnr, "echo two > b.txt && git add -A && git commit -qm work && git show --stat --format= HEAD")
+    assert.are.equal(0, r.exit_code, out)
+    assert.matches("b%.txt", r.stdout)
+    assert.not_matches("env", r.stdout, "the commit records nothing of .env.example")
+    r = bash(bufnr, "git ls-tree --name-only HEAD; git status --porcelain")
+    assert.matches("^%.env%.example\na%.txt\nb%.txt$", r.stdout, "in HEAD, and the status clean")
+    assert(project.synced())
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
+    local branch = "sandbox-" .. chat .. "/master"
+    for _, ref in ipairs({ branch, "sandbox-" .. chat .. "/wip", "sandbox-" .. chat .. "/base" }) do
+      assert.are.equal("EXAMPLE=1\n", git("show", ref .. ":.env.example").stdout, ref)
+    end
+    -- the user merges the synced branch: the file is kept
+    local merged = git("merge", "-q", "--no-edit", branch)
+    assert.are.equal(0, merged.code, merged.stderr)
+    assert.are.equal("two\n", h.read(proj .. "/b.txt"))
+    assert.are.equal("EXAMPLE=1\n", h.read(proj .. "/.env.example"))
+    assert.are.equal("", git("status", "--porcelain").stdout)
+    -- nothing left to review on the hidden file
+    local changes = require("flemma_sandbox.review").changes_in(proj, chat)
+    for _, c in ipairs(changes) do
+      assert.not_matches("env", c.path)
+    end
+  end)
+
+  it("does not publish a commit that deletes it with the bit cleared by hand, and says so", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out = bash(bufnr, "echo two > b.txt && git add -A && git commit -qm good && git rev-parse HEAD")
+    assert.are.equal(0, r.exit_code, out)
+    local good = vim.trim(r.stdout)
+    assert(project.synced())
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
+    local branch = "refs/remotes/sandbox-" .. chat .. "/master"
+    local wip = "refs/remotes/sandbox-" .. chat .. "/wip"
+    assert.are.equal(good, vim.trim(git("rev-parse", branch).stdout), "a commit keeping it is published")
+    local wip_before = vim.trim(git("rev-parse", wip).stdout)
+    local columns = vim.o.columns
+    vim.o.columns = 250 -- the note is one line, cut to the command line's room
+    local notes, restore = n.capture_notify()
+    r, out = bash(
+      bufnr,
+      "git update-index --no-skip-worktree .env.example && git rm -q --cached .env.example && echo three > c.txt"
+        .. " && git add -A && git commit -qm bad && git show --stat --format= HEAD && git rev-parse HEAD"
+    )
+    assert.are.equal(0, r.exit_code, out)
+    -- control: the copy holds the commit that deletes it
+    assert.matches("%.env%.example | 1 %-", r.stdout)
+    local bad = r.stdout:match("(%x+)%s*$")
+    assert(project.synced())
+    n.flush_notices()
+    restore()
+    vim.o.columns = columns
+    assert.are.equal(good, vim.trim(git("rev-parse", branch).stdout), "the branch is not updated")
+    assert.are.equal(wip_before, vim.trim(git("rev-parse", wip).stdout), "nor wip, which the commit is in")
+    assert.are.equal(1, git("cat-file", "-e", bad .. "^{commit}").code == 0 and 1 or 0, "fetched, not published")
+    assert.are.equal("", git("branch", "-r", "--contains", bad).stdout)
+    assert.are.equal("", git("for-each-ref", "refs/flemma-sandbox-incoming/").stdout)
+    local said = {}
+    for _, note in ipairs(notes) do
+      said[#said + 1] = note.msg
+    end
+    said = table.concat(said, "\n")
+    assert.matches(
+      "%.env%.example hidden from the sandbox: sandbox%-[^\n]*/master, sandbox%-[^\n]*/wip not updated",
+      said
+    )
+    local full = require("flemma_sandbox.backends.workspace_hidden").held_note(
+      "held " .. branch .. " " .. bad .. " .env.example\n"
+    )
+    assert.matches("not updated %(commit " .. bad:sub(1, 12) .. " changes or deletes it", full)
+    assert.are.equal("EXAMPLE=1\n", git("show", branch .. ":.env.example").stdout)
+    -- control: the copy's branch fetched as the sync did without the check
+    -- deletes the user's file
+    local spec = require("flemma_sandbox.workspaces").specs(bufnr)[1]
+    local binds = {
+      "--ro-bind",
+      spec.clone,
+      proj,
+      "--ro-bind",
+      proj .. "/.git/objects",
+      proj .. "/.git/flemma-user-objects",
+      "--bind",
+      proj .. "/.git",
+      "/user.git",
+    }
+    local plain = 'GIT_DIR=/user.git git fetch -q --upload-pack="env GIT_COMMON_DIR=$1/.git git upload-pack" "$1"'
+      .. " +refs/heads/master:refs/control/master && echo fetched"
+    local fetched = h.run(require("flemma_sandbox.backends.git_box").argv(spec.bwrap, binds, plain, { proj }))
+    assert.matches("fetched", fetched.stdout, fetched.stderr)
+    assert.are.equal("", git("ls-tree", "--name-only", "refs/control/master", "--", ".env.example").stdout)
+    assert.are.equal(".env.example\n", git("ls-tree", "--name-only", branch, "--", ".env.example").stdout)
+  end)
+
+  it("gives the copy the identity of the user's repository (no global config on the host)", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out =
+      bash(bufnr, "echo two > b.txt && git add -A && git commit -qm work && git log -1 --format='%an <%ae>'")
+    assert.are.equal(0, r.exit_code, out)
+    assert.matches("Repo User <repo@example%.org>", r.stdout)
+  end)
+
+  it("takes it from an includeIf section of the user's global config", function()
+    git("config", "--unset", "user.name")
+    git("config", "--unset", "user.email")
+    h.write(dir .. "/work.inc", "[user]\n\tname = Included User\n\temail = inc@example.org\n")
+    h.write(dir .. "/global", '[includeIf "gitdir:' .. proj .. '/"]\n\tpath = ' .. dir .. "/work.inc\n")
+    host_git_config(dir .. "/global")
+    local name, email = require("flemma_sandbox.backends.workspace_hidden").user_identity(proj)
+    assert.are.same({ "Included User", "inc@example.org" }, { name, email })
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out = bash(bufnr, "git config -f .git/config user.name; git config -f .git/config user.email")
+    assert.are.equal(0, r.exit_code, out)
+    assert.are.equal("Included User\ninc@example.org", vim.trim(r.stdout))
+  end)
+
+  it("makes the copy without an identity when there is none", function()
+    git("config", "--unset", "user.name")
+    git("config", "--unset", "user.email")
+    local name, email = require("flemma_sandbox.backends.workspace_hidden").user_identity(proj)
+    assert.are.same({ "", "" }, { name, email })
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out = bash(bufnr, "git config -f .git/config user.name; git status --porcelain; echo made")
+    assert.are.equal("made", vim.trim(r.stdout), out)
+  end)
+end)
