@@ -15,7 +15,7 @@ _flemma_sandbox() {
     run) COMPREPLY=($(compgen -W "--direct --raw-terminal $(_flemma_sandbox_names)" -- "$cur")) ;;
     list) COMPREPLY=($(compgen -W "--all" -- "$cur")) ;;
     gc) COMPREPLY=($(compgen -W "--force" -- "$cur")) ;;
-    delete) COMPREPLY=($(compgen -W "--force $(_flemma_sandbox_names)" -- "$cur")) ;;
+    delete|discard) COMPREPLY=($(compgen -W "--force $(_flemma_sandbox_names)" -- "$cur")) ;;
     status | diff | apply | discard | reset) COMPREPLY=($(compgen -W "$(_flemma_sandbox_names)" -- "$cur")) ;;
   esac
 }

@@ -11,3 +11,4 @@ complete -c flemma-sandbox -n "__fish_seen_subcommand_from run" -l direct -d "wo
 complete -c flemma-sandbox -n "__fish_seen_subcommand_from run" -l raw-terminal -d "pass clipboard writes and terminal queries"
 complete -c flemma-sandbox -n "__fish_seen_subcommand_from list" -l all -d "every project's sandboxes"
 complete -c flemma-sandbox -n "__fish_seen_subcommand_from delete gc" -l force -d "also with work not applied"
+complete -c flemma-sandbox -n "__fish_seen_subcommand_from discard" -l force -d "do not ask"

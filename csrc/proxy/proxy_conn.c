@@ -75,32 +75,6 @@ static void say_refused(conn *c, const char *kind)
     pthread_mutex_unlock(&c->s->lock);
 }
 
-/* The record (for Neovim; no line for people) that the connection reached
- * its host: once per host and second (a command's thousand connections to
- * one host are one record), so its timeline lists the hosts a call
- * reached (lua/flemma_sandbox/timeline.lua). */
-static void say_reached(conn *c)
-{
-    proxy_shared *s = c->s;
-    long long now = now_ms();
-    char port[8];
-    unsigned i, seen = 0;
-
-    if (s->records_fd < 0)
-        return;
-    snprintf(port, sizeof(port), "%u", c->req.port);
-    pthread_mutex_lock(&s->lock);
-    for (i = 0; i < PROXY_REACHED_SLOTS && !seen; i++)
-        seen = now - s->reached_ms[i] < 1000 && strcmp(s->reached[i], c->req.host) == 0;
-    if (!seen) {
-        i = s->reached_next++ % PROXY_REACHED_SLOTS;
-        snprintf(s->reached[i], sizeof(s->reached[i]), "%s", c->req.host);
-        s->reached_ms[i] = now;
-        fs_record(s->records_fd, "reached", "host", c->req.host, "port", port, FS_RECORD_END);
-    }
-    pthread_mutex_unlock(&s->lock);
-}
-
 /* The error reply, and the line on stdout and the record when a rule
  * refused it. blocked: the rules refused it ("blocked HOST: why" on the
  * log); else a 502 says "unreachable HOST: why" there, so the result can
@@ -458,7 +432,7 @@ static void *serve_client(void *arg)
             say_refused(c, "blocked");
             goto done;
         }
-        say_reached(c);
+        proxy_say_reached(c->s, c->req.host, c->req.port);
         /* the hello (or what else the client sent first) goes on */
         fs_write_all(c->upstream, c->head, c->have);
         proxy_relay(c->client, c->upstream, -1, c->s->idle_ms);
@@ -467,7 +441,7 @@ static void *serve_client(void *arg)
                                          "send Content-Length, or use https");
         refuse(c, 411, "Length Required", 0);
     } else {
-        say_reached(c);
+        proxy_say_reached(c->s, c->req.host, c->req.port);
         proxy_relay(c->client, c->upstream, send_head(c), c->s->idle_ms);
     }
 done:

@@ -27,12 +27,18 @@ usage: flemma-sandbox COMMAND [ARGS]
   status [NAME]   the policy a run of NAME gets, and where it comes from
   diff NAME       what NAME's copy changed that is not applied
   apply NAME      bring those changes into your working tree
-  discard NAME    throw NAME's copy away
+  discard [--force] NAME
+                  throw NAME's copy away; its commits and uncommitted
+                  work are kept 14 days under refs/flemma-sandbox/
+                  discarded/ in your repository (it says how to get them
+                  back). It asks first when the copy has work not
+                  applied (--force, -f: do not ask)
   reset NAME      empty NAME's /tmp and home folders (its copy stays)
   delete [--force] NAME
                   stop NAME and remove its folders (--force: also when
                   its copy has work not applied)
-  gc [--force]    remove the sandboxes whose project folder or chat is gone
+  gc [--force]    remove the sandboxes whose project folder or chat is
+                  gone, and work kept by discard over 14 days ago
   help            this text
 
 The project is the git repository (or else the folder) you are in. The
