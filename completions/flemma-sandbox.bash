@@ -16,7 +16,7 @@ _flemma_sandbox() {
     list) COMPREPLY=($(compgen -W "--all" -- "$cur")) ;;
     gc) COMPREPLY=($(compgen -W "--force" -- "$cur")) ;;
     delete|discard) COMPREPLY=($(compgen -W "--force $(_flemma_sandbox_names)" -- "$cur")) ;;
-    status | diff | apply | discard | reset) COMPREPLY=($(compgen -W "$(_flemma_sandbox_names)" -- "$cur")) ;;
+    status | diff | apply | reset) COMPREPLY=($(compgen -W "$(_flemma_sandbox_names)" -- "$cur")) ;;
   esac
 }
 complete -F _flemma_sandbox flemma-sandbox

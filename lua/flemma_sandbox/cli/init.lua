@@ -36,7 +36,7 @@ usage: flemma-sandbox COMMAND [ARGS]
   reset NAME      empty NAME's /tmp and home folders (its copy stays)
   delete [--force] NAME
                   stop NAME and remove its folders (--force: also when
-                  its copy has work not applied)
+                  its copy has work not applied, kept as discard keeps it)
   gc [--force]    remove the sandboxes whose project folder or chat is
                   gone, and work kept by discard over 14 days ago
   help            this text

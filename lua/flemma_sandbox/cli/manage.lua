@@ -71,13 +71,15 @@ local function remove(dirs, what, force)
     say({ "nothing to remove: " .. what })
     return 0
   end
-  local errors = sandbox.wait(function(done)
+  local errors, kept = sandbox.wait(function(done)
     sandboxes.remove(dirs, done)
   end)
+  local how = require("flemma_sandbox.backends.workspace_keep").how_to(kept or {})
   if #errors > 0 then
+    say(how)
     cli.fail("not all removed: " .. table.concat(errors, "; "))
   end
-  say({ string.format("removed %d folder(s): %s", #dirs, what) })
+  say(vim.list_extend({ string.format("removed %d folder(s): %s", #dirs, what) }, how))
   return 0
 end
 
@@ -108,22 +110,31 @@ function M.status(args)
   return 0
 end
 
---- The sandbox's copies, or a failure when it works on the real tree.
---- Runs workspaces[method] on the clone-mode sandbox named in args and
---- waits for it; its name and what the method's callback got.
----@param command "diff"|"apply"|"discard"
+--- The clone-mode sandbox named in args (flags among allowed), or a
+--- failure when it works on the real tree.
+---@param command string
 ---@param args string[]
----@param method "changes"|"apply"|"discard"
----@return string name, any, any
-local function on_copy(command, args, method)
-  local _, name = parse(command, args, {}, true)
+---@param allowed? string[]
+---@return integer bufnr, string name, table<string, boolean> flags
+local function clone_sandbox(command, args, allowed)
+  local flags, name = parse(command, args, allowed or {}, true)
   local bufnr = existing(command, name)
-  local workspaces = require("flemma_sandbox.workspaces")
-  if not workspaces.is_clone(bufnr) then
+  if not require("flemma_sandbox.workspaces").is_clone(bufnr) then
     cli.fail(command .. ": " .. name .. " works on the real tree (not a git repository, or run --direct)")
   end
+  return bufnr, name, flags
+end
+
+--- Runs workspaces[method] on the clone-mode sandbox named in args and
+--- waits for it; its name and what the method's callback got.
+---@param command "diff"|"apply"
+---@param args string[]
+---@param method "changes"|"apply"
+---@return string name, any, any
+local function on_copy(command, args, method)
+  local bufnr, name = clone_sandbox(command, args)
   return name, sandbox.wait(function(done)
-    workspaces[method](bufnr, done)
+    require("flemma_sandbox.workspaces")[method](bufnr, done)
   end)
 end
 
@@ -172,12 +183,54 @@ function M.apply(args)
   return (#result.conflicts > 0 or #result.skipped > 0 or #(errors or {}) > 0) and 1 or 0
 end
 
-function M.discard(args)
-  local name, errors = on_copy("discard", args, "discard")
-  if #errors > 0 then
-    cli.fail(table.concat(errors, "; "))
+--- Asks on the terminal (/dev/tty) whether to go on; nil when there is
+--- none to ask on.
+---@param question string
+---@return boolean|nil
+local function ask_terminal(question)
+  local tty = io.open("/dev/tty", "r+")
+  if not tty then
+    return nil
   end
-  say({ "discarded " .. name .. "'s copy; its next run starts from your tree as it is then" })
+  tty:write(question .. " [y/N] ")
+  tty:flush()
+  local answer = tty:read("*l") or ""
+  tty:close()
+  return answer:match("^%s*[yY]") ~= nil
+end
+
+function M.discard(args)
+  local bufnr, name, flags = clone_sandbox("discard", args, { "--force", "-f" })
+  local workspaces = require("flemma_sandbox.workspaces")
+  if not (flags["--force"] or flags["-f"]) then
+    sandbox.wait(function(done)
+      workspaces.sync(bufnr, done)
+    end)
+    local unapplied = workspaces.unapplied(bufnr)
+    if #unapplied > 0 then
+      local lines = { "work not applied: " .. table.concat(unapplied, "; ") }
+      local yes = ask_terminal(
+        terminal_text.escape(lines[1])
+          .. "\nthrow "
+          .. name
+          .. "'s copy away? (its work is kept 14 days under refs/flemma-sandbox/discarded/)"
+      )
+      if yes == nil then
+        cli.fail("discard: not discarded: " .. lines[1] .. " (no terminal to ask on: add --force to discard it)")
+      elseif not yes then
+        say({ "not discarded: " .. name .. "'s copy is kept" })
+        return 1
+      end
+    end
+  end
+  local errors, kept = sandbox.wait(function(done)
+    workspaces.discard(bufnr, done)
+  end)
+  if #errors > 0 then
+    cli.fail("not discarded: " .. table.concat(errors, "; "))
+  end
+  local lines = { "discarded " .. name .. "'s copy; its next run starts from your tree as it is then" }
+  say(vim.list_extend(lines, require("flemma_sandbox.backends.workspace_keep").how_to(kept or {})))
   return 0
 end
 
@@ -197,7 +250,14 @@ end
 function M.gc(args)
   local flags = parse("gc", args, { "--force" }, false)
   sandbox.load_config()
-  local targets = require("flemma_sandbox.nvim.sandboxes").gc_targets()
+  sandbox.enter_project()
+  local sandboxes = require("flemma_sandbox.nvim.sandboxes")
+  local pruned, errors = sandboxes.prune_kept()
+  say(pruned)
+  for _, err in ipairs(errors) do
+    io.stderr:write(terminal_text.for_fd(2, "flemma-sandbox: " .. err .. "\n"))
+  end
+  local targets = sandboxes.gc_targets()
   return remove(targets, "sandboxes whose project or chat is gone", flags["--force"])
 end
 
