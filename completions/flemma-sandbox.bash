@@ -8,7 +8,7 @@ _flemma_sandbox_names() {
 _flemma_sandbox() {
   local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run list status diff apply discard reset delete gc help" -- "$cur"))
+    COMPREPLY=($(compgen -W "run list status log diff apply discard reset delete gc help" -- "$cur"))
     return
   fi
   case "$cmd" in
@@ -16,7 +16,7 @@ _flemma_sandbox() {
     list) COMPREPLY=($(compgen -W "--all" -- "$cur")) ;;
     gc) COMPREPLY=($(compgen -W "--force" -- "$cur")) ;;
     delete|discard) COMPREPLY=($(compgen -W "--force $(_flemma_sandbox_names)" -- "$cur")) ;;
-    status | diff | apply | reset) COMPREPLY=($(compgen -W "$(_flemma_sandbox_names)" -- "$cur")) ;;
+    status | log | diff | apply | reset) COMPREPLY=($(compgen -W "$(_flemma_sandbox_names)" -- "$cur")) ;;
   esac
 }
 complete -F _flemma_sandbox flemma-sandbox

@@ -39,6 +39,9 @@ usage: flemma-sandbox COMMAND [ARGS]
                   its copy has work not applied, kept as discard keeps it)
   gc [--force]    remove the sandboxes whose project folder or chat is
                   gone, and work kept by discard over 14 days ago
+  log NAME [N]    NAME's timeline: each call, its exit code, the files it
+                  changed, the hosts it reached, what was refused or
+                  moved; with N, call N's diff
   help            this text
 
 The project is the git repository (or else the folder) you are in. The
@@ -64,6 +67,9 @@ local COMMANDS = {
   end,
   ["after-run"] = function(args)
     return require("flemma_sandbox.cli.run").after(args)
+  end,
+  log = function(args)
+    return require("flemma_sandbox.cli.log").log(args)
   end,
 }
 for _, name in ipairs({ "list", "status", "diff", "apply", "discard", "reset", "delete", "gc" }) do

@@ -163,6 +163,9 @@ M.actions = {
   checkpoints = function(bufnr)
     status.show(require("flemma_sandbox.nvim.undo").list_lines(bufnr))
   end,
+  log = function(bufnr)
+    require("flemma_sandbox.nvim.log").open(bufnr)
+  end,
   gc = function(_, _, bang)
     local pruned, errors = require("flemma_sandbox.nvim.sandboxes").prune_kept()
     if #pruned + #errors > 0 then
@@ -245,6 +248,7 @@ M.SUBCOMMANDS = {
   "undo",
   "redo",
   "checkpoints",
+  "log",
   "diff",
   "apply",
   "discard",
