@@ -161,7 +161,12 @@ function M.diff_lines(bufnr, n)
   if not ok or type(lines) ~= "table" or #lines == 0 then
     return nil, "call " .. n .. " has no recorded change (its checkpoints are gone, or it did not write)"
   end
-  return lines
+  for _, line in ipairs(lines) do
+    if line:match("^diff ") then
+      return lines
+    end
+  end
+  return nil, "call " .. n .. " changed no file"
 end
 
 --- A scratch buffer in a new window below, q closes it.
