@@ -78,16 +78,21 @@ function M.start(bufnr, tool, label, checkpoint, done)
 end
 
 --- Ends a call: the checkpoint after it (when one was taken before), then
---- its timeline entry. result is the tool's result as the caller has it;
---- extra carries what the runs reported (records, quarantined).
+--- delivered() (the result goes out only then: what the user does after
+--- seeing it is never part of the call's change), then its timeline
+--- entry. result is the tool's result as the caller has it; extra carries
+--- what the runs reported (records, quarantined).
 ---@param call flemma_sandbox.Call|nil
 ---@param result table|nil
 ---@param extra table|nil
-function M.ended(call, result, extra)
+---@param delivered? fun()
+function M.ended(call, result, extra, delivered)
+  delivered = delivered or function() end
   if not call then
-    return
+    return delivered()
   end
   local function log()
+    delivered()
     local ok, timeline = pcall(require, "flemma_sandbox.timeline")
     if ok and type(timeline) == "table" and timeline.call_ended then
       timeline.call_ended(call, result, extra)

@@ -105,12 +105,13 @@ end
 ---@param ctx table Flemma's ExecutionContext
 ---@param result table|nil
 ---@param extra table|nil
-function M.call_ended(ctx, result, extra)
+---@param delivered? fun() called once the checkpoint after it is taken
+function M.call_ended(ctx, result, extra, delivered)
   local call = ctx.tool_id and M.calls[ctx.tool_id]
-  if call then
+  if ctx.tool_id then
     M.calls[ctx.tool_id] = nil
-    calls.ended(call, result, extra)
   end
+  calls.ended(call or nil, result, extra, delivered)
 end
 
 --- Runs Flemma's own execute for a call our definition took: its result
@@ -121,9 +122,11 @@ end
 local function run_original(original, name, input, ctx, callback)
   local runs = notes.runs()
   local deliver = function(result)
-    runs.finish(result, ctx, function(r)
-      M.call_ended(ctx, r)
-      callback(r)
+    runs.finish(result, ctx, function(r, reported)
+      -- the result goes to Flemma once the checkpoint after the call is taken
+      M.call_ended(ctx, r, reported, function()
+        callback(r)
+      end)
     end)
   end
   local ok, result = pcall(M.as_call, ctx, name, function()
@@ -152,8 +155,9 @@ local function run_original(original, name, input, ctx, callback)
   end
   vim.schedule(function()
     result = result or { success = false, error = "Tool returned no result" }
-    M.call_ended(ctx, result)
-    callback(result)
+    M.call_ended(ctx, result, nil, function()
+      callback(result)
+    end)
   end)
   return nil
 end

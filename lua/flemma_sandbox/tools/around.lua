@@ -39,23 +39,26 @@ function M.before(name, request, bufnr, run)
   end)
 end
 
---- After a call (its result already given): its end recorded (calls.lua);
---- in clone mode the copies' work goes to the user's repository as
---- refs/remotes/sandbox-NAME/*.
+--- After a call: its end recorded (calls.lua), then deliver() gives its
+--- result; in clone mode the copies' work goes to the user's repository
+--- as refs/remotes/sandbox-NAME/* after that.
 ---@param name string
 ---@param bufnr integer|nil
 ---@param call flemma_sandbox.Call|nil
 ---@param result table|nil
-function M.after(name, bufnr, call, result)
-  require("flemma_sandbox.calls").ended(call, result, result and result.sandbox_runs)
-  local workspaces = require("flemma_sandbox.workspaces")
-  if require("flemma_sandbox.checkpoints").WRITING_TOOLS[name] and workspaces.is_clone(bufnr) then
-    workspaces.sync(bufnr, function(errors)
-      if #errors > 0 then
-        notice.say(errors[1], vim.log.levels.WARN)
-      end
-    end)
-  end
+---@param deliver fun()
+function M.after(name, bufnr, call, result, deliver)
+  require("flemma_sandbox.calls").ended(call, result, result and result.sandbox_runs, function()
+    deliver()
+    local workspaces = require("flemma_sandbox.workspaces")
+    if require("flemma_sandbox.checkpoints").WRITING_TOOLS[name] and workspaces.is_clone(bufnr) then
+      workspaces.sync(bufnr, function(errors)
+        if #errors > 0 then
+          notice.say(errors[1], vim.log.levels.WARN)
+        end
+      end)
+    end
+  end)
 end
 
 return M

@@ -188,8 +188,9 @@ function M.run(name, input, opts, done)
     decide_network(request, ctx, function()
       around.before(name, request, opts.bufnr, function(call)
         local function finish(result)
-          done(result)
-          around.after(name, opts.bufnr, call, result)
+          around.after(name, opts.bufnr, call, result, function()
+            done(result)
+          end)
         end
         local ok, run_err = pcall(tool.run, input, ctx, finish)
         if not ok then
