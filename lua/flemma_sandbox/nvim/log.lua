@@ -130,7 +130,8 @@ function M.lines(bufnr)
     lines[#lines + 1] = line
     items[#lines] = item or false
   end
-  add(string.format("chat %s: %d calls, newest first", name, #entries))
+  local calls = #entries == 1 and "1 call" or (#entries .. " calls")
+  add(string.format("chat %s: %s, newest first (<CR>: a call's diff, q: close)", name, calls))
   for i = #entries, 1, -1 do
     local e = entries[i]
     local label = tostring(e.label):gsub("^" .. vim.pesc(e.tool) .. ": ", "")
@@ -169,13 +170,15 @@ function M.diff_lines(bufnr, n)
   return nil, "call " .. n .. " changed no file"
 end
 
---- A scratch buffer in a new window below, q closes it.
+--- A scratch buffer in a new window (below, or in a tab page of its own
+--- with how = "tabnew"), q closes it.
 ---@param lines string[]
 ---@param name string
 ---@param filetype string
+---@param how? string
 ---@return integer buf
-local function scratch(lines, name, filetype)
-  vim.cmd("botright new")
+local function scratch(lines, name, filetype, how)
+  vim.cmd(how or "botright new")
   local buf = vim.api.nvim_get_current_buf()
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "wipe"
@@ -188,7 +191,7 @@ local function scratch(lines, name, filetype)
   return buf
 end
 
---- Shows call n's diff below, at path's part when given.
+--- Shows call n's diff in a tab page, at path's part when given.
 ---@param bufnr integer|nil the chat's buffer
 ---@param n integer
 ---@param path string|nil
@@ -197,7 +200,7 @@ function M.show_diff(bufnr, n, path)
   if not lines then
     return notice.say(why)
   end
-  scratch(lines, "flemma-sandbox://call-" .. n .. ".diff", "diff")
+  scratch(lines, "flemma-sandbox://call-" .. n .. ".diff", "diff", "tabnew")
   for i, line in ipairs(path and lines or {}) do
     if line == "diff --git a/" .. path .. " b/" .. path then
       vim.api.nvim_win_set_cursor(0, { i, 0 })
