@@ -41,11 +41,29 @@ local function bench(files)
     ours[#ours + 1] = now_ms() - t0
     assert(#errors == 0, table.concat(errors, "\n"))
   end
+  -- a last call: its checkpoint before, three files changed, the one after
+  assert(#checkpoints.take_now(bufnr, "last") == 0)
+  local specs = checkpoints.scope(bufnr).specs
+  local last = require("flemma_sandbox.run.shadow").list(specs[1])[1].n
   change_three(dir, 99)
+  local recorded = false
+  checkpoints.finish(specs, last, function()
+    recorded = true
+  end)
+  vim.wait(60000, function()
+    return recorded
+  end, 1)
+  local call_undo = require("flemma_sandbox.call_undo")
   local undone
   t0 = now_ms()
-  checkpoints.undo(bufnr, function(_, ok)
-    undone = ok
+  call_undo.prepare(bufnr, { n = last }, function(prep, err)
+    if not prep then
+      undone = false
+      return print("undo: " .. tostring(err))
+    end
+    call_undo.carry_out(prep, function(report)
+      undone = #report.errors == 0 and #report.written == 3
+    end)
   end)
   vim.wait(60000, function()
     return undone ~= nil
