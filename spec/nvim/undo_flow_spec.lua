@@ -176,6 +176,25 @@ describe("undo of one call", function()
     vim.cmd("bwipeout! " .. edited)
   end)
 
+  it("never writes back what the quarantine took (control: the call's plain file is removed)", function()
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local r = n.run_tool("bash", {
+      command = "printf '{}' > .mcp.json; printf 'vim.g.x = 1' > .nvim.lua; mkdir -p .vscode;"
+        .. " printf '{}' > .vscode/tasks.json; printf 'plain' > plain.txt; true",
+    }, { bufnr = bufnr, approved = true })
+    assert.are.equal(0, r.exit_code, vim.inspect(r))
+    assert.is_nil(h.read(proj .. "/.mcp.json"), "moved to the quarantine")
+    assert.is_nil(h.read(proj .. "/.vscode/tasks.json"), "moved to the quarantine")
+    assert.are.equal("vim.g.a = 1\n", h.read(proj .. "/.nvim.lua"), "protected: the call could not write it")
+    local report, err = undo(bufnr)
+    assert.is_nil(err)
+    assert.are.same({ "plain.txt" }, paths_of(report.written), vim.inspect(report))
+    assert.is_nil(h.read(proj .. "/plain.txt"))
+    assert.is_nil(h.read(proj .. "/.mcp.json"))
+    assert.is_nil(h.read(proj .. "/.vscode/tasks.json"))
+    assert.are.equal("vim.g.a = 1\n", h.read(proj .. "/.nvim.lua"))
+  end)
+
   it("asks first, showing the files; a denied undo changes nothing; undo! does not ask", function()
     local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     bash(bufnr, "rm src/util.py && printf 'x\\n' > x.txt")
