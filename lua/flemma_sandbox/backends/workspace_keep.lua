@@ -184,12 +184,13 @@ end
 function M.how_to(kept)
   local out = {}
   for _, k in ipairs(kept) do
-    local git = "git -C " .. vim.fn.shellescape(k.top)
     vim.list_extend(out, {
-      string.format("the copy's work is kept %d days in %s as %s; to get it back:", M.KEEP_DAYS, k.top, k.ref),
-      "  " .. git .. " log --stat " .. k.ref .. "   (what it holds)",
-      "  " .. git .. " branch rescued " .. k.ref .. "   (keep it for good, as branch 'rescued')",
-      "  " .. git .. " restore --source=" .. k.ref .. " -- PATH   (one file back into your tree)",
+      string.format("the copy's work is kept %d days in %s as", M.KEEP_DAYS, k.top),
+      "  " .. k.ref,
+      "to get it back, in that repository:",
+      "  git log --stat " .. k.ref,
+      "  git branch rescued " .. k.ref,
+      "  git restore --source=" .. k.ref .. " -- PATH",
     })
   end
   return out
