@@ -1,12 +1,15 @@
 --- Clone mode keeps what the copy hides (backends/workspace.lua): a
 --- tracked file of a secret name (`.env.example`, secret_files `.env.*`)
---- stays tracked in the copy as HEAD has it, skip-worktree, an empty file
---- in its place; the copy's `git status` is clean and the model's
+--- stays tracked in the copy as HEAD has it, skip-worktree, out of the
+--- work tree; the copy's `git status` is clean and the model's
 --- `git add -A; git commit` keeps it, in the copy and in the synced branch
---- the user merges. A commit that deletes it anyway (the bit cleared by
---- hand) is not published, and a note says so (the control: that commit
---- is in the copy, and a commit before it is published). The copy gets
---- the identity git resolves for the user's repository.
+--- the user merges (so does a tracked file under a deny_read path); the
+--- copy's merge of a user's branch that changed it works and is
+--- published. A commit that deletes it anyway (git update-index
+--- --force-remove) is not published, and a note says so (the control: the copy's branch
+--- fetched without the check deletes it). The copy gets the identity git
+--- resolves for the user's repository (its config, includeIf), none when
+--- there is none.
 local h = require("support.helpers")
 local n = require("support.nvim")
 local project = require("support.project")
@@ -59,12 +62,12 @@ describe("clone mode keeps hidden files", function()
     local r, out = bash(
       bufnr,
       "git status --porcelain; echo status-done; git ls-files -v .env.example;"
-        .. " ls -l .env.example >&2; test -e .env.example && echo present; cat .env.example 2>/dev/null; echo read"
+        .. " test -e .env.example || echo absent"
     )
     assert.are.equal(0, r.exit_code, out)
     assert.matches("^status%-done\n", r.stdout, "the copy's status is clean")
-    -- tracked, skip-worktree, a file in its place that is masked as in direct mode
-    assert.matches("\nS %.env%.example\npresent\nread$", r.stdout)
+    -- tracked, skip-worktree, out of the work tree
+    assert.matches("\nS %.env%.example\nabsent$", r.stdout)
     r, out = bash(bufnr, "echo two > b.txt && git add -A && git commit -qm work && git show --stat --format= HEAD")
     assert.are.equal(0, r.exit_code, out)
     assert.matches("b%.txt", r.stdout)
@@ -90,7 +93,7 @@ describe("clone mode keeps hidden files", function()
     end
   end)
 
-  it("does not publish a commit that deletes it with the bit cleared by hand, and says so", function()
+  it("does not publish a commit that deletes it with git plumbing, and says so", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
     local r, out = bash(bufnr, "echo two > b.txt && git add -A && git commit -qm good && git rev-parse HEAD")
     assert.are.equal(0, r.exit_code, out)
@@ -100,13 +103,22 @@ describe("clone mode keeps hidden files", function()
     local branch = "refs/remotes/sandbox-" .. chat .. "/master"
     local wip = "refs/remotes/sandbox-" .. chat .. "/wip"
     assert.are.equal(good, vim.trim(git("rev-parse", branch).stdout), "a commit keeping it is published")
-    local wip_before = vim.trim(git("rev-parse", wip).stdout)
     local columns = vim.o.columns
     vim.o.columns = 250 -- the note is one line, cut to the command line's room
     local notes, restore = n.capture_notify()
+    -- the bit cleared: git add -A still leaves it (the sparse checkout)
     r, out = bash(
       bufnr,
-      "git update-index --no-skip-worktree .env.example && git rm -q --cached .env.example && echo three > c.txt"
+      "git update-index --no-skip-worktree .env.example && git add -A && git diff --cached --name-only; echo staged"
+    )
+    assert.are.equal(0, r.exit_code, out)
+    assert.are.equal("staged", vim.trim(r.stdout))
+    assert(project.synced())
+    local wip_before = vim.trim(git("rev-parse", wip).stdout)
+    assert.are.equal("EXAMPLE=1\n", git("show", wip .. ":.env.example").stdout)
+    r, out = bash(
+      bufnr,
+      "git update-index --force-remove .env.example && echo three > c.txt"
         .. " && git add -A && git commit -qm bad && git show --stat --format= HEAD && git rev-parse HEAD"
     )
     assert.are.equal(0, r.exit_code, out)
@@ -156,6 +168,50 @@ describe("clone mode keeps hidden files", function()
     assert.matches("fetched", fetched.stdout, fetched.stderr)
     assert.are.equal("", git("ls-tree", "--name-only", "refs/control/master", "--", ".env.example").stdout)
     assert.are.equal(".env.example\n", git("ls-tree", "--name-only", branch, "--", ".env.example").stdout)
+  end)
+
+  it("keeps a tracked file under a deny_read path tracked and unchanged", function()
+    h.sh(
+      "cd "
+        .. h.shell_quote(proj)
+        .. " && mkdir private && echo key > private/k.txt && git add private"
+        .. " && git commit -qm private"
+    )
+    sandbox.setup({
+      backend = "bwrap",
+      policy = { rw_paths = { "$CWD", "/tmp" }, deny_read = { proj .. "/private" }, network = false },
+      sandboxes = { workspace = "clone" },
+    })
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out = bash(
+      bufnr,
+      "git status --porcelain; git ls-files -v private; echo x > y.txt && git add -A && git commit -qm y"
+        .. " && git ls-tree -r --name-only HEAD private"
+    )
+    assert.are.equal(0, r.exit_code, out)
+    assert.are.equal("S private/k.txt\nprivate/k.txt", vim.trim(r.stdout))
+    assert(project.synced())
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
+    assert.are.equal("key\n", git("show", "sandbox-" .. chat .. "/master:private/k.txt").stdout)
+  end)
+
+  it("publishes the copy's merge of a user's branch that changed it", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local r, out = bash(bufnr, "echo two > b.txt && git add -A && git commit -qm work")
+    assert.are.equal(0, r.exit_code, out)
+    assert(project.synced())
+    -- the user changes it on their branch; the next sync brings it to the copy as origin/master
+    h.write(proj .. "/.env.example", "EXAMPLE=2\n")
+    assert.are.equal(0, git("commit", "-qam", "example 2").code)
+    bash(bufnr, "true")
+    assert(project.synced())
+    r, out = bash(bufnr, "git merge -q --no-edit origin/master && git status --porcelain && git rev-parse HEAD")
+    assert.are.equal(0, r.exit_code, out)
+    local merge = vim.trim(r.stdout)
+    assert(project.synced())
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
+    assert.are.equal(merge, vim.trim(git("rev-parse", "sandbox-" .. chat .. "/master").stdout))
+    assert.are.equal("EXAMPLE=2\n", git("show", "sandbox-" .. chat .. "/master:.env.example").stdout)
   end)
 
   it("gives the copy the identity of the user's repository (no global config on the host)", function()

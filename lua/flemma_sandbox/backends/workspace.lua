@@ -24,13 +24,13 @@ local syncing = {}
 -- branch, and in the work tree the tracked, modified and untracked
 -- files (not ignored ones, not secret ones); its index is HEAD's, so the
 -- user's changes show as changes. A tracked file the copy hides (a secret
--- name, a hidden path) stays tracked as HEAD has it, skip-worktree, with
--- an empty file in its place: git status is clean and `git add -A` never
--- records its deletion (the base tree keeps it too). Each submodule the
--- user has checked out (one level) becomes a copy of its own the same
--- way, listed with the user's objects of it in "$clone.submodules"
--- (view_options). Made under another name and renamed: a copy is whole
--- or absent.
+-- name, a hidden path) stays tracked as HEAD has it, skip-worktree, and
+-- out of the work tree, a sparse checkout that leaves those names out:
+-- git status is clean, `git add -A` never records its deletion (the base
+-- tree keeps it too), a merge that changes it changes the index alone. Each submodule the user has checked out (one
+-- level) becomes a copy of its own the same way, listed with the user's
+-- objects of it in "$clone.submodules" (view_options). Made under
+-- another name and renamed: a copy is whole or absent.
 local CREATE = [=[
 set -eu
 top=$1 clone=$2 secrets=$3 hidden=$4 user_name=$5 user_email=$6
@@ -88,14 +88,19 @@ copy_of() {
     mv "$snap" "$GIT_DIR/index"
     GIT_WORK_TREE="$dst" g reset -q --mixed HEAD
     GIT_WORK_TREE="$dst" g update-index -z --skip-worktree --stdin <"$kept"
-    # an empty file in each one's place (the sandbox's scan masks it)
-    xargs -0 -r sh -c 'for p; do mkdir -p "$(dirname "$0/$p")" && : >"$0/$p"; done' "$dst" <"$kept"
   else
     rm -f "$snap"
   fi
   rm -f "$kept"
   git config -f "$GIT_DIR/config" core.fsmonitor false
   git config -f "$GIT_DIR/config" gc.auto 0
+  # a sparse checkout without them: a merge or checkout that changes one
+  # updates the index alone (info/ and the config are read-only inside)
+  { echo '/*'; sed '/^$/d; s/^/!/' "$secrets"
+    if [ -n "$paths" ]; then tr '\0' '\n' <"$paths" | sed 's/[][*?\\!#]/\\&/g; s|^|!/|'; fi
+  } >"$GIT_DIR/info/sparse-checkout"
+  git config -f "$GIT_DIR/config" core.sparseCheckout true
+  git config -f "$GIT_DIR/config" core.sparseCheckoutCone false
   if [ -n "$user_name" ]; then git config -f "$GIT_DIR/config" user.name "$user_name"; fi
   if [ -n "$user_email" ]; then git config -f "$GIT_DIR/config" user.email "$user_email"; fi
   mkdir "$GIT_DIR/flemma-user-objects"
