@@ -41,6 +41,8 @@ local function undo_call(specs, n)
       if (n and e.n == n) or (not n and e.after and not e.undone and (not best or e.n > best)) then
         if n and not e.after then
           return nil, "", "call " .. n .. " has no record of its end (it ran before this version, or did not end)"
+        elseif n and e.undone then
+          return nil, "", "call " .. n .. " is undone already (:FlemmaSandbox redo puts it back)"
         end
         best, label = e.n, e.label
       end
