@@ -27,10 +27,11 @@ local syncing = {}
 -- name, a hidden path) stays tracked as HEAD has it, skip-worktree, and
 -- out of the work tree, a sparse checkout that leaves those names out:
 -- git status is clean, `git add -A` never records its deletion (the base
--- tree keeps it too), a merge that changes it changes the index alone. Each submodule the user has checked out (one
--- level) becomes a copy of its own the same way, listed with the user's
--- objects of it in "$clone.submodules" (view_options). Made under
--- another name and renamed: a copy is whole or absent.
+-- tree keeps it too), a merge that changes it changes the index alone.
+-- Each submodule the user has checked out (one level) becomes a copy of
+-- its own the same way, listed with the user's objects of it in
+-- "$clone.submodules" (view_options). Made under another name and
+-- renamed: a copy is whole or absent.
 local CREATE = [=[
 set -eu
 top=$1 clone=$2 secrets=$3 hidden=$4 user_name=$5 user_email=$6
@@ -94,8 +95,7 @@ copy_of() {
   rm -f "$kept"
   git config -f "$GIT_DIR/config" core.fsmonitor false
   git config -f "$GIT_DIR/config" gc.auto 0
-  # a sparse checkout without them: a merge or checkout that changes one
-  # updates the index alone (info/ and the config are read-only inside)
+  # a sparse checkout without them (info/, the config: read-only inside)
   { echo '/*'; sed '/^$/d; s/^/!/' "$secrets"
     if [ -n "$paths" ]; then tr '\0' '\n' <"$paths" | sed 's/[][*?\\!#]/\\&/g; s|^|!/|'; fi
   } >"$GIT_DIR/info/sparse-checkout"
