@@ -139,10 +139,7 @@ describe("clone mode keeps hidden files", function()
       said[#said + 1] = note.msg
     end
     said = table.concat(said, "\n")
-    assert.matches(
-      "%.env%.example hidden from the sandbox: sandbox%-[^\n]*/master, sandbox%-[^\n]*/wip not updated",
-      said
-    )
+    assert.matches("%.env%.example hidden: sandbox%-[^\n]*/master, sandbox%-[^\n]*/wip not updated", said)
     local full = require("flemma_sandbox.backends.workspace_hidden").held_note(
       "held " .. branch .. " " .. bad .. " .env.example\n"
     )

@@ -172,8 +172,8 @@ function M.held_note(out)
     return nil
   end
   local note = string.format(
-    "%s hidden from the sandbox: %s not updated (commit %s changes or deletes it; secret_files"
-      .. " or a hidden path: drop that commit from the copy's branch)",
+    "%s hidden: %s not updated (commit %s changes or deletes it, a file hidden from the sandbox"
+      .. " by secret_files or a hidden path: drop that commit from the copy's branch)",
     table.concat(files, ", "),
     table.concat(refs, ", "),
     table.concat(commits, ", ")
