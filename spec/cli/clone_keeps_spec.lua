@@ -47,7 +47,7 @@ describe("flemma-sandbox run in clone mode", function()
     assert.are.equal(0, r.code, r.stderr)
     -- control: the copy's branch holds the commit that deletes it
     assert.matches("%.env%.example | 1 %-", r.stdout)
-    assert.matches("%.env%.example hidden: sandbox%-keep/m", r.stderr)
+    assert.matches("%.env%.example: sandbox%-keep/m", r.stderr)
     assert.are.equal("EXAMPLE=1\n", git("show", "sandbox-keep/master:.env.example").stdout)
     assert.are.equal("work\n", git("log", "-1", "--format=%s", "sandbox-keep/master").stdout)
   end)

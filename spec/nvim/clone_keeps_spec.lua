@@ -139,11 +139,11 @@ describe("clone mode keeps hidden files", function()
       said[#said + 1] = note.msg
     end
     said = table.concat(said, "\n")
-    assert.matches("%.env%.example hidden: sandbox%-[^\n]*/master, sandbox%-[^\n]*/wip not updated", said)
+    assert.matches("%.env%.example: sandbox%-[^\n]*/master, sandbox%-[^\n]*/wip not updated", said)
     local full = require("flemma_sandbox.backends.workspace_hidden").held_note(
-      "held " .. branch .. " " .. bad .. " .env.example\n"
+      "held " .. branch .. " " .. bad .. "\t.env.example\n"
     )
-    assert.matches("not updated %(commit " .. bad:sub(1, 12) .. " changes or deletes it", full)
+    assert.matches("not updated %(commit " .. bad:sub(1, 12) .. " changes or deletes a file hidden", full)
     assert.are.equal("EXAMPLE=1\n", git("show", branch .. ":.env.example").stdout)
     -- control: the copy's branch fetched as the sync did without the check
     -- deletes the user's file
@@ -165,6 +165,36 @@ describe("clone mode keeps hidden files", function()
     assert.matches("fetched", fetched.stdout, fetched.stderr)
     assert.are.equal("", git("ls-tree", "--name-only", "refs/control/master", "--", ".env.example").stdout)
     assert.are.equal(".env.example\n", git("ls-tree", "--name-only", branch, "--", ".env.example").stdout)
+  end)
+
+  it("does not publish a commit whose tree git cannot read (forged to hide a deletion)", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    local columns = vim.o.columns
+    vim.o.columns = 250
+    local notes, restore = n.capture_notify()
+    -- a commit whose tree holds a ".git" entry (read-tree refuses it), then
+    -- one on it that deletes .env.example
+    local r, out = bash(
+      bufnr,
+      [[b=$(echo x | git hash-object -w --stdin)
+t=$( (git ls-tree HEAD; printf '100644 blob %s\t.git\n' "$b") | git mktree)
+p=$(git commit-tree -p HEAD -m forged "$t")
+t2=$(git ls-tree HEAD | grep -v '\.env\.example$' | git mktree)
+c=$(git commit-tree -p "$p" -m gone "$t2")
+git update-ref refs/heads/master "$c" && git rev-parse HEAD]]
+    )
+    assert.are.equal(0, r.exit_code, out)
+    assert(project.synced())
+    n.flush_notices()
+    restore()
+    vim.o.columns = columns
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
+    assert.are_not.equal(0, git("rev-parse", "-q", "--verify", "refs/remotes/sandbox-" .. chat .. "/master").code)
+    local said = {}
+    for _, note in ipairs(notes) do
+      said[#said + 1] = note.msg
+    end
+    assert.matches("a tree git cannot read: sandbox%-[^\n]*/master", table.concat(said, "\n"))
   end)
 
   it("keeps a tracked file under a deny_read path tracked and unchanged", function()

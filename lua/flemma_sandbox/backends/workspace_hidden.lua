@@ -19,7 +19,8 @@ local M = {}
 -- the user's branches, tags or sandbox-NAME refs) hold one that changes or
 -- deletes a file the copy hides (one its parent has, of a secret name or
 -- at a hidden path; in a merge, against every parent) is not updated: a
--- line "held REF COMMIT FILE..." says so. Nothing here reads the copy's
+-- line "held REF COMMIT<TAB>FILE<TAB>..." says so ("(unreadable-tree)"
+-- for a tree git cannot read, which the sandbox can forge). Nothing here reads the copy's
 -- index.
 local SYNC_USER = [=[
 set -eu
@@ -35,20 +36,29 @@ g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
   --upload-pack="env GIT_COMMON_DIR=$top/.git git -c core.hooksPath=/dev/null upload-pack" "$top" \
   "+refs/heads/*:$in/heads/*" "+refs/flemma/wip:$in/wip" "+refs/flemma/base:$in/base"
 mkdir -p /tmp/wt
-# the files of commit $1 the copy hides, NUL-separated
+# the files of commit $1 the copy hides, NUL-separated, in /tmp/h; fails
+# on a tree git cannot read into an index (the sandbox can forge one)
 hidden_of() {
-  GIT_INDEX_FILE=/tmp/idx g read-tree "$1"
-  GIT_INDEX_FILE=/tmp/idx GIT_WORK_TREE=/tmp/wt g ls-files -z -c -i --exclude-from="$secrets"
-  xargs -0 -r env GIT_INDEX_FILE=/tmp/idx GIT_WORK_TREE=/tmp/wt $git_safe ls-files -z -c -- <"$hidden"
+  rm -f /tmp/idx
+  GIT_INDEX_FILE=/tmp/idx g read-tree "$1" 2>/dev/null || return 1
+  GIT_INDEX_FILE=/tmp/idx GIT_WORK_TREE=/tmp/wt g ls-files -z -c -i --exclude-from="$secrets" >/tmp/h || return 1
+  xargs -0 -r env GIT_INDEX_FILE=/tmp/idx GIT_WORK_TREE=/tmp/wt $git_safe ls-files -z -c -- <"$hidden" >>/tmp/h
 }
-# the hidden files commit $1 changes or deletes (against every parent)
+# the hidden files commit $1 changes or deletes (against every parent);
+# "(unreadable-tree)" when git cannot read its tree or a parent's
 touched() {
   parents=$(g rev-parse "$1^@")
   n=$(echo $parents | wc -w)
+  unreadable="$(printf '\t')(unreadable-tree)"
+  GIT_INDEX_FILE=/tmp/idx-c g read-tree "$1" 2>/dev/null || { printf '%s' "$unreadable"; return; }
+  : >/tmp/all
   for p in $parents; do
-    hidden_of "$p" >/tmp/h
-    xargs -0 -r $git_safe diff-tree -r -z --no-renames --name-only "$p" "$1" -- </tmp/h | tr '\0\n' '\n?'
-  done | sort | uniq -c | sed -n "s/^ *$n / /p" | tr -d '\n'
+    hidden_of "$p" || { printf '%s' "$unreadable"; return; }
+    xargs -0 -r $git_safe diff-tree -r -z --no-renames --name-only "$p" "$1" -- </tmp/h >/tmp/d ||
+      { printf '%s' "$unreadable"; return; }
+    tr '\0\n' '\n?' </tmp/d >>/tmp/all
+  done
+  sort /tmp/all | uniq -c | sed -n "s/^ *$n /\t/p" | tr -d '\n'
 }
 : >/tmp/updates
 for ref in $(g for-each-ref --format='%(refname)' "$in/"); do
@@ -161,19 +171,19 @@ function M.held_note(out)
       table.insert(list == "r" and refs or list == "c" and commits or files, item)
     end
   end
-  for ref, commit, names in out:gmatch("held (%S+) (%x+) ([^\n]*)") do
+  for ref, commit, names in out:gmatch("held (%S+) (%x+)\t([^\n]*)") do
     add("r", (ref:gsub("^refs/remotes/", "")))
     add("c", commit:sub(1, 12))
-    for name in names:gmatch("%S+") do
-      add("f", name)
+    for name in names:gmatch("[^\t]+") do
+      add("f", name == "(unreadable-tree)" and "a tree git cannot read" or name)
     end
   end
   if #refs == 0 then
     return nil
   end
   local note = string.format(
-    "%s hidden: %s not updated (commit %s changes or deletes it, a file hidden from the sandbox"
-      .. " by secret_files or a hidden path: drop that commit from the copy's branch)",
+    "%s: %s not updated (commit %s changes or deletes a file hidden from the sandbox by"
+      .. " secret_files or a hidden path, or has a tree git cannot read; drop it from the copy's branch)",
     table.concat(files, ", "),
     table.concat(refs, ", "),
     table.concat(commits, ", ")
