@@ -223,6 +223,7 @@ local function copy_binds(spec, copy_rw, user_rw)
     "/user.git",
   }
 end
+M.copy_binds = copy_binds -- for backends/workspace_keep.lua
 
 --- Brings the copy's work to the user's repository as
 --- refs/remotes/sandbox-NAME/* (branches, wip, base) and the user's
