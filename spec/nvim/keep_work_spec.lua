@@ -19,6 +19,7 @@ describe("a copy's work thrown away", function()
 
   project.each(
     "mkdir -p src && git init -q . && printf 'one\\n' > src/a.txt && printf 'x\\n' > .gitignore"
+      .. " && printf 'EXAMPLE=1\\n' > .env.example"
       .. " && git add -A && git -c user.name=u -c user.email=u@e commit -qm init",
     function(world)
       p = world
@@ -146,6 +147,29 @@ describe("a copy's work thrown away", function()
     end)
     assert.are.equal(0, #asked)
     assert_kept(said)
+  end)
+
+  it("discard keeps what the sync held back too (a commit deleting a file the copy hides)", function()
+    local bufnr = n.open_chat(p.dir .. "/a.chat", { "@You:", "hi" })
+    local r = n.run_tool("bash", {
+      command = "git update-index --force-remove .env.example && echo three > c.txt && git add -A"
+        .. " && git -c user.name=m -c user.email=m@m commit -qm held && echo after > after.txt && echo ok",
+    }, { bufnr = bufnr, approved = true })
+    assert.are.equal(0, r.exit_code, vim.inspect(r))
+    assert(project.synced())
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
+    -- control: the sync did not publish it
+    assert.is_nil(git({ "log", "--format=%s", "refs/remotes/sandbox-" .. chat .. "/master" }):find("held", 1, true))
+    local said = notes_of(function()
+      require("flemma_sandbox.nvim.commands").actions.discard(bufnr, nil, true)
+    end)
+    local ref = vim.trim(git({ "for-each-ref", "--format=%(refname)", "refs/flemma-sandbox/discarded/" }))
+    assert.truthy(said:find(ref, 1, true), said)
+    assert.matches("held\n", git({ "log", "--format=%s", ref }))
+    assert.are.equal("after\n", git({ "show", ref .. ":after.txt" }))
+    assert.are.equal("three\n", git({ "show", ref .. ":c.txt" }))
+    assert.are.equal("EXAMPLE=1\n", h.read(proj .. "/.env.example"))
+    assert.are.equal("", git({ "for-each-ref", "refs/flemma-sandbox/keeping/" }))
   end)
 
   it("a copy with nothing of its own keeps nothing", function()

@@ -1,9 +1,10 @@
 --- Before a copy (backends/workspace.lua) is thrown away (discard, delete,
 --- gc), its work is kept in the user's repository for KEEP_DAYS days: the
---- sync brings its branches and a commit of its work tree (uncommitted and
---- untracked files included: refs/flemma/wip, made with an index of its
---- own, never the user's) into the user's objects, and one commit over
---- them goes under refs/flemma-sandbox/discarded/CHAT/TIME (UTC). Only gc
+--- sync commits its work tree in the copy (uncommitted and untracked files
+--- included: refs/flemma/wip, made with an index of its own, never the
+--- user's), its branches and that commit are fetched into the user's
+--- objects, and one commit over them goes under
+--- refs/flemma-sandbox/discarded/CHAT/TIME (UTC). Only gc
 --- prunes those refs, once older than KEEP_DAYS. git runs in the git bwrap
 --- (backends/git_box.lua) that sees only the user's git folder; the copy's
 --- objects are stored under a ref, never checked out here.
@@ -16,24 +17,32 @@ local M = {}
 M.KEEP_DAYS = 14
 M.PREFIX = "refs/flemma-sandbox/discarded/"
 
--- $1 the chat's name, $2 the ref to make, $3 the message; the user's git
--- folder at /user.git. The copy's refs the sync just brought
--- (refs/remotes/sandbox-NAME/*): nothing is kept when its tree is the one
--- it started from and it has no commit of its own. Else one commit with
--- wip's tree and as parents wip and the copy's other branches. The ref is
--- made new (a name taken gets -2, -3, ...).
+-- $1 the repository's path, where the copy is shown read-only, $2 the
+-- chat's name, $3 the ref to make, $4 the message; the user's git folder
+-- writable at /user.git. The copy's branches, wip (its work tree, just
+-- committed by the sync) and base are fetched from the copy itself under
+-- refs/flemma-sandbox/keeping/NAME/ (so what the sync holds back is kept
+-- too), and dropped after. Nothing is kept when wip's tree is base's and
+-- no commit is new to the user's repository. Else one commit with wip's
+-- tree and as parents wip and the copy's other branches. The ref is made
+-- new (a name taken gets -2, -3, ...).
 local KEEP = [=[
 set -eu
-name=$1 ref=$2 msg=$3
+top=$1 name=$2 ref=$3 msg=$4
 export GIT_DIR=/user.git
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
-r=refs/remotes/sandbox-$name
+r=refs/flemma-sandbox/keeping/$name
+drop() { g for-each-ref --format='delete %(refname)' "$r/" | g update-ref --stdin; }
+drop
+g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
+  --upload-pack="env GIT_COMMON_DIR=$top/.git git -c core.hooksPath=/dev/null upload-pack" "$top" \
+  "+refs/heads/*:$r/heads/*" "+refs/flemma/wip:$r/wip" "+refs/flemma/base:$r/base"
 wip=$(g rev-parse -q --verify "$r/wip^{commit}" || true)
 base=$(g rev-parse -q --verify "$r/base^{commit}" || true)
-if [ -z "$wip" ]; then echo nothing; exit 0; fi
+if [ -z "$wip" ]; then drop; echo nothing; exit 0; fi
 parents=$wip
-for c in $(g for-each-ref --format='%(objecttype) %(objectname)' "$r/" | sed -n 's/^commit //p'); do
-  case " $parents $base " in *" $c "*) continue ;; esac
+for c in $(g for-each-ref --format='%(objecttype) %(objectname)' "$r/heads/" | sed -n 's/^commit //p'); do
+  case " $parents " in *" $c "*) continue ;; esac
   parents="$parents $c"
 done
 changed=yes
@@ -43,7 +52,7 @@ if [ -n "$base" ] && [ "$(g rev-parse "$wip^{tree}")" = "$(g rev-parse "$base^{t
   new=$(g rev-list -n 1 $head $heads --not --exclude='refs/remotes/sandbox-*' --exclude='refs/flemma-sandbox/*' --all)
   if [ -z "$new" ]; then changed=no; fi
 fi
-if [ "$changed" = no ]; then echo nothing; exit 0; fi
+if [ "$changed" = no ]; then drop; echo nothing; exit 0; fi
 tree=$(g rev-parse "$wip^{tree}")
 set --
 for c in $parents; do set -- "$@" -p "$c"; done
@@ -51,8 +60,9 @@ keep=$(printf '%s\n' "$msg" | g commit-tree "$tree" "$@")
 i=1 n=""
 until g update-ref "$ref$n" "$keep" "" 2>/dev/null; do
   i=$((i + 1)) n="-$i"
-  if [ "$i" -gt 50 ]; then exit 1; fi
+  if [ "$i" -gt 50 ]; then drop; exit 1; fi
 done
+drop
 echo "kept $ref$n"
 ]=]
 
@@ -128,12 +138,15 @@ function M.keep(spec, name, done)
         .. "This commit's tree is the copy's work tree as it was, uncommitted and untracked\n"
         .. "files included (ignored and secret files are never in a copy's commits). Its\n"
         .. "first parent is that tree over the copy's HEAD, the others the copy's other\n"
-        .. "branches. Kept %d days: gc removes the ref after that.",
+        .. "branches. It may hold commits the sync did not publish because they change\n"
+        .. "or delete a file the copy hides: a merge of it would bring those changes.\n"
+        .. "Kept %d days: gc removes the ref after that.",
       name,
       when,
       M.KEEP_DAYS
     )
-    local argv = git_box.argv(spec.bwrap, { "--bind", spec.top .. "/.git", "/user.git" }, KEEP, { name, ref, message })
+    local binds = workspace.copy_binds(spec, false, true)
+    local argv = git_box.argv(spec.bwrap, binds, KEEP, { spec.top, name, ref, message })
     local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
       local kept = out:match("kept (%S+)")
       if kept then
