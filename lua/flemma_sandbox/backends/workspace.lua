@@ -210,7 +210,7 @@ end
 ---@param copy_rw boolean
 ---@param user_rw boolean
 ---@return string[]
-local function copy_binds(spec, copy_rw, user_rw)
+function M.copy_binds(spec, copy_rw, user_rw)
   return {
     copy_rw and "--bind" or "--ro-bind",
     spec.clone,
@@ -223,7 +223,6 @@ local function copy_binds(spec, copy_rw, user_rw)
     "/user.git",
   }
 end
-M.copy_binds = copy_binds -- for backends/workspace_keep.lua
 
 --- Brings the copy's work to the user's repository as
 --- refs/remotes/sandbox-NAME/* (branches, wip, base) and the user's
@@ -274,8 +273,8 @@ function M.sync(spec, name, done)
       finish("could not start bwrap to sync the chat's copy of " .. spec.top)
     end
   end
-  run(git_box.argv(spec.bwrap, copy_binds(spec, true, false), SYNC_COPY, { spec.top }), "copied", function()
-    run(hides.sync_user_argv(spec, parent, name, copy_binds(spec, false, true)), "synced", function(out)
+  run(git_box.argv(spec.bwrap, M.copy_binds(spec, true, false), SYNC_COPY, { spec.top }), "copied", function()
+    run(hides.sync_user_argv(spec, parent, name, M.copy_binds(spec, false, true)), "synced", function(out)
       hides.held_note(out)
       finish(nil)
     end)
@@ -289,7 +288,7 @@ end
 function M.mark_applied(spec)
   local script =
     'GIT_DIR="$1/.git" GIT_COMMON_DIR="$1/.git" git update-ref refs/flemma/base refs/flemma/wip && echo marked'
-  local out = vim.fn.system(git_box.argv(spec.bwrap, copy_binds(spec, true, false), script, { spec.top }))
+  local out = vim.fn.system(git_box.argv(spec.bwrap, M.copy_binds(spec, true, false), script, { spec.top }))
   return out:match("marked") ~= nil
 end
 
