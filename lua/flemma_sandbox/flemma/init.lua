@@ -227,7 +227,7 @@ function M.attach()
         if type(data) == "table" and type(data.bufnr) == "number" then
           local writing = require("flemma_sandbox.checkpoints").WRITING_TOOLS[data.tool_name]
           if writing and require("flemma_sandbox.flemma.workspace").scope(data.bufnr) then
-            require("flemma_sandbox.tools.around").after(data.tool_name, data.bufnr)
+            require("flemma_sandbox.tools.around").sync(data.tool_name, data.bufnr)
           end
         end
       end,

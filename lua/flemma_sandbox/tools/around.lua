@@ -39,9 +39,24 @@ function M.before(name, request, bufnr, run)
   end)
 end
 
---- After a call: its end recorded (calls.lua), then deliver() gives its
---- result; in clone mode the copies' work goes to the user's repository
---- as refs/remotes/sandbox-NAME/* after that.
+--- After a call in clone mode: the copies' work goes to the user's
+--- repository as refs/remotes/sandbox-NAME/* (for Flemma's calls too, at
+--- FlemmaToolFinished).
+---@param name string
+---@param bufnr integer|nil
+function M.sync(name, bufnr)
+  local workspaces = require("flemma_sandbox.workspaces")
+  if require("flemma_sandbox.checkpoints").WRITING_TOOLS[name] and workspaces.is_clone(bufnr) then
+    workspaces.sync(bufnr, function(errors)
+      if #errors > 0 then
+        notice.say(errors[1], vim.log.levels.WARN)
+      end
+    end)
+  end
+end
+
+--- After a standalone call: its end recorded (calls.lua), then deliver()
+--- gives its result, then the clone-mode sync.
 ---@param name string
 ---@param bufnr integer|nil
 ---@param call flemma_sandbox.Call|nil
@@ -50,14 +65,7 @@ end
 function M.after(name, bufnr, call, result, deliver)
   require("flemma_sandbox.calls").ended(call, result, result and result.sandbox_runs, function()
     deliver()
-    local workspaces = require("flemma_sandbox.workspaces")
-    if require("flemma_sandbox.checkpoints").WRITING_TOOLS[name] and workspaces.is_clone(bufnr) then
-      workspaces.sync(bufnr, function(errors)
-        if #errors > 0 then
-          notice.say(errors[1], vim.log.levels.WARN)
-        end
-      end)
-    end
+    M.sync(name, bufnr)
   end)
 end
 
