@@ -113,6 +113,26 @@ describe("undo under Flemma, direct mode", function()
     assert.are.equal(chat_text, h.read(chat))
   end)
 
+  it("undo of a Flemma call that changed nothing changes nothing; the user's edits since stay", function()
+    local proj = p.proj
+    local chat = proj .. "/n.chat"
+    local text = execute(chat, "bash", { label = "l", command = "ls /tmp > /dev/null; echo listed" })
+    assert.matches("listed", result_of(text))
+    h.write(proj .. "/src/main.py", "the user's\n")
+    h.write(proj .. "/mine.txt", "mine\n")
+    h.write(proj .. "/README.md", "readme, edited\n")
+    h.write(proj .. "/clone.chat", "@You:\nanother chat\n")
+    local chat_text = h.read(chat)
+    local said = run("undo", true)
+    assert.matches("undo of call 1 [^\n]*: 0 file%(s%) written", said)
+    assert.are.equal("the user's\n", h.read(proj .. "/src/main.py"))
+    assert.are.equal("util\n", h.read(proj .. "/src/util.py"))
+    assert.are.equal("mine\n", h.read(proj .. "/mine.txt"))
+    assert.are.equal("readme, edited\n", h.read(proj .. "/README.md"))
+    assert.are.equal("@You:\nanother chat\n", h.read(proj .. "/clone.chat"))
+    assert.are.equal(chat_text, h.read(chat))
+  end)
+
   it("keeps a path the user changed after a Flemma write and lists it in the quickfix list", function()
     local proj = p.proj
     local chat = proj .. "/c.chat"

@@ -4,7 +4,8 @@
 --- showing the call and each path (A/M/D) in a window that does not take
 --- focus; deny leaves the files as the call left them (control: the call's
 --- change is on disk), a second undo answered with approve puts them back;
---- a path the user changed after another call is kept and shown in :copen.
+--- a file open in another window shows what undo wrote; a path the user
+--- changed after another call is kept and shown in :copen.
 local h = require("support.helpers")
 local tmux = require("support.tmux")
 
@@ -78,6 +79,10 @@ describe("undo in a real terminal", function()
         }
         term:start(tmux.nvim_in_project(t, setup, "a.chat"), size[1], size[2])
         term:wait_for("a.chat")
+        -- src/main.py open in a window above the chat's, which keeps focus
+        term:keys(":split src/main.py | wincmd p", "Enter")
+        term:wait_for("main.py")
+        local shown
         local first = call_file(
           "call1.lua",
           "rm src/util.py && printf 'call\\n' > src/main.py && printf 'new\\n' > made.txt",
@@ -89,9 +94,13 @@ describe("undo in a real terminal", function()
         assert.is_nil(h.read(proj .. "/src/util.py"))
         assert.are.equal("call\n", h.read(proj .. "/src/main.py"))
         assert.are.equal("new\n", h.read(proj .. "/made.txt"))
+        -- control: the window of src/main.py shows what the call wrote
+        term:keys(':checktime | echo "shown:" . getbufline(bufnr("src/main.py"), 1)[0]', "Enter")
+        shown = term:wait_for("shown:call")
+        assert.truthy(shown:find("shown:call", 1, true), shown)
 
         term:keys(":FlemmaSandbox undo", "Enter")
-        local shown = term:wait_for("> deny")
+        shown = term:wait_for("> deny")
         assert.truthy(shown:find("Undo call 1 (bash: $ rm src/util.py", 1, true), shown)
         assert.truthy(shown:find("A src/util.py", 1, true), shown)
         assert.truthy(shown:find("M src/main.py", 1, true), shown)
@@ -112,6 +121,10 @@ describe("undo in a real terminal", function()
         assert.is_nil(h.read(proj .. "/src/util.py"), "denied: nothing written")
         assert.are.equal("call\n", h.read(proj .. "/src/main.py"))
         assert.are.equal("new\n", h.read(proj .. "/made.txt"))
+        -- control: the window of src/main.py shows what the call wrote
+        term:keys(':checktime | echo "shown:" . getbufline(bufnr("src/main.py"), 1)[0]', "Enter")
+        shown = term:wait_for("shown:call")
+        assert.truthy(shown:find("shown:call", 1, true), shown)
 
         term:keys(":FlemmaSandbox undo", "Enter")
         term:wait_for("> deny")
@@ -124,6 +137,14 @@ describe("undo in a real terminal", function()
         assert.are.equal("@You:\nclean up\n", h.read(proj .. "/a.chat"))
         shown = term:wait_for("file(s) written")
         assert.is_nil(shown:find("> deny", 1, true), "the window closed:\n" .. shown)
+        -- the window of src/main.py shows the file as undo wrote it, no prompt
+        term:keys(":wincmd t", "Enter")
+        term:keys(':echo "top:" . getline(1) . ":" . &modified', "Enter")
+        shown = term:wait_for("top:main:0")
+        assert.truthy(shown:find("top:main:0", 1, true), shown)
+        assert.is_nil(shown:find("W11", 1, true), shown)
+        assert.is_nil(shown:find("Press ENTER", 1, true), shown)
+        term:keys(":wincmd p", "Enter")
 
         -- another call; the user changes one of its files by hand after it
         local second =
