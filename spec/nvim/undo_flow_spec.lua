@@ -201,7 +201,11 @@ describe("undo of one call", function()
 
   it("asks first, showing the files; a denied undo changes nothing; undo! does not ask", function()
     local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
-    bash(bufnr, "rm src/util.py && printf 'x\\n' > x.txt")
+    bash(bufnr, "rm src/util.py && printf 'x\\n' > x.txt && printf 'by the call\\n' > README.md")
+    -- README.md open in a buffer with no unsaved changes: undo reloads it
+    vim.cmd("edit " .. vim.fn.fnameescape(proj .. "/README.md"))
+    local readme = vim.api.nvim_get_current_buf()
+    vim.cmd("buffer " .. bufnr)
     local questions = require("flemma_sandbox.questions")
     local prompt, asked = questions.prompt, {}
     local answer = "deny"
@@ -221,6 +225,7 @@ describe("undo of one call", function()
       local shown = table.concat(asked[1].lines, "\n")
       assert.matches("A src/util.py", shown)
       assert.matches("D x.txt", shown)
+      assert.matches("M README.md", shown)
       n.pause(300)
       assert.is_nil(h.read(proj .. "/src/util.py"), "denied: nothing written")
       answer = "once"
@@ -231,6 +236,12 @@ describe("undo of one call", function()
       end, 10))
       assert.are.equal("util\n", h.read(proj .. "/src/util.py"))
       assert.is_nil(h.read(proj .. "/x.txt"))
+      assert(
+        vim.wait(5000, function()
+          return vim.api.nvim_buf_get_lines(readme, 0, -1, false)[1] == "readme"
+        end, 10),
+        "the buffer shows the file undo wrote"
+      )
       vim.cmd("FlemmaSandbox! redo")
       assert(vim.wait(20000, function()
         return h.read(proj .. "/x.txt") ~= nil

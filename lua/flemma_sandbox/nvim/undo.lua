@@ -90,9 +90,16 @@ end
 --- those are kept as conflicts).
 ---@param written { top: string, path: string }[]
 local function reload(written)
+  local by_name = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if name ~= "" then
+      by_name[vim.fn.fnamemodify(name, ":p")] = b
+    end
+  end
   for _, w in ipairs(written) do
-    local b = vim.fn.bufnr(vim.fn.fnameescape(w.top .. "/" .. w.path))
-    if b > 0 and vim.api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
+    local b = by_name[w.top .. "/" .. w.path]
+    if b and vim.api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
       vim.api.nvim_buf_call(b, function()
         vim.cmd("silent! edit")
       end)

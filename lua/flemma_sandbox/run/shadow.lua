@@ -108,6 +108,11 @@ take)
       g update-ref -d "refs/checkpoints/$old"
       g update-ref -d "refs/after/$old" 2>/dev/null || true
     done
+  # the trees kept before undos and redos, and the undos: as many
+  for kept in refs/undo-saves/ refs/undone/; do
+    g for-each-ref --sort=-refname --format='%(refname)' "$kept" | tail -n +$((keep + 1)) |
+      while read -r old; do g update-ref -d "$old"; done
+  done
   echo "checkpoint $n $tree"
   ;;
 after)
