@@ -8,29 +8,13 @@ local n = require("support.nvim")
 local project = require("support.project")
 local sandbox = require("flemma_sandbox")
 local checkpoints = require("flemma_sandbox.checkpoints")
-local call_undo = require("flemma_sandbox.call_undo")
 
 local manifest, repo_state = project.manifest, project.repo_state
 
---- Undo (or redo) through the API, without the question: what it said
---- as one text, and whether it went through without an error.
+--- Undo through the API, without the question: what it said as one
+--- text, and whether it went through without an error.
 local function undo(bufnr, opts)
-  local report, err
-  call_undo.prepare(bufnr, opts or {}, function(prep, e)
-    if not prep then
-      err = e
-      return
-    end
-    call_undo.carry_out(prep, function(r)
-      report = r
-    end)
-  end)
-  assert(
-    vim.wait(20000, function()
-      return report ~= nil or err ~= nil
-    end, 10),
-    "undo did not finish"
-  )
+  local report, err = n.undo_call(bufnr, opts)
   if err then
     return err, false, nil
   end

@@ -10,29 +10,8 @@ local h = require("support.helpers")
 local n = require("support.nvim")
 local project = require("support.project")
 local sandbox = require("flemma_sandbox")
-local call_undo = require("flemma_sandbox.call_undo")
 
---- Undo (or redo) through the API, without the question.
----@return table|nil report, string|nil err
-local function undo(bufnr, opts)
-  local report, err
-  call_undo.prepare(bufnr, opts or {}, function(prep, e)
-    if not prep then
-      err = e
-      return
-    end
-    call_undo.carry_out(prep, function(r)
-      report = r
-    end)
-  end)
-  assert(
-    vim.wait(20000, function()
-      return report ~= nil or err ~= nil
-    end, 10),
-    "undo did not finish"
-  )
-  return report, err
-end
+local undo = n.undo_call
 
 local function paths_of(list)
   local out = {}

@@ -50,6 +50,32 @@ function M.run_tool(name, input, opts)
   return result
 end
 
+--- Undo (or redo: opts.redo) of a chat's call through the API, without
+--- the question (call_undo.lua); waits for it.
+---@param bufnr integer
+---@param opts? { n: integer|nil, redo: boolean|nil }
+---@return flemma_sandbox.UndoReport|nil report, string|nil err
+function M.undo_call(bufnr, opts)
+  local call_undo = require("flemma_sandbox.call_undo")
+  local report, err
+  call_undo.prepare(bufnr, opts or {}, function(prep, e)
+    if not prep then
+      err = e
+      return
+    end
+    call_undo.carry_out(prep, function(r)
+      report = r
+    end)
+  end)
+  assert(
+    vim.wait(20000, function()
+      return report ~= nil or err ~= nil
+    end, 10),
+    "undo did not finish"
+  )
+  return report, err
+end
+
 --- Starts one approved bash call per command in a chat at once, and waits
 --- for all of them; their results in the order they finished.
 ---@param bufnr integer
