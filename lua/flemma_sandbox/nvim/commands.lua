@@ -270,9 +270,13 @@ M.SUBCOMMANDS = {
 function M.define()
   vim.api.nvim_create_user_command(M.NAME, function(args)
     -- Neovim 0.7 gives { "" } for no argument
-    local sub = args.fargs[1]
+    local sub, bang = args.fargs[1], args.bang
     if sub == nil or sub == "" then
       sub = "status"
+    end
+    -- `undo!`, `discard!`, ... as the docs write them: :FlemmaSandbox! undo
+    if sub:sub(-1) == "!" and M.actions[sub:sub(1, -2)] then
+      sub, bang = sub:sub(1, -2), true
     end
     local action = M.actions[sub]
     if not action then
@@ -280,7 +284,7 @@ function M.define()
       notify(string.format("unknown subcommand '%s'; use %s", sub, known), vim.log.levels.ERROR)
       return
     end
-    action(vim.api.nvim_get_current_buf(), args.fargs[2], args.bang)
+    action(vim.api.nvim_get_current_buf(), args.fargs[2], bang)
   end, {
     nargs = "*",
     bang = true,
