@@ -2,10 +2,11 @@
 -- direct mode in a git project: the calls run by hand with
 -- :Flemma tool:execute (flemma/tool_overrides.lua's checkpoint_then and
 -- call_ended record the tree before and after each), and
--- :FlemmaSandbox! undo / redo (no question) take back or put back exactly that call's
--- change. What the user did by hand between the call and the undo (a new
--- file, an edit of a file the call did not touch, the chat saved with a new
--- message, another chat's file) is left byte for byte as the user left it.
+-- :FlemmaSandbox undo! (or :FlemmaSandbox! undo) and :FlemmaSandbox! redo,
+-- which ask nothing, take back or put back exactly that call's change.
+-- What the user did by hand between the call and the undo (a new file, an
+-- edit of a file the call did not touch, the chat saved with a new message,
+-- another chat's file) is left byte for byte as the user left it.
 -- Controls: each call's change is on disk before the undo.
 local h = require("support.helpers")
 local n = require("support.nvim")
@@ -65,7 +66,7 @@ describe("undo under Flemma, direct mode", function()
     assert.truthy(chat_text:find("thanks, now the tests", 1, true))
     assert.truthy(chat_text:find("removed", 1, true), "the saved chat holds the call's result")
 
-    local said = run("undo", true)
+    local said = run("undo!")
     assert.matches("undo of call %d+ [^\n]*: 2 file%(s%) written", said)
     assert.are.equal("main\n", h.read(proj .. "/src/main.py"), said)
     assert.are.equal("util\n", h.read(proj .. "/src/util.py"))
@@ -77,7 +78,7 @@ describe("undo under Flemma, direct mode", function()
     assert.are.equal(chat_text, table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n")
     assert.is_false(vim.bo[bufnr].modified)
     -- nothing else left to undo; the tree stays
-    said = run("undo", true)
+    said = run("undo!")
     assert.matches("every recorded call is undone already", said)
     assert.are.equal("mine\n", h.read(proj .. "/TODO.md"))
     assert.are.equal(chat_text, h.read(chat))
