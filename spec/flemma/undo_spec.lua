@@ -134,6 +134,39 @@ describe("undo under Flemma, direct mode", function()
     assert.are.equal(chat_text, h.read(chat))
   end)
 
+  it("asks first under Flemma too: deny writes nothing, approve takes the call back", function()
+    local proj = p.proj
+    local chat = proj .. "/q.chat"
+    local text, bufnr =
+      execute(chat, "bash", { label = "t", command = "cd " .. proj .. " && rm src/util.py; echo gone" })
+    assert.matches("gone", result_of(text))
+    assert.is_nil(h.read(proj .. "/src/util.py"), "control: the call removed the file")
+    local questions = require("flemma_sandbox.questions")
+    vim.cmd("FlemmaSandbox undo")
+    assert(vim.wait(20000, function()
+      return questions.pending() ~= nil
+    end, 20))
+    local shown = {}
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      vim.list_extend(shown, vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false))
+    end
+    shown = table.concat(shown, "\n")
+    assert.matches("Undo call 1 %(bash: ", shown)
+    assert.matches("\nA src/util.py\n", shown)
+    assert.are.equal(bufnr, vim.api.nvim_get_current_buf(), "the question took focus")
+    local said = run("deny")
+    assert.matches("undo of call 1: not done", said)
+    assert.is_nil(h.read(proj .. "/src/util.py"), "denied: nothing written")
+    assert.is_nil(questions.pending(), "the question is gone")
+    vim.cmd("FlemmaSandbox undo")
+    assert(vim.wait(20000, function()
+      return questions.pending() ~= nil
+    end, 20))
+    said = run("approve")
+    assert.matches("undo of call 1 [^\n]*: 1 file%(s%) written", said)
+    assert.are.equal("util\n", h.read(proj .. "/src/util.py"))
+  end)
+
   it("keeps a path the user changed after a Flemma write and lists it in the quickfix list", function()
     local proj = p.proj
     local chat = proj .. "/c.chat"
