@@ -113,6 +113,7 @@ static int usage(void)
           "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
           "                           -- BWRAP [ARG]...\n"
           "       flemma-sandbox-exec --live DIR {--owner PID | --idle-ttl S} [--keep-running]\n"
+          "                           [--call-env N NAME VALUE...] [--policy-fields N NAME VALUE...]\n"
           "                           [the host side's options]\n"
           "                           -- BWRAP [ARG]...   (a call in a chat's live sandbox)\n"
           "       flemma-sandbox-exec --live-stop DIR | --live-info DIR\n"
@@ -250,6 +251,23 @@ int main(int argc, char **argv)
             host.owner_pid = owner;
             host_side = 1;
             i += 2;
+        } else if ((strcmp(argv[i], "--call-env") == 0 || strcmp(argv[i], "--policy-fields") == 0) &&
+                   has_value) {
+            char *end;
+            long count = strtol(argv[i + 1], &end, 10);
+
+            /* NAME VALUE pairs follow their count; none may be past the "--" */
+            if (*end != '\0' || count < 0 || count % 2 != 0 || count > argc - i - 3)
+                return usage();
+            if (argv[i][2] == 'c') {
+                host.call_env = argv + i + 2;
+                host.call_env_count = (int)count;
+            } else {
+                host.fields = argv + i + 2;
+                host.field_count = (int)count;
+            }
+            host_side = 1;
+            i += 1 + (int)count;
         } else if (strcmp(argv[i], "--keep-running") == 0) {
             host.keep_running = 1; /* the attach's, and the supervisor's it starts */
         } else if (strcmp(argv[i], "--clearenv") == 0) {
@@ -269,7 +287,8 @@ int main(int argc, char **argv)
     }
     if ((supervise_fd < 0 && i + 1 >= argc) || (host_side && (seccomp || scope || bridge_socket || supervise_fd >= 0)) ||
         (supervise_fd >= 0 && i < argc) || (host.live_dir && (!host.check_file || (host.owner_pid <= 0 && host.idle_ttl_s <= 0))) ||
-        (host.keep_running && !host.live_dir && supervise_fd < 0))
+        (host.keep_running && !host.live_dir && supervise_fd < 0) ||
+        ((host.call_env || host.fields) && !host.live_dir))
         return usage();
     if (host.live_dir)
         return exec_live_run(&host, argv[0], argv + i + 1, argc - i - 1);

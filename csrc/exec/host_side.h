@@ -29,6 +29,12 @@ typedef struct {
     int listen_fd;        /* --live-keeper: the socket its supervisor serves (inherited by bwrap), or 0 */
     int keep_running;     /* --keep-running: what a call leaves goes on between calls (clone mode);
                            * else it is held until the next call (supervisor.h) */
+    char **call_env;      /* --call-env: NAME, VALUE, ... for this call's command alone (the
+                           * terminal's PATH, TERM, ...): not the sandbox's, not in its key */
+    int call_env_count;   /* how many call_env words (two per variable) */
+    char **fields;        /* --policy-fields: NAME, VALUE, ... the policy's settings as the
+                           * user wrote them: in the key, and named when a restart says why */
+    int field_count;      /* how many fields words (two per setting) */
 } exec_host_opts;
 
 /* Runs cmd (bwrap and its arguments, NULL-terminated, n items) and returns

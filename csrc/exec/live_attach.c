@@ -24,6 +24,7 @@
 #include "fd_io.h"
 #include "live_dir.h"
 #include "live_relay.h"
+#include "live_why.h"
 #include "live_wire.h"
 #include "record.h"
 #include "run_plan.h"
@@ -43,6 +44,7 @@ typedef struct {
     fs_buf check_before; /* the check file as Neovim asked (the keeper's) */
     fs_buf key;      /* the policy and the plan's facts */
     fs_buf mask_set; /* the plan's masks (exec_live_mask_set) */
+    fs_buf fields;   /* the policy's settings: "NAME\0VALUE\0..." (--policy-fields) */
     fs_vec masks;
     size_t inner_at; /* the inner helper's "--" in cmd */
     int started_keeper, replaced;
@@ -103,6 +105,10 @@ static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
              o->inotify_watches, o->idle_ttl_s, o->keep_running);
     rc |= add_word(&c->key, "flemma-sandbox live 1") | add_word(&c->key, num);
     rc |= add_word(&c->key, o->proxy_socket ? o->proxy_socket : "-");
+    /* the policy's settings by name (the call's environment is no part) */
+    rc |= add_word(&c->key, "fields");
+    for (j = 0; j < o->field_count; j++)
+        rc |= add_word(&c->key, o->fields[j]) | add_word(&c->fields, o->fields[j]);
     for (j = 0; j < o->proxy_rule_count; j++)
         rc |= add_word(&c->key, o->proxy_rules[j]);
     rc |= read_fd_all(c->check_fd, &check);
@@ -209,6 +215,7 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
     /* what described the keeper before goes first; the key comes last, so
      * a call that finds it finds the socket and the keeper's pid too */
     unlinkat(c->dirfd, "key", 0);
+    unlinkat(c->dirfd, "fields", 0);
     unlinkat(c->dirfd, "pid", 0);
     unlinkat(c->dirfd, "masks", 0); /* the new keeper writes its own */
     unlinkat(c->dirfd, "socket", 0);
@@ -263,7 +270,8 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
     if (first < 0 || waitpid(first, &status, 0) != first || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return fail(c, "cannot start its keeper", errno);
     c->started_keeper = 1;
-    if (exec_live_write(c->dirfd, "key", c->key.data, c->key.len) != 0)
+    if (exec_live_write(c->dirfd, "fields", c->fields.data ? c->fields.data : "", c->fields.len) != 0 ||
+        exec_live_write(c->dirfd, "key", c->key.data, c->key.len) != 0)
         return fail(c, "cannot write its key", errno);
     return 0;
 }
@@ -274,11 +282,12 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
 {
     long long give_up = now_ms() + REPLACE_MS, keyless_by = now_ms() + KEYLESS_MS;
     pid_t signalled = 0;
-    fs_buf key, masks;
+    fs_buf key, masks, fields;
     int rc, have_key;
 
     fs_buf_init(&key);
     fs_buf_init(&masks);
+    fs_buf_init(&fields);
     for (;;) {
         if (exec_live_take_lock(c->lock_fd, 0) == 0) {
             rc = start_keeper(c, o, self, cmd);
@@ -311,6 +320,9 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
             /* kept beside the new one: what changed can be looked up */
             exec_live_write(c->dirfd, "key.old", key.data ? key.data : "", key.len);
             exec_live_write(c->dirfd, "masks.old", masks.data ? masks.data : "", masks.len);
+            if (exec_live_read(c->dirfd, "fields", &fields) != 0)
+                fs_buf_truncate(&fields, 0);
+            exec_live_write(c->dirfd, "fields.old", fields.data ? fields.data : "", fields.len);
             kill(signalled, SIGTERM);
             c->replaced = 1;
         }
@@ -322,24 +334,8 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
     }
     fs_buf_free(&key);
     fs_buf_free(&masks);
+    fs_buf_free(&fields);
     return rc;
-}
-
-/* What the keeper and bwrap said, for a sandbox that never ran the call
- * (bwrap's own "Can't ..." among it), once the keeper is done. */
-static void tell_keeper_log(const live_call *c)
-{
-    fs_buf log;
-    int lock = exec_live_open_lock(c->dirfd);
-
-    if (lock >= 0) {
-        exec_live_take_lock(lock, 3000);
-        close(lock);
-    }
-    fs_buf_init(&log);
-    if (exec_live_read(c->dirfd, "keeper.log", &log) == 0 && log.len > 0)
-        fs_write_all(2, log.data, log.len);
-    fs_buf_free(&log);
 }
 
 static int connect_socket(const live_call *c)
@@ -366,6 +362,7 @@ static void end_call(live_call *c)
     fs_buf_free(&c->check_before);
     fs_buf_free(&c->key);
     fs_buf_free(&c->mask_set);
+    fs_buf_free(&c->fields);
     fs_vec_free(&c->masks);
 }
 
@@ -383,6 +380,7 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
     fs_buf_init(&c.check_before);
     fs_buf_init(&c.key);
     fs_buf_init(&c.mask_set);
+    fs_buf_init(&c.fields);
     fs_vec_init(&c.masks);
     fs_vec_init(&opened);
     fs_vec_init(&pairs);
@@ -454,11 +452,8 @@ again:
         rc = fail(&c, "cannot reach it", errno);
         goto out;
     }
-    if (c.replaced) {
-        fprintf(stderr, "flemma-sandbox: this chat's sandbox was started again: its policy or what its protection "
-                        "rests on changed (what ran in it was stopped)\n");
-        fs_record(c.records_fd, "restarted", "why", "policy_changed", FS_RECORD_END);
-    }
+    if (c.replaced)
+        exec_live_say_restart(c.dirfd, &c.fields, &c.mask_set, c.records_fd);
     records_from = exec_live_size(c.dirfd, "keeper.records");
     /* from now until a call ends with nothing left running, what appears
      * at a protected name may be the sandbox's (host_side.c) */
@@ -475,7 +470,7 @@ again:
         goto again;
     }
     if (status < 0)
-        tell_keeper_log(&c); /* once the keeper is done: its records are in */
+        exec_live_tell_log(c.dirfd); /* once the keeper is done: its records are in */
     keeper_stopped =
         exec_live_append_since(c.dirfd, "keeper.records", records_from, c.records_fd, "{\"type\":\"stopped\"");
     if (status >= 0) {

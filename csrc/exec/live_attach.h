@@ -12,6 +12,11 @@
  * own session, the sandbox's host side for as long as the sandbox lives
  * (host_side.c), its bwrap's inner helper the supervisor.
  *
+ * The key holds the policy (its settings by name, --policy-fields, and
+ * bwrap's words), never the caller's environment: that goes with each
+ * call (--call-env, live_wire.h's 'E'), so runs from terminals with
+ * another PATH or TERM join one sandbox, each command with its own.
+ *
  * What is per call stays so: the time limit (SIGTERM to the call's process
  * group, SIGKILL after the grace period), signals, the exit status, the
  * output (relayed through pipes of this helper's own, so a process the

@@ -6,13 +6,15 @@
  *   key             the sandbox's key: its policy, and what the plan
  *                   found (but the masks)
  *   masks           the masks the keeper's bwrap got (exec_live_mask_set)
+ *   fields          the policy's settings it started with: "NAME\0VALUE\0..."
  *   socket          the supervisor's socket (the keeper made it)
  *   keeper.check    the keeper's check file; keeper.records its records
  *                   (the proxy's, copied to each call's own)
  *   keeper.log      what the keeper and bwrap said
  *   quiet           the last call ended with nothing of its left running
  *                   (or all of it held)
- *   key.old, masks.old  the replaced keeper's, to see what changed */
+ *   key.old, masks.old, fields.old  the replaced keeper's, to see what
+ *                   changed (live_why.h) */
 #ifndef EXEC_LIVE_DIR_H
 #define EXEC_LIVE_DIR_H
 

@@ -112,7 +112,14 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
     sigaddset(&set, SIGQUIT);
     sigprocmask(SIG_BLOCK, &set, NULL);
     sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (exec_wire_send(conn, 'R', req.data, req.len, fds, 3) != 0) {
+    /* the caller's environment (the terminal's PATH, TERM, ...) goes with
+     * the call, for its command alone: the sandbox's key holds none of it */
+    fs_buf_truncate(&msg, 0);
+    for (i = 0; i < o->call_env_count; i++)
+        if (add_word(&msg, o->call_env[i]) != 0)
+            broken = 1;
+    if (broken || (o->call_env_count > 0 && exec_wire_send(conn, 'E', msg.data, msg.len, NULL, 0) != 0) ||
+        exec_wire_send(conn, 'R', req.data, req.len, fds, 3) != 0) {
         /* the call never went, so nothing runs: -1, not started (the
          * caller tries a new sandbox once, then says the sandbox ended) */
         broken = 1;

@@ -6,6 +6,10 @@
  * (SCM_RIGHTS).
  *
  *   attach -> supervisor
+ *     'E' environment (before 'R', optional): "NAME\0VALUE\0..." set for
+ *         this call's command alone: the caller's PATH, TERM, LANG, ...
+ *         (--call-env), which differ per terminal and are no part of the
+ *         sandbox's key
  *     'R' run: "CWD\0ARG0\0ARG1\0..." with stdin, stdout, stderr
  *     'S' signal: the signal's number in text, for the call's process group
  *     'A' adopt: no payload, with the read ends of the call's output

@@ -46,6 +46,7 @@ typedef struct {
     int conn;   /* the attach's connection, -1 once it closed */
     pid_t pid;  /* the call's first process, also its process group */
     int status; /* CALL_EXITED: its exit status */
+    fs_buf env; /* 'E': "NAME\0VALUE\0..." for this call's command alone */
 } live_call;
 
 typedef struct {
@@ -135,9 +136,10 @@ static long long now_s(void)
 /* The child's part of a call: its own session and process group, the
  * attach's descriptors as 0-2, the call's folder, then exec. A folder the
  * sandbox lacks falls back as bwrap's own start does: $HOME, then /. */
-static void start_child(const supervisor *s, const int *fds, char **argv, const char *cwd)
+static void start_child(const supervisor *s, const int *fds, char **argv, const char *cwd, const fs_buf *env)
 {
-    const char *home = getenv("HOME");
+    const char *home;
+    size_t at = 0;
     int i, err;
 
     setsid();
@@ -150,6 +152,15 @@ static void start_child(const supervisor *s, const int *fds, char **argv, const 
     if (isatty(0))
         (void)ioctl(0, TIOCSCTTY, 0); /* the command line's pseudo-terminal */
     sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+    /* the caller's terminal's own (PATH, TERM, ...): this call's alone */
+    while (env->data && at < env->len) {
+        const char *name = env->data + at, *value = name + strlen(name) + 1;
+
+        if ((size_t)(value - env->data) >= env->len || setenv(name, value, 1) != 0)
+            _exit(EXIT_SETUP);
+        at = (size_t)(value - env->data) + strlen(value) + 1;
+    }
+    home = getenv("HOME");
     for (i = 0; i < s->nlimits; i++)
         if (exec_apply_limit(s->limits[i]) != 0)
             _exit(EXIT_SETUP);
@@ -177,6 +188,7 @@ static void end_connection(live_call *c)
     if (c->conn >= 0)
         close(c->conn);
     c->conn = -1;
+    fs_buf_truncate(&c->env, 0); /* never the next call's */
     c->state = c->state == CALL_RUNNING ? CALL_ORPHAN : CALL_FREE;
     if (c->state == CALL_ORPHAN)
         signal_call(c->pid, SIGKILL); /* the attach is gone: so is its call */
@@ -215,8 +227,9 @@ static void start_call(supervisor *s, live_call *c, int *fds, int nfds)
     }
     pid = fork();
     if (pid == 0)
-        start_child(s, fds, argv, data);
+        start_child(s, fds, argv, data, &c->env);
     free(argv);
+    fs_buf_truncate(&c->env, 0);
     if (pid < 0) {
         send_exit(s, c->conn, EXIT_SETUP);
         c->state = CALL_ENDED;
@@ -252,7 +265,12 @@ static void on_message(supervisor *s, live_call *c)
         end_connection(c);
         return;
     }
-    if (type == 'R' && c->state == CALL_WAITING) {
+    if (type == 'E' && c->state == CALL_WAITING && nfds == 0 &&
+        (s->payload.len == 0 || s->payload.data[s->payload.len - 1] == '\0')) {
+        fs_buf_truncate(&c->env, 0);
+        if (fs_buf_append(&c->env, s->payload.data ? s->payload.data : "", s->payload.len) != 0)
+            end_connection(c);
+    } else if (type == 'R' && c->state == CALL_WAITING) {
         release(s);
         start_call(s, c, fds, nfds);
     } else if (type == 'S' && c->state == CALL_RUNNING) {
@@ -350,8 +368,10 @@ int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, in
     long long last = now_s();
 
     memset(&s, 0, sizeof(s));
-    for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
+    for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++) {
         s.calls[i].conn = -1;
+        fs_buf_init(&s.calls[i].env);
+    }
     fs_buf_init(&s.payload);
     s.hold = hold_between;
     s.limits = limits;
@@ -424,5 +444,7 @@ int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, in
             accept_calls(&s, listen_fd);
     }
     fs_buf_free(&s.payload);
+    for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)
+        fs_buf_free(&s.calls[i].env);
     return 0;
 }

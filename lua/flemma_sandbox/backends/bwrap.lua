@@ -199,6 +199,11 @@ function M.wrap(policy, backend_config, inner_cmd)
     network = client.network_mode(policy) == "host",
     tmpfs_size = tmpfs_mb and tmpfs_mb * 1024 * 1024 or nil,
   }, { __index = mounts })
+  if live_dir and policy.env then
+    -- a chat's sandbox: the environment goes with each call (live.call_env),
+    -- not into bwrap's words, which make its key; bwrap still clears its own
+    mounts = setmetatable({ env = {} }, { __index = mounts })
+  end
   local inner = client.inner(policy, helper, inner_cmd)
   local argv, err = core.bwrap_argv(mounts, backend_config, inner)
   if not argv then
@@ -275,6 +280,12 @@ function M.wrap(policy, backend_config, inner_cmd)
     local sandboxes = policy.sandboxes
     -- what a call left is held between calls unless the sandbox sees only copies
     for _, word in ipairs(live.options(live_dir, sandboxes, live.keeps_running(policy, sandboxes))) do
+      out[#out + 1] = word
+    end
+    for _, word in ipairs(live.fields(policy)) do
+      out[#out + 1] = word
+    end
+    for _, word in ipairs(policy.env and live.call_env(policy.env) or {}) do
       out[#out + 1] = word
     end
     local capped = live.touch(helper, live_dir, policy.chat, sandboxes)

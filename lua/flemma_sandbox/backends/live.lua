@@ -4,7 +4,9 @@
 --- on in clone mode. The helper does the work (csrc/exec/live_attach.h):
 --- a call's argv is the fresh run's with "--live DIR" in front, and the
 --- helper joins the chat's running sandbox when its key (policy and plan)
---- is the same, or starts it again when not. Here: the chat's folder in
+--- is the same, or starts it again when not, saying which setting changed
+--- (M.fields). The environment is no part of the key: it goes with each
+--- call (M.call_env). Here: the chat's folder in
 --- our state folder, the cap on running sandboxes (sandboxes.max_running),
 --- and stopping one (reset, delete, the cap).
 local core = require("flemma_sandbox.core")
@@ -188,6 +190,76 @@ function M.options(dir, sandboxes, keep_running)
   }
   if keep_running then
     out[#out + 1] = "--keep-running"
+  end
+  return out
+end
+
+--- A setting's value as the user reads it: lists in brackets, in order.
+---@param value any
+---@return string
+local function shown(value)
+  if type(value) ~= "table" then
+    return tostring(value)
+  end
+  local parts = {}
+  for _, item in ipairs(value) do
+    parts[#parts + 1] = tostring(item)
+  end
+  return "[" .. table.concat(parts, ", ") .. "]"
+end
+
+--- The policy's settings by name, as "--policy-fields N NAME VALUE ...":
+--- part of the sandbox's key, and what a restart names with its old and
+--- new value (csrc/exec/live_attach.c). The environment's values are no
+--- setting: they go with each call (M.call_env).
+---@param policy flemma_sandbox.ResolvedPolicy
+---@return string[]
+function M.fields(policy)
+  local mode = policy.network_mode or (policy.network and "allowlist" or "off")
+  local pairs_list = {
+    { "network", mode == "off" and "false" or mode },
+    { "allow_domains", shown(policy.allow_domains or {}) },
+    { "deny_domains", shown(policy.deny_domains or {}) },
+    { "rw_paths", shown(policy.rw_paths or {}) },
+    { "deny_paths", shown(policy.deny_paths or {}) },
+    { "ro_paths", shown(policy.ro_paths or {}) },
+    { "allow_sockets", shown(policy.allow_sockets or {}) },
+    { "seccomp", shown(policy.seccomp) },
+    { "allow_privileged", shown(policy.allow_privileged) },
+    { "env_allow", shown(policy.env_allow or {}) },
+  }
+  local limits = {}
+  for name in pairs(policy.limits or {}) do
+    limits[#limits + 1] = name
+  end
+  table.sort(limits)
+  for _, name in ipairs(limits) do
+    pairs_list[#pairs_list + 1] = { "limits." .. name, shown(policy.limits[name]) }
+  end
+  local out = { "--policy-fields", string.format("%d", 2 * #pairs_list) }
+  for _, pair in ipairs(pairs_list) do
+    out[#out + 1] = pair[1]
+    out[#out + 1] = pair[2]
+  end
+  return out
+end
+
+--- The environment a call's command gets (the terminal's or Neovim's
+--- PATH, TERM, LANG, ...) as "--call-env N NAME VALUE ...", sorted: it
+--- goes with the call to the sandbox's supervisor, for that command
+--- alone, so two terminals with different environments join one sandbox.
+---@param env table<string, string>
+---@return string[]
+function M.call_env(env)
+  local names = {}
+  for name in pairs(env) do
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  local out = { "--call-env", string.format("%d", 2 * #names) }
+  for _, name in ipairs(names) do
+    out[#out + 1] = name
+    out[#out + 1] = env[name]
   end
   return out
 end

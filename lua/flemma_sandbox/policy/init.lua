@@ -55,6 +55,7 @@ M.is_writable = paths.is_writable
 ---@field limits flemma_sandbox.Limits
 ---@field allow_privileged boolean
 ---@field env table<string, string> the sandboxed process's whole environment
+---@field env_allow string[]|nil env_allow as configured (a live sandbox's key names it)
 ---@field time_limit_ms integer|nil set by wrap_command: tools.max_timeout_ms, enforced by the host-side helper
 
 ---@class flemma_sandbox.Skipped
@@ -389,7 +390,7 @@ function M.resolve(policy, bufnr)
     env = M.environment(policy.env_allow)
     entry.env, entry.env_stamp = env, env_stamp
   end
-  out.env = {}
+  out.env, out.env_allow = {}, policy.env_allow
   for k, v in pairs(env) do
     out.env[k] = v
   end

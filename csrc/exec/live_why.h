@@ -1,0 +1,22 @@
+/* Why a chat's sandbox was started again (live_attach.c): the policy's
+ * settings that changed, with their old and new values ("policy.network:
+ * false -> host"), from the settings the attach was given
+ * (--policy-fields) and those its keeper was started with (the live
+ * folder's "fields", kept as "fields.old" when it was replaced); else a
+ * file protected or hidden now that was not ("masks.old"); else what the
+ * protection rests on (a folder bound from the host made again). */
+#ifndef EXEC_LIVE_WHY_H
+#define EXEC_LIVE_WHY_H
+
+#include "buf.h"
+
+/* Says why on stderr and records it on records_fd ("restarted", why):
+ * fields is this call's "NAME\0VALUE\0...", mask_set its masks
+ * (exec_live_mask_set), dirfd the live folder. */
+void exec_live_say_restart(int dirfd, const fs_buf *fields, const fs_buf *mask_set, int records_fd);
+
+/* What the keeper and bwrap said (its log, on stderr), for a sandbox that
+ * never ran the call or ended during it, once the keeper is done. */
+void exec_live_tell_log(int dirfd);
+
+#endif
