@@ -331,9 +331,23 @@ function M.stop_notes(records)
       notes[#notes + 1] = "[sandbox] stopped: "
         .. s.why
         .. " (so the sandbox could not see it unprotected); run it again"
+    elseif s.type == "restarted" then
+      -- why: the settings with their old and new values (csrc/exec/live_why.c)
+      notes[#notes + 1] = "[sandbox] this chat's sandbox was started again: " .. s.why .. "; what ran in it was stopped"
     end
   end
   return notes
+end
+
+--- A notice for the user per restart among a run's records, cause first.
+---@param records flemma_sandbox.Record[]|nil
+function M.notice_restarts(records)
+  for _, s in ipairs(records or {}) do
+    if s.type == "restarted" then
+      local text = tostring(s.why) .. ": the chat's sandbox was started again (what ran in it was stopped)"
+      require("flemma_sandbox.notice").say(text, vim.log.levels.WARN)
+    end
+  end
 end
 
 --- What the allowlist proxy refused, and allowed hosts it could not reach
