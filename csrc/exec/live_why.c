@@ -27,61 +27,108 @@ static const char *field_value(const fs_buf *fields, const char *name)
     return NULL;
 }
 
-/* Appends "policy.NAME: OLD -> NEW" for each setting of now that was
- * not so before (OLD "(unset)" when before lacks it), and with
- * removed for each setting of before that now lacks. */
-static int diff_fields(const fs_buf *now, const fs_buf *before, int removed, fs_buf *why)
+/* Whether fields has the pair name, value. */
+static int has_pair(const fs_buf *fields, const char *name, const char *value)
 {
     size_t at = 0;
-    int rc = 0;
+
+    while (fields->data && at < fields->len) {
+        const char *n = fields->data + at, *v = n + strlen(n) + 1;
+
+        if ((size_t)(v - fields->data) >= fields->len)
+            return 0;
+        if (strcmp(n, name) == 0 && strcmp(v, value) == 0)
+            return 1;
+        at = (size_t)(v - fields->data) + strlen(v) + 1;
+    }
+    return 0;
+}
+
+/* What the settings' diff has said: at most WHY_ITEMS, then a count. */
+#define WHY_ITEMS 6
+typedef struct {
+    fs_buf text;
+    int items, more, rc;
+} why_text;
+
+static void say(why_text *w, const char *name, size_t name_len, const char *what, const char *from, const char *to)
+{
+    if (w->items >= WHY_ITEMS) {
+        w->more++;
+        return;
+    }
+    w->items++;
+    w->rc |= fs_buf_append_str(&w->text, w->text.len ? "; policy." : "policy.");
+    w->rc |= fs_buf_append(&w->text, name, name_len) | fs_buf_append_str(&w->text, what);
+    w->rc |= fs_buf_append_str(&w->text, from);
+    if (to)
+        w->rc |= fs_buf_append_str(&w->text, " -> ") | fs_buf_append_str(&w->text, to);
+}
+
+/* Says each setting of now that was not so before: "policy.NAME: OLD ->
+ * NEW" (OLD "(unset)" when before lacks it), or with removed each one
+ * before had that now lacks. A list's entries come one pair each, named
+ * "NAME[]": "policy.NAME: added ENTRY" (removed: "removed ENTRY"). */
+static void diff_fields(const fs_buf *now, const fs_buf *before, int removed, why_text *w)
+{
+    size_t at = 0;
 
     while (now->data && at < now->len) {
         const char *n = now->data + at, *v = n + strlen(n) + 1, *old;
+        size_t len = strlen(n);
 
         if ((size_t)(v - now->data) >= now->len)
             break;
         at = (size_t)(v - now->data) + strlen(v) + 1;
+        if (len > 2 && strcmp(n + len - 2, "[]") == 0) {
+            if (!has_pair(before, n, v))
+                say(w, n, len - 2, removed ? ": removed " : ": added ", v, NULL);
+            continue;
+        }
         old = field_value(before, n);
         if (removed ? old != NULL : (old && strcmp(old, v) == 0))
             continue;
-        rc |= fs_buf_append_str(why, why->len ? "; policy." : "policy.") | fs_buf_append_str(why, n);
-        rc |= fs_buf_append_str(why, ": ") | fs_buf_append_str(why, removed ? v : (old ? old : "(unset)"));
-        rc |= fs_buf_append_str(why, " -> ") | fs_buf_append_str(why, removed ? "(unset)" : v);
+        say(w, n, len, ": ", removed ? v : (old ? old : "(unset)"), removed ? "(unset)" : v);
     }
-    return rc;
 }
 
 void exec_live_say_restart(int dirfd, const fs_buf *fields, const fs_buf *mask_set, int records_fd)
 {
-    fs_buf old, why;
-    int rc;
+    fs_buf old;
+    why_text w;
+    char more[64];
 
     fs_buf_init(&old);
-    fs_buf_init(&why);
+    memset(&w, 0, sizeof(w));
+    fs_buf_init(&w.text);
     if (exec_live_read(dirfd, "fields.old", &old) != 0)
         fs_buf_truncate(&old, 0);
-    rc = diff_fields(fields, &old, 0, &why) | diff_fields(&old, fields, 1, &why);
-    if (rc == 0 && why.len == 0) {
+    diff_fields(fields, &old, 0, &w);
+    diff_fields(&old, fields, 1, &w);
+    if (w.more > 0) {
+        snprintf(more, sizeof(more), "; and %d more", w.more);
+        w.rc |= fs_buf_append_str(&w.text, more);
+    }
+    if (w.rc == 0 && w.text.len == 0) {
         fs_buf masks;
 
         fs_buf_init(&masks);
         if (exec_live_read(dirfd, "masks.old", &masks) == 0 && !exec_live_mask_subset(mask_set, &masks))
-            rc |= fs_buf_append_str(&why, "a file it protects or hides now was not so when it started");
+            w.rc |= fs_buf_append_str(&w.text, "a file it protects or hides now was not so when it started");
         fs_buf_free(&masks);
     }
-    if (rc == 0 && why.len == 0)
-        rc |= fs_buf_append_str(&why, "what its protection rests on changed (a folder bound from the host was "
-                                      "made again, or the host's setup for it)");
-    if (rc != 0) {
-        fs_buf_truncate(&why, 0);
-        rc = fs_buf_append_str(&why, "its policy or what its protection rests on changed");
+    if (w.rc == 0 && w.text.len == 0)
+        w.rc |= fs_buf_append_str(&w.text, "what its protection rests on changed (a folder bound from the host "
+                                           "was made again, or the host's setup for it)");
+    if (w.rc != 0 || !w.text.data) {
+        fs_buf_truncate(&w.text, 0);
+        w.rc = fs_buf_append_str(&w.text, "its policy or what its protection rests on changed");
     }
     fprintf(stderr, "flemma-sandbox: this chat's sandbox was started again: %s (what ran in it was stopped)\n",
-            rc == 0 && why.data ? why.data : "its policy changed");
-    fs_record(records_fd, "restarted", "why", rc == 0 && why.data ? why.data : "its policy changed",
-              FS_RECORD_END);
+            w.rc == 0 ? w.text.data : "its policy changed");
+    fs_record(records_fd, "restarted", "why", w.rc == 0 ? w.text.data : "its policy changed", FS_RECORD_END);
     fs_buf_free(&old);
-    fs_buf_free(&why);
+    fs_buf_free(&w.text);
 }
 
 /* What the keeper and bwrap said, for a sandbox that never ran the call

@@ -1,6 +1,7 @@
 --- A chat's sandbox started again says why: the next result's note and
 --- one notice for the user name the setting with its old and new value
 --- (a frontmatter change here); the same policy joins (control).
+local h = require("support.helpers")
 local n = require("support.nvim")
 
 describe("a chat's sandbox started again", function()
@@ -76,5 +77,19 @@ describe("a chat's sandbox started again", function()
     assert.truthy(text:find("policy.network: host -> false", 1, true), text)
     local _, count = text:gsub("policy%.network: host %-> false", "")
     assert.are.equal(1, count, text)
+    -- a list's entry: the one added is named, not the whole list
+    h.write(dir .. "/proj/secret.txt", "s3cret\n")
+    vim.api.nvim_buf_set_lines(buf, 1, 2, false, {
+      "flemma.opt.sandbox = { policy = { network = false, deny_read = { 'secret.txt' } } }",
+    })
+    vim.cmd("doautocmd TextChanged")
+    r = bash(buf, "cat secret.txt")
+    local real = vim.loop.fs_realpath(dir .. "/proj/secret.txt")
+    note = "[sandbox] this chat's sandbox was started again: policy.deny_paths: added "
+      .. real
+      .. "; "
+      .. "what ran in it was stopped"
+    assert.truthy(vim.tbl_contains(r.notes or {}, note), vim.inspect(r.notes))
+    assert.is_nil(r.stdout:find("s3cret", 1, true), r.stdout)
   end)
 end)

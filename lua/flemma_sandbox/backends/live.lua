@@ -194,53 +194,32 @@ function M.options(dir, sandboxes, keep_running)
   return out
 end
 
---- A setting's value as the user reads it: lists in brackets, in order.
----@param value any
----@return string
-local function shown(value)
-  if type(value) ~= "table" then
-    return tostring(value)
-  end
-  local parts = {}
-  for _, item in ipairs(value) do
-    parts[#parts + 1] = tostring(item)
-  end
-  return "[" .. table.concat(parts, ", ") .. "]"
-end
-
 --- The policy's settings by name, as "--policy-fields N NAME VALUE ...":
 --- part of the sandbox's key, and what a restart names with its old and
---- new value (csrc/exec/live_attach.c). The environment's values are no
---- setting: they go with each call (M.call_env).
+--- new value (csrc/exec/live_why.c); a list's entries one pair each,
+--- named "NAME[]", so a restart names the entries added and removed. The
+--- environment's values are no setting: they go with each call (M.call_env).
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@return string[]
 function M.fields(policy)
   local mode = policy.network_mode or (policy.network and "allowlist" or "off")
-  local pairs_list = {
-    { "network", mode == "off" and "false" or mode },
-    { "allow_domains", shown(policy.allow_domains or {}) },
-    { "deny_domains", shown(policy.deny_domains or {}) },
-    { "rw_paths", shown(policy.rw_paths or {}) },
-    { "deny_paths", shown(policy.deny_paths or {}) },
-    { "ro_paths", shown(policy.ro_paths or {}) },
-    { "allow_sockets", shown(policy.allow_sockets or {}) },
-    { "seccomp", shown(policy.seccomp) },
-    { "allow_privileged", shown(policy.allow_privileged) },
-    { "env_allow", shown(policy.env_allow or {}) },
-  }
-  local limits = {}
-  for name in pairs(policy.limits or {}) do
-    limits[#limits + 1] = name
+  local out = { "--policy-fields", "0", "network", mode == "off" and "false" or mode }
+  for _, name in ipairs({ "seccomp", "allow_privileged" }) do
+    vim.list_extend(out, { name, tostring(policy[name]) })
   end
+  local limits = vim.tbl_keys(policy.limits or {})
   table.sort(limits)
   for _, name in ipairs(limits) do
-    pairs_list[#pairs_list + 1] = { "limits." .. name, shown(policy.limits[name]) }
+    vim.list_extend(out, { "limits." .. name, tostring(policy.limits[name]) })
   end
-  local out = { "--policy-fields", string.format("%d", 2 * #pairs_list) }
-  for _, pair in ipairs(pairs_list) do
-    out[#out + 1] = pair[1]
-    out[#out + 1] = pair[2]
+  local lists = { "allow_domains", "deny_domains", "rw_paths", "deny_paths", "ro_paths", "allow_sockets" }
+  lists[#lists + 1] = "env_allow"
+  for _, name in ipairs(lists) do
+    for _, entry in ipairs(policy[name] or {}) do
+      vim.list_extend(out, { name .. "[]", tostring(entry) })
+    end
   end
+  out[2] = string.format("%d", #out - 2)
   return out
 end
 
