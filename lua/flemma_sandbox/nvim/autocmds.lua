@@ -199,10 +199,43 @@ local function warm_once(args)
   end
 end
 
---- In both modes: no job of ours outlives Neovim, and the first chat in a
---- folder starts its scan index in the background.
+--- A chat buffer is written in place ('backupcopy' "yes", buffer-local):
+--- a chat's live sandbox has its chat file bound read-only, and a write
+--- that renames a new file over it (the default "auto") would leave the
+--- sandbox's view without that bind, which stops the sandbox (fail
+--- closed, csrc/exec/run_watch.c). Flemma's own writes (`:write!` of the
+--- buffer) inherit it.
+---@param bufnr integer
+function M.write_in_place(bufnr)
+  if vim.api.nvim_buf_is_valid(bufnr) then
+    pcall(vim.api.nvim_buf_set_option, bufnr, "backupcopy", "yes")
+  end
+end
+
+--- In both modes: no job of ours outlives Neovim, chat buffers are
+--- written in place, and the first chat in a folder starts its scan index
+--- in the background.
 function M.setup_common()
   local group = vim.api.nvim_create_augroup("flemma_sandbox_jobs", { clear = true })
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = "chat",
+    callback = function(args)
+      M.write_in_place(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
+    group = group,
+    pattern = "*.chat",
+    callback = function(args)
+      M.write_in_place(args.buf)
+    end,
+  })
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(buf):match("%.chat$") or vim.bo[buf].filetype == "chat" then
+      M.write_in_place(buf)
+    end
+  end
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
     pattern = "chat",

@@ -1,0 +1,153 @@
+--- A save of the chat between two calls of its live sandbox: the standalone
+--- runner runs a call that leaves `sleep 1000.MARKER`, the user writes
+--- the chat with :write (Neovim's default 'backupcopy' is "auto": a new
+--- file renamed over the old one), the next call still sees the process.
+--- A chat buffer is written in place ('backupcopy' "yes", buffer-local,
+--- nvim/autocmds.lua), so the chat file's read-only bind in the sandbox
+--- stays. Control: with 'backupcopy' "no" forced for the buffer the save
+--- replaces the file, and the sandbox stops (fail closed, run_watch.c).
+local h = require("support.helpers")
+local n = require("support.nvim")
+local approval = require("flemma_sandbox.questions")
+local chat = require("flemma_sandbox.chat")
+
+local uv = vim.uv or vim.loop
+
+--- An assistant message holding one bash call.
+local function use_lines(id, command)
+  return {
+    "@Assistant:",
+    "On it.",
+    "",
+    "**Tool Use:** `bash` (`" .. id .. "`)",
+    "",
+    "```json",
+    vim.json.encode({ command = command }),
+    "```",
+    "",
+  }
+end
+
+--- The body of the result block for id.
+local function result_of(bufnr, id)
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  for i, line in ipairs(lines) do
+    if line:find("**Tool Result:** `" .. id .. "`", 1, true) then
+      local fence = lines[i + 2]
+      local body = {}
+      for j = i + 3, #lines do
+        if lines[j] == fence then
+          break
+        end
+        body[#body + 1] = lines[j]
+      end
+      return table.concat(body, "\n")
+    end
+  end
+end
+
+--- Runs the chat's calls that have no result and waits for them.
+local function run_calls(bufnr)
+  chat.execute_all(bufnr, 1)
+  assert.is_true(vim.wait(20000, function()
+    return #chat.running(bufnr) == 0
+  end, 20))
+end
+
+--- Host pids of `sleep 1000.MARKER` itself.
+local function sleeping(marker)
+  return vim.tbl_filter(function(pid)
+    local f = io.open("/proc/" .. pid .. "/comm", "r")
+    local comm = f and f:read("*l")
+    if f then
+      f:close()
+    end
+    return comm == "sleep"
+  end, n.pids_with("sleep 1000." .. marker))
+end
+
+describe("saving a chat between calls of its live sandbox", function()
+  local proj
+  n.live_world(function(w)
+    proj = w.proj
+  end)
+  before_each(function()
+    approval.reset()
+    approval.prompt = function(question, cb)
+      cb(question.answer or "once")
+    end
+  end)
+  after_each(function()
+    vim.cmd("silent! %bwipeout!")
+    approval.reset()
+  end)
+
+  --- A chat whose first call leaves `sleep 1000.MARKER` running; runs it.
+  ---@return integer bufnr, string path, integer pid, string marker
+  local function chat_that_left_a_process()
+    local marker = n.marker()
+    local leave = "sleep 1000."
+      .. marker
+      .. ' > /dev/null 2>&1 & for i in $(seq 200); do [ "$(cat /proc/$!/comm)" = sleep ] && break; sleep 0.01; done;'
+      .. " echo started"
+    local path = proj .. "/a.chat"
+    local lines = { "@You:", "start it", "" }
+    vim.list_extend(lines, use_lines("toolu_1", leave))
+    local buf = n.open_chat(path, lines)
+    run_calls(buf)
+    assert.are.equal("started", result_of(buf, "toolu_1"))
+    local pids = {}
+    vim.wait(3000, function()
+      pids = sleeping(marker)
+      return #pids == 1
+    end, 10)
+    assert.are.equal(1, #pids, "the call left it")
+    return buf, path, pids[1], marker
+  end
+
+  --- Writes the buffer with :write (its result is not saved yet) and
+  --- returns whether the file kept its inode.
+  local function save(buf, path)
+    local before = uv.fs_stat(path).ino
+    assert.is_true(vim.bo[buf].modified, "the result made the buffer modified")
+    vim.api.nvim_buf_call(buf, function()
+      vim.cmd("silent write")
+    end)
+    assert.is_false(vim.bo[buf].modified)
+    return uv.fs_stat(path).ino == before
+  end
+
+  --- Adds a second call that looks for the process, runs it; its output.
+  local function look_again(buf, marker)
+    local lines = { "@You:", "is it there?", "" }
+    -- "1000[.]": the pattern must not match the shell that runs pgrep
+    vim.list_extend(
+      lines,
+      use_lines("toolu_2", "pgrep -f 'sleep 1000[.]" .. marker .. "' >/dev/null && echo alive || echo gone")
+    )
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+    run_calls(buf)
+    return result_of(buf, "toolu_2")
+  end
+
+  it("with the default 'backupcopy' a :write keeps the chat file and what the call left", function()
+    assert.are.equal("auto", vim.api.nvim_get_option("backupcopy"), "Neovim's default, globally")
+    local buf, path, pid, marker = chat_that_left_a_process()
+    local in_place = save(buf, path)
+    assert.matches("toolu_1", h.read(path), "the save wrote the result")
+    n.pause(500) -- a stop would come at once (inotify)
+    assert.is_true(n.alive(pid), "the save did not stop the sandbox")
+    assert.are.equal("alive", look_again(buf, marker))
+    assert.is_true(n.alive(pid))
+    assert.is_true(in_place, "written in place: the same file")
+    assert.are.equal("yes", vim.api.nvim_buf_get_option(buf, "backupcopy"), "a chat buffer writes in place")
+  end)
+
+  it("control: with 'backupcopy' no forced for the buffer, the save replaces the file and the sandbox stops", function()
+    local buf, path, pid, marker = chat_that_left_a_process()
+    vim.api.nvim_buf_set_option(buf, "backupcopy", "no")
+    assert.is_false(save(buf, path), "a new file renamed over the chat")
+    assert.are.same({}, n.survivors({ pid }), "the sandbox stopped, and what it held with it")
+    assert.are.equal("gone", look_again(buf, marker))
+  end)
+end)
