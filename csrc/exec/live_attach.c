@@ -47,7 +47,7 @@ typedef struct {
     fs_buf fields;   /* the policy's settings: "NAME\0VALUE\0..." (--policy-fields) */
     fs_vec masks;
     size_t inner_at; /* the inner helper's "--" in cmd */
-    int started_keeper, replaced;
+    int started_keeper;
 } live_call;
 
 static int fail(live_call *c, const char *what, int errnum)
@@ -323,8 +323,9 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
             if (exec_live_read(c->dirfd, "fields", &fields) != 0)
                 fs_buf_truncate(&fields, 0);
             exec_live_write(c->dirfd, "fields.old", fields.data ? fields.data : "", fields.len);
+            /* why, said here and kept for the calls it stops (live_why.h) */
+            exec_live_say_restart(c->dirfd, &c->fields, &c->mask_set, c->records_fd);
             kill(signalled, SIGTERM);
-            c->replaced = 1;
         }
         {
             struct timespec pause = {0, 5 * 1000 * 1000};
@@ -374,6 +375,7 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
     size_t mask_at = 0, i;
     int rc = 0, conn = -1, started = 0, quiet = 0, retried = 0, keeper_stopped, status, tries;
     off_t records_from;
+    time_t since = time(NULL); /* a restart's why (live_why.h) from then on is this call's */
 
     memset(&c, 0, sizeof(c));
     c.check_fd = c.records_fd = c.lock_fd = -1;
@@ -452,8 +454,6 @@ again:
         rc = fail(&c, "cannot reach it", errno);
         goto out;
     }
-    if (c.replaced)
-        exec_live_say_restart(c.dirfd, &c.fields, &c.mask_set, c.records_fd);
     records_from = exec_live_size(c.dirfd, "keeper.records");
     /* from now until a call ends with nothing left running, what appears
      * at a protected name may be the sandbox's (host_side.c) */
@@ -478,11 +478,7 @@ again:
     } else if (!started && c.started_keeper) {
         rc = EXIT_SETUP;
     } else {
-        /* the keeper's own reason (protection changed, disk short) when it gave one */
-        if (!keeper_stopped)
-            fs_record(c.records_fd, "stopped", "reason", "sandbox_ended", "why", "the chat's sandbox ended",
-                      FS_RECORD_END);
-        fprintf(stderr, "flemma-sandbox: the chat's sandbox ended while the command ran\n");
+        exec_live_say_ended(c.dirfd, since, c.records_fd, keeper_stopped);
         rc = started ? 128 + SIGKILL : EXIT_SETUP;
     }
 out:

@@ -14,7 +14,8 @@
  *   quiet           the last call ended with nothing of its left running
  *                   (or all of it held)
  *   key.old, masks.old, fields.old  the replaced keeper's, to see what
- *                   changed (live_why.h) */
+ *                   changed (live_why.h)
+ *   ended.why       why the last restart was, for the calls it stopped */
 #ifndef EXEC_LIVE_DIR_H
 #define EXEC_LIVE_DIR_H
 

@@ -2,8 +2,10 @@
 #define _GNU_SOURCE
 #include "live_why.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fd_io.h"
@@ -126,6 +128,9 @@ void exec_live_say_restart(int dirfd, const fs_buf *fields, const fs_buf *mask_s
     }
     fprintf(stderr, "flemma-sandbox: this chat's sandbox was started again: %s (what ran in it was stopped)\n",
             w.rc == 0 ? w.text.data : "its policy changed");
+    /* for the calls running in the one it replaces */
+    if (w.rc == 0)
+        exec_live_write(dirfd, "ended.why", w.text.data, w.text.len);
     fs_record(records_fd, "restarted", "why", w.rc == 0 ? w.text.data : "its policy changed", FS_RECORD_END);
     fs_buf_free(&old);
     fs_buf_free(&w.text);
@@ -146,4 +151,26 @@ void exec_live_tell_log(int dirfd)
     if (exec_live_read(dirfd, "keeper.log", &log) == 0 && log.len > 0)
         fs_write_all(2, log.data, log.len);
     fs_buf_free(&log);
+}
+
+void exec_live_say_ended(int dirfd, time_t since, int records_fd, int keeper_stopped)
+{
+    fs_buf why, text;
+    struct stat st;
+    int restarted;
+
+    fs_buf_init(&why);
+    fs_buf_init(&text);
+    restarted = fstatat(dirfd, "ended.why", &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtime >= since &&
+                exec_live_read(dirfd, "ended.why", &why) == 0 && why.len > 0 &&
+                fs_buf_append_str(&text, "another call started it again: ") == 0 &&
+                fs_buf_append(&text, why.data, why.len) == 0 && fs_buf_append_char(&text, '\0') == 0;
+    /* the keeper's own reason (protection changed, disk short) when it gave one */
+    if (!keeper_stopped)
+        fs_record(records_fd, "stopped", "reason", "sandbox_ended", "why",
+                  restarted ? text.data : "the chat's sandbox ended", FS_RECORD_END);
+    fprintf(stderr, "flemma-sandbox: the chat's sandbox ended while the command ran%s%s\n", restarted ? ": " : "",
+            restarted ? text.data : "");
+    fs_buf_free(&why);
+    fs_buf_free(&text);
 }

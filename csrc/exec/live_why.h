@@ -8,12 +8,21 @@
 #ifndef EXEC_LIVE_WHY_H
 #define EXEC_LIVE_WHY_H
 
+#include <time.h>
+
 #include "buf.h"
 
 /* Says why on stderr and records it on records_fd ("restarted", why):
  * fields is this call's "NAME\0VALUE\0...", mask_set its masks
  * (exec_live_mask_set), dirfd the live folder. */
 void exec_live_say_restart(int dirfd, const fs_buf *fields, const fs_buf *mask_set, int records_fd);
+
+/* A call whose sandbox ended while its command ran: says so on stderr
+ * and, unless the keeper recorded its own reason (keeper_stopped), in a
+ * "stopped" record (reason sandbox_ended); why, when a restart since
+ * (the call began at since) stopped it: the restart's (the live folder's
+ * "ended.why", which exec_live_say_restart keeps). */
+void exec_live_say_ended(int dirfd, time_t since, int records_fd, int keeper_stopped);
 
 /* What the keeper and bwrap said (its log, on stderr), for a sandbox that
  * never ran the call or ended during it, once the keeper is done. */

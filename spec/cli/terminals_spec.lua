@@ -14,10 +14,22 @@ describe("flemma-sandbox run from two terminals", function()
   ---@param args string[]
   ---@param env table<string, string>
   ---@return integer job
+  ---@return integer job, { stderr: string, code: integer|nil } out filled as it runs
   local function start(args, env)
-    local job = vim.fn.jobstart(vim.list_extend({ cli.BIN }, args), { cwd = w.proj, env = cli.env(w, env) })
+    local out = { stderr = "" }
+    local job = vim.fn.jobstart(vim.list_extend({ cli.BIN }, args), {
+      cwd = w.proj,
+      env = cli.env(w, env),
+      stderr_buffered = true,
+      on_stderr = function(_, data)
+        out.stderr = table.concat(data, "\n")
+      end,
+      on_exit = function(_, code)
+        out.code = code
+      end,
+    })
     assert(job > 0, "cannot start the command line")
-    return job
+    return job, out
   end
 
   local base_path = os.getenv("PATH")
@@ -57,7 +69,7 @@ describe("flemma-sandbox run from two terminals", function()
   it("start again on a policy change (control), naming the setting with its old and new value", function()
     local marker = string.format("sleep 46.%06d", math.random(0, 999999))
     cli.setup(w, { policy = { network = false } })
-    local job = start({ "run", "--direct", "net", "--", "sh", "-c", marker }, { PATH = base_path })
+    local job, first = start({ "run", "--direct", "net", "--", "sh", "-c", marker }, { PATH = base_path })
     finally(function()
       vim.fn.jobstop(job)
     end)
@@ -77,6 +89,19 @@ describe("flemma-sandbox run from two terminals", function()
         return cli.host_pids(marker) == ""
       end),
       "what ran in the old sandbox still runs"
+    )
+    -- the first terminal's run ends, saying why
+    assert.truthy(vim.wait(10000, function()
+      return first.code ~= nil and first.stderr ~= ""
+    end, 20))
+    assert.are_not.equal(0, first.code)
+    assert.truthy(
+      first.stderr:find(
+        "ended while the command ran: another call started it again: policy.network: false -> host",
+        1,
+        true
+      ),
+      first.stderr
     )
   end)
 end)

@@ -65,7 +65,7 @@ describe("a chat's sandbox started again", function()
     r = bash(buf, "true")
     n.flush_notices()
     restore()
-    local note = "[sandbox] this chat's sandbox was started again: policy.network: host -> false; "
+    local note = "[sandbox] policy.network: host -> false: this chat's sandbox was started again, "
       .. "what ran in it was stopped"
     assert.truthy(vim.tbl_contains(r.notes or {}, note), vim.inspect(r.notes))
     assert.are.same({}, n.survivors({ pids[1] }))
@@ -85,9 +85,9 @@ describe("a chat's sandbox started again", function()
     vim.cmd("doautocmd TextChanged")
     r = bash(buf, "cat secret.txt")
     local real = vim.loop.fs_realpath(dir .. "/proj/secret.txt")
-    note = "[sandbox] this chat's sandbox was started again: policy.deny_paths: added "
+    note = "[sandbox] policy.deny_paths: added "
       .. real
-      .. "; "
+      .. ": this chat's sandbox was started again, "
       .. "what ran in it was stopped"
     assert.truthy(vim.tbl_contains(r.notes or {}, note), vim.inspect(r.notes))
     assert.is_nil(r.stdout:find("s3cret", 1, true), r.stdout)

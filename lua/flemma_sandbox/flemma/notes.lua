@@ -35,8 +35,7 @@ function M.compose(runs, text, ctx)
       notes[#notes + 1] = "[sandbox] " .. line:gsub("^flemma%-sandbox[%w-]*: ", "")
     end
     vim.list_extend(notes, command_notes.quarantine_notes(run.quarantined))
-    vim.list_extend(notes, command_notes.stop_notes(run.recs))
-    command_notes.notice_restarts(run.recs)
+    vim.list_extend(notes, command_notes.stop_notes(run.recs, true))
     vim.list_extend(notes, command_notes.network_notes(run.recs))
   end
   local denied = command_notes.denied_paths(text)

@@ -315,8 +315,9 @@ end
 --- Why the helper stopped a command, from the run's "stopped" records
 --- (the time limit has its own note, made by the caller).
 ---@param records flemma_sandbox.Record[]|nil
+---@param say? boolean a restart or end of the chat's sandbox is also one notice for the user
 ---@return string[]
-function M.stop_notes(records)
+function M.stop_notes(records, say)
   local notes = {}
   for _, s in ipairs(records or {}) do
     if s.type == "stopped" and s.reason == "disk_reserve" then
@@ -331,23 +332,18 @@ function M.stop_notes(records)
       notes[#notes + 1] = "[sandbox] stopped: "
         .. s.why
         .. " (so the sandbox could not see it unprotected); run it again"
-    elseif s.type == "restarted" then
-      -- why: the settings with their old and new values (csrc/exec/live_why.c)
-      notes[#notes + 1] = "[sandbox] this chat's sandbox was started again: " .. s.why .. "; what ran in it was stopped"
+    elseif s.type == "restarted" or s.reason == "sandbox_ended" then
+      -- the cause first: the settings with their old and new values (csrc/exec/live_why.c)
+      local text = s.type == "restarted"
+          and s.why .. ": this chat's sandbox was started again, what ran in it was stopped"
+        or "the chat's sandbox ended while the command ran: " .. tostring(s.why)
+      notes[#notes + 1] = "[sandbox] " .. text
+      if say then
+        require("flemma_sandbox.notice").say(text, vim.log.levels.WARN)
+      end
     end
   end
   return notes
-end
-
---- A notice for the user per restart among a run's records, cause first.
----@param records flemma_sandbox.Record[]|nil
-function M.notice_restarts(records)
-  for _, s in ipairs(records or {}) do
-    if s.type == "restarted" then
-      local text = tostring(s.why) .. ": the chat's sandbox was started again (what ran in it was stopped)"
-      require("flemma_sandbox.notice").say(text, vim.log.levels.WARN)
-    end
-  end
 end
 
 --- What the allowlist proxy refused, and allowed hosts it could not reach
