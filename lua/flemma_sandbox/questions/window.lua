@@ -63,20 +63,71 @@ local function wrap(line, width)
   return out
 end
 
+--- Rows the lines take in a window `width` wide.
+local function rows_in(lines, width)
+  local n = 0
+  for _, l in ipairs(lines) do
+    n = n + rows_of(l, width)
+  end
+  return n
+end
+
+--- The question's own lines, one block per given line (a command, its
+--- folder, its network ...), cut to max_rows of a window `width` wide:
+--- the biggest blocks first, each to its start and its end around the
+--- count of hidden lines (never fewer than 3 rows), so that the short
+--- lines beside a long command, and the command's end, stay on screen.
+---@param blocks string[][]
+---@param max_rows integer
+---@param width integer
+---@return string[]
+local function fit_blocks(blocks, max_rows, width)
+  local sizes, total, order = {}, 0, {}
+  for i, b in ipairs(blocks) do
+    sizes[i] = rows_in(b, width)
+    total = total + sizes[i]
+    order[i] = i
+  end
+  table.sort(order, function(a, b)
+    return sizes[a] > sizes[b]
+  end)
+  for _, i in ipairs(order) do
+    if total <= max_rows or sizes[i] <= 3 then -- fits, or nothing left to cut
+      break
+    end
+    local keep = math.max(3, sizes[i] - (total - max_rows))
+    -- cut in rows, so that even one long line keeps its end on screen
+    local wrapped = {}
+    for _, l in ipairs(blocks[i]) do
+      vim.list_extend(wrapped, wrap(l, width))
+    end
+    blocks[i] = visible_text.fit(wrapped, keep)
+    total = total - sizes[i] + #blocks[i]
+  end
+  local out = {}
+  for _, b in ipairs(blocks) do
+    vim.list_extend(out, b)
+  end
+  return out
+end
+
 --- The lines of a question: every given line split at its newlines and
 --- shown by visible_text; with max_rows, the question's own lines are cut
---- to fit that many rows of a window `width` wide (its start and its end
---- kept), so the choices below stay on screen.
+--- to fit that many rows of a window `width` wide (fit_blocks), so the
+--- choices below stay on screen. `compact` (for a screen with little
+--- room) leaves out the blank lines, the call's id and the line that
+--- names the commands.
 ---@param question flemma_sandbox.Question
 ---@param position string|nil e.g. "question 1 of 3"
 ---@param max_rows? integer
 ---@param width? integer
+---@param compact? boolean
 ---@return string[] lines, table<integer, string> choices by line, integer around lines not the question's own
-function M.lines(question, position, max_rows, width)
+function M.lines(question, position, max_rows, width, compact)
   local head = "flemma-sandbox: " .. visible_text.line(tostring(question.title))
   local out = { head }
   local about = {}
-  if question.id then
+  if question.id and not compact then
     about[#about + 1] = "call " .. question.id
   end
   if position then
@@ -85,38 +136,29 @@ function M.lines(question, position, max_rows, width)
   if #about > 0 then
     out[#out + 1] = table.concat(about, " | ")
   end
-  out[#out + 1] = ""
-  local body, marked = {}, false
+  if not compact then
+    out[#out + 1] = ""
+  end
+  local blocks, marked = {}, false
   for _, line in ipairs(question.lines or {}) do
     local parts, m = visible_text.lines(tostring(line))
     marked = marked or m
-    vim.list_extend(body, parts)
+    blocks[#blocks + 1] = parts
   end
   if marked then
-    body[#body + 1] = "(<U+XXXX>, <0xNN> and <N spaces> stand for what the text holds there)"
+    blocks[#blocks + 1] = { "(<U+XXXX>, <0xNN> and <N spaces> stand for what the text holds there)" }
   end
-  if max_rows then
-    width = width or vim.o.columns
-    local rows = 0
-    for _, l in ipairs(body) do
-      rows = rows + rows_of(l, width)
-    end
-    if rows > max_rows then
-      -- cut in rows, so that even one long line keeps its end on screen
-      local wrapped = {}
-      for _, l in ipairs(body) do
-        vim.list_extend(wrapped, wrap(l, width))
-      end
-      body = visible_text.fit(wrapped, max_rows)
-    end
-  end
+  local body = fit_blocks(blocks, max_rows or math.huge, width or vim.o.columns)
   local body_count = #body
   vim.list_extend(out, body)
-  out[#out + 1] = ""
-  out[#out + 1] = "Answer with :FlemmaSandbox approve"
-    .. (question.can_remember and " | approve-always" or "")
-    .. " | deny,"
-  out[#out + 1] = "or here (:FlemmaSandbox approval): a approve once"
+  if not compact then
+    out[#out + 1] = ""
+    out[#out + 1] = "Answer with :FlemmaSandbox approve"
+      .. (question.can_remember and " | approve-always" or "")
+      .. " | deny,"
+  end
+  out[#out + 1] = (compact and "answer here" or "or here")
+    .. " (:FlemmaSandbox approval): a approve once"
     .. (question.can_remember and ", A always" or "")
     .. ", d deny, <CR> on a choice:"
   local by_line = {}
@@ -158,16 +200,26 @@ function M.open(question, position, on_choice)
   local fit_width, fit_height = M.size(whole)
   -- beside the call it asks about, never over it (questions/place.lua)
   local row, rows = place.place(fit_height + 2, place.call_rows(question.bufnr, question.id))
-  local _, _, around = M.lines(question, position, 1, fit_width)
+  -- the least the question can show: every block cut to its start and end
+  local least, _, around = M.lines(question, position, 1, fit_width)
+  local compact = select(2, M.size(least)) + 2 > rows
+  if compact then
+    _, _, around = M.lines(question, position, 1, fit_width, true)
+  end
   -- the rows the window has, less the border and the lines around the question's own
   local room = rows - 2 - around
-  local lines, by_line = M.lines(question, position, math.max(3, room), fit_width)
+  local lines, by_line = M.lines(question, position, math.max(1, room), fit_width, compact)
+  local width, height = M.size(lines)
+  if height + 2 > rows then
+    -- not even that fits beside the call: the window keeps the choices
+    -- and the command's end on screen, over the call's rows if it must
+    row = math.max(0, math.min(row, vim.o.lines - vim.o.cmdheight - height - 2))
+  end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "flemma_sandbox_question"
-  local width, height = M.size(lines, rows - 2)
   local win = vim.api.nvim_open_win(buf, false, {
     relative = "editor",
     width = width,
