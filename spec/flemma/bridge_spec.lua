@@ -627,7 +627,7 @@ describe("flemma-sandbox inside Flemma", function()
       assert.are.equal(0, vim.fn.filereadable(marker), "no hook ran on the host")
       local log = h.run({ "git", "log", "--oneline" }, nil, project)
       assert.matches("by the tool", log.stdout)
-      assert.are.same({ "$ git add f.txt", "$ git add f.txt", "$ git commit -qm by the tool" }, asked)
+      assert.are.same({ "$ git add f.txt", "$ git add f.txt", "$ git commit -qm 'by the tool'" }, asked)
       -- control: a plain git commit on the host runs the hook
       h.run({ "git", "commit", "-q", "--allow-empty", "-m", "by hand" }, nil, project)
       vim.env.GIT_AUTHOR_NAME, vim.env.GIT_AUTHOR_EMAIL = nil, nil

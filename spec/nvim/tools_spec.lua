@@ -451,6 +451,8 @@ describe("tools", function()
       r = run("git", { args = { "commit", "-qm", "by the tool" } })
       assert.are.equal(0, r.exit_code, r.stderr)
       assert.are.equal("1", commits())
+      -- the question shows the arguments as the shell would read them
+      assert.are.equal("$ git commit -qm 'by the tool'", asked[#asked].lines[1])
       -- a hook would run on the host what the model wrote in the tree
       assert.is_nil(h.read(marker), "no hook ran on the host")
       -- control: git on the host without the tool's settings runs it

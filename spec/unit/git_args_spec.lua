@@ -131,3 +131,25 @@ describe("git_args.check_url", function()
     assert.is_true(is_local)
   end)
 end)
+
+describe("git_args.shown", function()
+  it("keeps every argument's boundaries, as /bin/sh reads them back", function()
+    local args = { "commit", "-am", "model commit", "--", "it's", "", "$HOME", "a\tb", "plain/path.txt" }
+    local shown = git_args.shown(args)
+    assert.are.equal("git commit -am 'model commit' -- 'it'\\''s' '' '$HOME' 'a\tb' plain/path.txt", shown)
+    --- the words /bin/sh reads from a line, each in brackets
+    local function words(line)
+      local p = assert(io.popen("for w in " .. line .. '; do printf "[%s]" "$w"; done'))
+      local out = p:read("*a")
+      p:close()
+      return out
+    end
+    local want = {}
+    for i, a in ipairs(args) do
+      want[i] = "[" .. a .. "]"
+    end
+    assert.are.equal(table.concat(want), words(shown:gsub("^git ", "")))
+    -- control: joined with spaces, "model commit" reads back as two words
+    assert.are.equal("[commit][-am][model][commit]", words(table.concat({ "commit", "-am", "model commit" }, " ")))
+  end)
+end)

@@ -14,6 +14,7 @@
 --- the playground, which that call may write.
 local approval = require("flemma_sandbox.flemma.approval")
 local git = require("flemma_sandbox.tools.git")
+local git_args = require("flemma_sandbox.tools.git_args")
 local surroundings = require("flemma_sandbox.surroundings")
 local sandbox = require("flemma_sandbox")
 local questions = require("flemma_sandbox.questions")
@@ -100,8 +101,7 @@ M.definitions = {
     async = true,
     format_preview = function(input)
       local args = type(input.args) == "table" and input.args or {}
-      local ok, joined = pcall(table.concat, args, " ")
-      return { label = input.label, detail = "$ git " .. (ok and joined or "?") }
+      return { label = input.label, detail = "$ " .. git_args.shown(args) }
     end,
     execute = function(input, ctx, callback)
       -- after execute() returns: Flemma loses a result delivered before

@@ -160,7 +160,7 @@ end
 ---@return string[]
 function M.question_lines(args, plan, cwd)
   local lines = {
-    "$ git " .. table.concat(args, " "),
+    "$ " .. git_args.shown(args),
     "folder: " .. cwd,
     "network: " .. (plan.wants_network and "yes" or "no"),
   }

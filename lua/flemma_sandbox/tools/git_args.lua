@@ -181,4 +181,22 @@ function M.check_url(url, resolve, roots)
   return "git: a local repository outside the project and the playground is not allowed: " .. url
 end
 
+--- The call as a shell line, every argument where it begins and ends:
+--- "git commit -am 'model commit'". A word of plain characters stays as
+--- it is; any other (a space, a quote, a $, an empty one) is single-quoted.
+---@param args any[]
+---@return string
+function M.shown(args)
+  local words = { "git" }
+  for _, a in ipairs(args) do
+    local w = tostring(a)
+    if w:match("^[%w%-_./=:@,+%%]+$") then
+      words[#words + 1] = w
+    else
+      words[#words + 1] = "'" .. w:gsub("'", "'\\''") .. "'"
+    end
+  end
+  return table.concat(words, " ")
+end
+
 return M
