@@ -68,6 +68,14 @@ describe("a chat's own folders", function()
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
     assert.matches("kept:       /tmp, /run, ~/%.cache[^\n]* of chat " .. vim.pesc(chat.name), status)
     assert.matches("caps:       a chat's kept folders are on disk, not in RAM; the rest of its private home", status)
+    -- what the chat and its model read says they are kept, never "thrown away"
+    assert.is_nil(status:find("thrown away", 1, true), status)
+    local _, why = sandbox.is_path_writable("~/.bashrc", a)
+    assert.is_nil(why:find("thrown away", 1, true), why)
+    assert.truthy(why:find("a chat keeps its own between its calls", 1, true), why)
+    -- control: a buffer that is not a chat has them empty in each command, and its status says so
+    local code_status = table.concat(require("flemma_sandbox.nvim.status").lines(code), "\n")
+    assert.truthy(code_status:find("empty in each command of this buffer (not a chat;", 1, true), code_status)
   end)
 
   it("hides every chat's folders from the sandbox, even where the cache folder is writable", function()

@@ -216,7 +216,8 @@ describe("flemma_sandbox API", function()
     assert.are.equal(
       dir
         .. "/home/u/.bashrc is not in rw_paths (private home, read-only: nothing written there would reach the real "
-        .. "home (policy.home_writable lists the folders commands may write, thrown away after each))",
+        .. "home (policy.home_writable lists the folders commands may write: a chat keeps its own between its calls, "
+        .. "another buffer's command gets them empty))",
       reason
     )
   end)

@@ -204,7 +204,9 @@ function M.hardening(lines, policy, network)
   end
   M.rules(lines, "private (empty in each command; the host's files there are out of reach)", hiding)
   if #made > 0 then
-    lines[#lines + 1] = "  writable in the private home, thrown away after each command (policy.home_writable): "
+    -- a chat's are on the "kept" line: these are of a buffer that is not a chat
+    lines[#lines + 1] = "  writable in the private home, empty in each command of this buffer (not a chat; "
+      .. "policy.home_writable): "
       .. table.concat(made, ", ")
   end
   if #policy.show_paths > 0 then

@@ -122,7 +122,8 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
     if not all_writable then
       readonly[#readonly + 1] = home
       home_rule.write_rule = "private home, read-only: nothing written there would reach the real home "
-        .. "(policy.home_writable lists the folders commands may write, thrown away after each)"
+        .. "(policy.home_writable lists the folders commands may write: a chat keeps its own between its calls, "
+        .. "another buffer's command gets them empty)"
     end
   end
   -- the helper runs inside the sandbox (limits, seccomp): from a plugin
