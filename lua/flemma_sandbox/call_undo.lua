@@ -10,6 +10,7 @@ local checkpoints = require("flemma_sandbox.checkpoints")
 local core = require("flemma_sandbox.core")
 local policy_mod = require("flemma_sandbox.policy")
 local shadow = require("flemma_sandbox.run.shadow")
+local shadow_restore = require("flemma_sandbox.run.shadow_restore")
 
 local M = {}
 
@@ -227,7 +228,7 @@ local function carry_out_one(prep, t, report, done)
     report.errors[#report.errors + 1] = spec.top .. ": " .. tostring(err)
     return done()
   end
-  checkpoints.run_step(spec, shadow.restore_argv(spec), function(out)
+  checkpoints.run_step(spec, shadow_restore.argv(spec), function(out)
     local text, paths, conflicts, finished = change_plan.read_applied(out or "", string.rep("0", #plan.now))
     for _, p in ipairs(paths) do
       report.written[#report.written + 1] = { top = spec.top, path = p }
