@@ -357,6 +357,36 @@ describe("tools", function()
     assert.is_nil(notes:find("blocked repos.test", 1, true), notes)
   end)
 
+  it(
+    "a failed connection to 127.0.0.1 in allowlist mode says the sandbox has its own loopback (control: host)",
+    function()
+      h.sh("mkdir -p " .. h.shell_quote(dir .. "/served") .. " && echo hello > " .. h.shell_quote(dir .. "/served/x"))
+      local server =
+        assert(io.popen("exec luajit " .. old_cwd .. "/spec/support/http.lua serve 127.0.0.1 " .. dir .. "/served"))
+      local port, pid = server:read("*l"):match("^port (%d+) pid (%d+)")
+      finally(function()
+        h.sh("kill " .. pid)
+        server:close()
+      end)
+      local command = "curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:" .. port .. "/files/x"
+      local function network(mode)
+        sandbox.setup({ backend = "bwrap", policy = { network = mode }, approval = { bash = "allow" } })
+      end
+      network("allowlist")
+      local r = run("bash", { command = command })
+      assert.are_not.equal(0, r.exit_code)
+      assert.is_nil((r.stdout or ""):find("hello", 1, true), "the host's server is out of reach")
+      local notes = table.concat(r.notes or {}, "\n")
+      assert.truthy(notes:find("[sandbox] 127.0.0.1 in this sandbox is its own loopback", 1, true), notes)
+      -- control: with the host's network the same command reaches the server, and no such note
+      network("host")
+      r = run("bash", { command = command })
+      assert.are.equal(0, r.exit_code, r.stderr)
+      assert.are.equal("hello", r.stdout)
+      assert.is_nil(table.concat(r.notes or {}, "\n"):find("own loopback", 1, true))
+    end
+  )
+
   it("git clones over HTTPS through the proxy's CONNECT tunnel, certificate checked (control: not allowed)", function()
     if h.capture("command -v openssl") == "" then
       return pending("openssl is not installed")

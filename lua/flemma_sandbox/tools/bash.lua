@@ -184,6 +184,11 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if not ctx.network and r.sandboxed and command_notes.looks_like_network_failure(r.stdout .. r.stderr) then
         notes[#notes + 1] = command_notes.NETWORK_HINT
       end
+      -- a network through the proxy (allowlist, ask) comes with a loopback of its own
+      local own_loopback = ctx.network and r.sandboxed and ctx.config.policy.network ~= "host"
+      if own_loopback and command_notes.looks_like_loopback_failure(r.stdout .. r.stderr) then
+        notes[#notes + 1] = command_notes.LOOPBACK_HINT
+      end
       local result = {
         stdout = command_notes.trim(command_notes.strip_ansi(r.stdout)),
         stderr = command_notes.trim(command_notes.strip_ansi(r.stderr)),
