@@ -60,17 +60,18 @@ static void say(why_text *w, const char *name, size_t name_len, const char *what
         return;
     }
     w->items++;
-    w->rc |= fs_buf_append_str(&w->text, w->text.len ? "; policy." : "policy.");
+    w->rc |= fs_buf_append_str(&w->text, w->text.len ? "; " : "");
     w->rc |= fs_buf_append(&w->text, name, name_len) | fs_buf_append_str(&w->text, what);
     w->rc |= fs_buf_append_str(&w->text, from);
     if (to)
         w->rc |= fs_buf_append_str(&w->text, " -> ") | fs_buf_append_str(&w->text, to);
 }
 
-/* Says each setting of now that was not so before: "policy.NAME: OLD ->
- * NEW" (OLD "(unset)" when before lacks it), or with removed each one
- * before had that now lacks. A list's entries come one pair each, named
- * "NAME[]": "policy.NAME: added ENTRY" (removed: "removed ENTRY"). */
+/* Says each setting of now that was not so before: "NAME: OLD -> NEW"
+ * (OLD "(unset)" when before lacks it; NAME as the user writes it:
+ * "policy.network"), or with removed each one before had that now lacks.
+ * A list's entries come one pair each, named "NAME[]": "NAME: added
+ * ENTRY" (removed: "removed ENTRY"). */
 static void diff_fields(const fs_buf *now, const fs_buf *before, int removed, why_text *w)
 {
     size_t at = 0;

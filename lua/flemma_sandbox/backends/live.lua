@@ -203,20 +203,26 @@ end
 ---@return string[]
 function M.fields(policy)
   local mode = policy.network_mode or (policy.network and "allowlist" or "off")
-  local out = { "--policy-fields", "0", "network", mode == "off" and "false" or mode }
+  local out = { "--policy-fields", "0", "policy.network", mode == "off" and "false" or mode }
   for _, name in ipairs({ "seccomp", "allow_privileged" }) do
-    vim.list_extend(out, { name, tostring(policy[name]) })
+    vim.list_extend(out, { "policy." .. name, tostring(policy[name]) })
   end
   local limits = vim.tbl_keys(policy.limits or {})
   table.sort(limits)
   for _, name in ipairs(limits) do
-    vim.list_extend(out, { "limits." .. name, tostring(policy.limits[name]) })
+    vim.list_extend(out, { "policy.limits." .. name, tostring(policy.limits[name]) })
+  end
+  local sandboxes = policy.sandboxes or {}
+  for _, name in ipairs({ "workspace", "idle_ttl_s" }) do
+    if sandboxes[name] ~= nil then
+      vim.list_extend(out, { "sandboxes." .. name, tostring(sandboxes[name]) })
+    end
   end
   local lists = { "allow_domains", "deny_domains", "rw_paths", "deny_paths", "ro_paths", "allow_sockets" }
   lists[#lists + 1] = "env_allow"
   for _, name in ipairs(lists) do
     for _, entry in ipairs(policy[name] or {}) do
-      vim.list_extend(out, { name .. "[]", tostring(entry) })
+      vim.list_extend(out, { "policy." .. name .. "[]", tostring(entry) })
     end
   end
   out[2] = string.format("%d", #out - 2)
