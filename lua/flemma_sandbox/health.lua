@@ -22,7 +22,13 @@ end
 ---@return string[]
 function M.advice(stderr)
   local out = {}
-  if
+  if stderr:find("Can't mount proc", 1, true) then
+    -- user namespaces work (bwrap got that far): the kernel refuses a new
+    -- procfs where parts of the existing /proc are covered by other mounts
+    out[#out + 1] = "bwrap could not mount a new /proc: the kernel refuses it where parts of the existing /proc "
+      .. "are covered by other mounts, as in a Docker or Podman container (user namespaces work); run the "
+      .. "container with --security-opt systempaths=unconfined (Docker) or --security-opt unmask=ALL (Podman)"
+  elseif
     stderr:find("No permission to create new namespace", 1, true) or stderr:find("Operation not permitted", 1, true)
   then
     local f = io.open("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "r")
@@ -46,6 +52,28 @@ function M.advice(stderr)
   return out
 end
 
+--- What to do when Flemma's backend for the buffer is not flemma_sandbox:
+--- with "auto" (or "required") why Flemma picked another, else the setting.
+---@param view { mode: string, backend: string|nil }
+---@param unavailable string|nil why flemma_sandbox is not available, if it is not
+---@return string[]
+function M.flemma_backend_advice(view, unavailable)
+  if view.mode ~= "auto" and view.mode ~= "required" then
+    return { 'set sandbox.backend = "auto" (or "flemma_sandbox") in Flemma\'s setup to use flemma-sandbox' }
+  end
+  local already = string.format('Flemma\'s sandbox.backend is already "%s": ', view.mode)
+  if unavailable then
+    local out = { already .. "flemma_sandbox is not available here: " .. unavailable }
+    return vim.list_extend(out, M.advice(unavailable))
+  end
+  return {
+    already
+      .. tostring(view.backend)
+      .. " comes first among the available backends; "
+      .. 'set sandbox.backend = "flemma_sandbox" to use flemma-sandbox',
+  }
+end
+
 --- The standalone backend: which one, and a real test sandbox through it.
 ---@param report table
 local function check_standalone(report)
@@ -56,7 +84,10 @@ local function check_standalone(report)
   local backend = sandbox.backend_status(bufnr)
   if not backend.available then
     local level = cfg.backend == "auto" and report.warn or report.error
-    level("no working backend: " .. tostring(backend.error), { "install bubblewrap: sudo apt-get install bubblewrap" })
+    local err = tostring(backend.error)
+    local advice = err:find("cannot start a sandbox here", 1, true) and M.advice(err)
+      or { "install bubblewrap: sudo apt-get install bubblewrap" }
+    level("no working backend: " .. err, advice)
     return
   end
   local version = backend.name == "bwrap" and require("flemma_sandbox.backends.bwrap").version(cfg.backends.bwrap)
@@ -85,9 +116,12 @@ local function check_flemma(report)
   if not view.enabled then
     report.warn("Flemma's sandbox is disabled: Flemma runs tool commands unsandboxed")
   elseif not view.ours then
+    local got, flemma_cfg = pcall(require("flemma.sandbox").resolve_config, bufnr)
+    local backends = got and type(flemma_cfg) == "table" and flemma_cfg.backends or {}
+    local ok, unavailable = backend.available(backends[backend.name])
     report.warn(
       string.format("Flemma uses backend %s (sandbox.backend = %s)", tostring(view.backend), view.mode),
-      { 'set sandbox.backend = "auto" (or "flemma_sandbox") in Flemma\'s setup to use flemma-sandbox' }
+      M.flemma_backend_advice(view, not ok and unavailable or nil)
     )
   else
     report.ok("Flemma's tool commands run through flemma_sandbox (sandbox.backend = " .. view.mode .. ")")

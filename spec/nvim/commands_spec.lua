@@ -154,6 +154,52 @@ describe(":checkhealth flemma_sandbox", function()
     )
     assert.are.same({}, advice("something else"))
   end)
+
+  it("names a /proc mount failure as such, not user namespaces; never advises the backend it already has", function()
+    local health = require("flemma_sandbox.health")
+    --- bwrap's test sandbox inside a user namespace whose /proc has a
+    --- covered part (as in a Docker or Podman container): what it says
+    local function nested(cover)
+      local argv = { "bwrap", "--unshare-user", "--dev-bind", "/", "/" }
+      if cover then
+        vim.list_extend(argv, { "--tmpfs", "/proc/fs" })
+      end
+      return h.run(vim.list_extend(argv, {
+        "--",
+        "bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-all",
+        "--die-with-parent",
+        "--",
+        "true",
+      }))
+    end
+    local r = nested(true)
+    assert.are_not.equal(0, r.code)
+    assert.matches("Can't mount proc", r.stderr)
+    local said = table.concat(health.advice(r.stderr), " ")
+    assert.is_nil(said:find("user namespaces may be disabled", 1, true), said)
+    assert.truthy(said:find("could not mount a new /proc", 1, true), said)
+    -- control: the same nested sandbox with nothing over /proc starts, so user namespaces work
+    assert.are.equal(0, nested(false).code)
+    -- Flemma's backend "auto" that picked another: why, never 'set sandbox.backend = "auto"'
+    local why = "bubblewrap cannot start a sandbox here: " .. r.stderr
+    said = table.concat(health.flemma_backend_advice({ mode = "auto", backend = "bwrap" }, why), " ")
+    assert.is_nil(said:find('set sandbox.backend = "auto"', 1, true), said)
+    assert.truthy(said:find('already "auto"', 1, true), said)
+    assert.truthy(said:find("could not mount a new /proc", 1, true), said)
+    said = table.concat(health.flemma_backend_advice({ mode = "auto", backend = "bwrap" }, nil), " ")
+    assert.truthy(said:find('sandbox.backend = "flemma_sandbox"', 1, true), said)
+    -- control: another backend named in the config gets the advice to change it
+    said = table.concat(health.flemma_backend_advice({ mode = "bwrap", backend = "bwrap" }, nil), " ")
+    assert.truthy(said:find('set sandbox.backend = "auto"', 1, true), said)
+  end)
 end)
 
 describe(":FlemmaSandbox status", function()
