@@ -42,6 +42,8 @@ typedef struct {
     int tty;           /* the user's terminal: the first of 0, 1, 2 that is one */
     int out;           /* where the command's terminal output goes (-1: nowhere) */
     int raw;           /* the terminal is in raw mode: restore saved */
+    int away;          /* stopped or in the background: stdin is not read */
+    pid_t stopped;     /* the command's group we stopped with the run (0: none) */
     struct termios saved;
 } cli_tty;
 
@@ -121,18 +123,103 @@ static pid_t start(char *const argv[], const sigset_t *old_mask, int slave)
     _exit(127);
 }
 
+/* Whether we are the terminal's foreground job (or cannot tell). */
+static int in_foreground(const cli_tty *t)
+{
+    pid_t fg = tcgetpgrp(t->tty);
+
+    return fg < 0 || fg == getpgrp();
+}
+
+/* The command's foreground group when a suspend stops the whole run: the
+ * group of the session's first process (the command itself, not a job
+ * that a shell inside gave the terminal: that shell's job control gets
+ * its Ctrl-Z, as over ssh); 0 otherwise. byte: the key typed (-1: a
+ * SIGTSTP sent to us), which must be the command's suspend key with its
+ * signals on. */
+static pid_t whole_run_group(const cli_tty *t, int byte)
+{
+    struct termios tio;
+    pid_t pgrp = 0, sid = 0;
+
+    if (t->master < 0 || tcgetattr(t->master, &tio) != 0)
+        return 0;
+    if (byte >= 0 && (!(tio.c_lflag & ISIG) || tio.c_cc[VSUSP] == _POSIX_VDISABLE || tio.c_cc[VSUSP] != byte))
+        return 0;
+    if (ioctl(t->master, TIOCGPGRP, &pgrp) != 0 || ioctl(t->master, TIOCGSID, &sid) != 0)
+        return 0;
+    return pgrp > 0 && pgrp == sid ? pgrp : 0;
+}
+
+/* Suspends the whole run: the command's group (pgrp, 0: none) stops
+ * (SIGSTOP: the sandbox's session is an orphaned group to the kernel,
+ * which drops a SIGTSTP that would stop it),
+ * the user's terminal gets its settings back, and we stop with SIGTSTP
+ * (the user's shell gets its prompt). Returns once continued (resume). */
+static void suspend_run(cli_tty *t, pid_t pgrp)
+{
+    sigset_t tstp;
+
+    if (pgrp > 0 && kill(-pgrp, SIGSTOP) == 0)
+        t->stopped = pgrp;
+    if (t->raw)
+        (void)tcsetattr(t->tty, TCSADRAIN, &t->saved);
+    t->raw = 0;
+    t->away = 1;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    signal(SIGTSTP, SIG_DFL);
+    (void)kill(getpid(), SIGTSTP);
+    /* pending while blocked: unblocking delivers it and stops us here */
+    sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+    sigprocmask(SIG_BLOCK, &tstp, NULL);
+}
+
+/* We were continued (fg, bg, or SIGCONT): in the foreground the terminal
+ * is raw again with its size passed on, and the command we stopped goes
+ * on. */
+static void resume_run(cli_tty *t)
+{
+    struct winsize size;
+
+    if (t->tty == STDIN_FILENO && t->master >= 0 && in_foreground(t)) {
+        if (!t->raw)
+            make_raw(t);
+        t->away = 0;
+    }
+    if (t->master >= 0 && ioctl(t->tty, TIOCGWINSZ, &size) == 0)
+        (void)ioctl(t->master, TIOCSWINSZ, &size);
+    if (t->stopped > 0)
+        (void)kill(-t->stopped, SIGCONT);
+    t->stopped = 0;
+}
+
 /* Copies what one read of the user's terminal gives to the command's;
- * 0 at its end or an error. */
-static int copy_in(int from, int to)
+ * 0 at its end or an error. The command's suspend key, when it stops
+ * the whole run (whole_run_group), suspends it: what came before it goes
+ * on first, what came after once resumed. */
+static int copy_in(cli_tty *t)
 {
     char chunk[16384];
-    ssize_t got = read(from, chunk, sizeof(chunk));
+    ssize_t got = read(STDIN_FILENO, chunk, sizeof(chunk));
+    size_t from = 0;
 
     if (got < 0 && (errno == EINTR || errno == EAGAIN))
         return 1;
     if (got <= 0)
         return 0;
-    return fs_write_all(to, chunk, (size_t)got) == 0;
+    for (size_t i = 0; i < (size_t)got; i++) {
+        pid_t pgrp = whole_run_group(t, (unsigned char)chunk[i]);
+
+        if (pgrp <= 0)
+            continue;
+        if (fs_write_all(t->master, chunk + from, i - from) != 0)
+            return 0;
+        from = i + 1;
+        suspend_run(t, pgrp);
+        resume_run(t);
+    }
+    return fs_write_all(t->master, chunk + from, (size_t)got - from) == 0;
 }
 
 /* Copies what one read of the pseudo-terminal gives to the user's
@@ -157,7 +244,7 @@ static int copy_out(cli_tty *t, cli_filter *filter)
 
 /* One signal that came: the child's end, a new window size, or one to
  * pass on. Returns 1 once the child ended (its status in *status). */
-static int on_signal(int sfd, pid_t pid, const cli_tty *t, int *status)
+static int on_signal(int sfd, pid_t pid, cli_tty *t, int *status)
 {
     struct signalfd_siginfo si;
     int ws;
@@ -177,6 +264,15 @@ static int on_signal(int sfd, pid_t pid, const cli_tty *t, int *status)
             (void)ioctl(t->master, TIOCSWINSZ, &size);
         return 0;
     }
+    if (si.ssi_signo == SIGTSTP) {
+        suspend_run(t, whole_run_group(t, -1));
+        resume_run(t);
+        return 0;
+    }
+    if (si.ssi_signo == SIGCONT) {
+        resume_run(t);
+        return 0;
+    }
     /* the command is in a group of its own (start): what reaches ours,
      * from the terminal or sent to the group (jobstop, a shell's job
      * control), goes on once */
@@ -194,7 +290,7 @@ static int relay(cli_tty *t, int sfd, pid_t pid, cli_filter *filter)
     while (!ended || (out_open && drain_left > 0)) {
         struct pollfd p[3] = { { sfd, POLLIN, 0 },
                                { out_open ? t->master : -1, POLLIN, 0 },
-                               { in_open && !ended ? STDIN_FILENO : -1, POLLIN, 0 } };
+                               { in_open && !ended && !t->away ? STDIN_FILENO : -1, POLLIN, 0 } };
         int n = poll(p, 3, ended ? DRAIN_MS : -1);
 
         if (n < 0 && errno != EINTR)
@@ -208,7 +304,7 @@ static int relay(cli_tty *t, int sfd, pid_t pid, cli_filter *filter)
         if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
             out_open = copy_out(t, filter);
         if (p[2].revents & (POLLIN | POLLHUP | POLLERR))
-            in_open = copy_in(STDIN_FILENO, t->master);
+            in_open = copy_in(t);
         if (ended)
             drain_left--;
     }
@@ -217,8 +313,8 @@ static int relay(cli_tty *t, int sfd, pid_t pid, cli_filter *filter)
 
 int cli_run(char *const argv[], int raw_terminal)
 {
-    static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGCHLD };
-    cli_tty t = { -1, -1, -1, -1, 0, { 0 } };
+    static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGCHLD, SIGTSTP, SIGCONT };
+    cli_tty t = { -1, -1, -1, -1, 0, 0, 0, { 0 } };
     cli_filter *filter = NULL;
     sigset_t set, old;
     int sfd, status = -1;
@@ -252,9 +348,13 @@ int cli_run(char *const argv[], int raw_terminal)
     if (pid < 0) {
         fprintf(stderr, "flemma-sandbox: fork: %s\n", strerror(errno));
     } else {
-        /* what the user types goes to the command key by key */
-        if (t.tty == STDIN_FILENO)
+        /* what the user types goes to the command key by key; started
+         * in the background, stdin is read once in the foreground
+         * (resume_run) */
+        if (t.tty == STDIN_FILENO && in_foreground(&t))
             make_raw(&t);
+        else if (t.tty == STDIN_FILENO)
+            t.away = 1;
         status = relay(&t, sfd, pid, filter);
     }
     restore(&t);
