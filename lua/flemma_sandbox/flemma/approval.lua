@@ -174,10 +174,8 @@ function M.resolve(tool_name, input, context)
   local bufnr = context and context.bufnr
   if context and type(context.tool_id) == "string" and type(input) == "table" then
     -- what the call does, for its checkpoint's label (flemma/init.lua)
-    local what = input.command or input.path or (type(input.args) == "table" and table.concat(input.args, " "))
-    require("flemma_sandbox.flemma.tool_overrides").labels[context.tool_id] = tool_name
-      .. ": "
-      .. tostring(what or ""):gsub("\n.*", " ..."):sub(1, 200)
+    local overrides = require("flemma_sandbox.flemma.tool_overrides")
+    overrides.labels[context.tool_id] = overrides.label_for(tool_name, input) or (tool_name .. ": ")
   end
   local refused = M.buffer_refusal(bufnr)
   if refused then

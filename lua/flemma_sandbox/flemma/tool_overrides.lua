@@ -67,12 +67,27 @@ function M.say_failed(errors)
   end
 end
 
---- The label of a call's checkpoint (taken once).
+--- What a call does, from its input: its command, path or git arguments.
+---@param tool_name string
+---@param input table|nil
+---@return string|nil
+function M.label_for(tool_name, input)
+  if type(input) ~= "table" then
+    return nil
+  end
+  local what = input.command or input.path or (type(input.args) == "table" and table.concat(input.args, " "))
+  return what and (tool_name .. ": " .. tostring(what):gsub("\n.*", " ..."):sub(1, 200)) or nil
+end
+
+--- The label of a call's checkpoint and timeline entry (taken once): the
+--- approval resolver's, or for a call run by hand (no resolver saw it)
+--- one made from input.
 ---@param ctx table Flemma's ExecutionContext
 ---@param tool_name string
+---@param input? table
 ---@return string
-function M.label_of(ctx, tool_name)
-  local label = M.labels[ctx.tool_id] or (tool_name .. ": " .. tostring(ctx.tool_id))
+function M.label_of(ctx, tool_name, input)
+  local label = M.labels[ctx.tool_id] or M.label_for(tool_name, input) or (tool_name .. ": " .. tostring(ctx.tool_id))
   M.labels[ctx.tool_id] = nil
   return label
 end
@@ -88,10 +103,11 @@ M.calls = {}
 ---@param ctx table Flemma's ExecutionContext
 ---@param tool_name string
 ---@param go fun()
-function M.checkpoint_then(ctx, tool_name, go)
+---@param input? table the call's input (its label when run by hand)
+function M.checkpoint_then(ctx, tool_name, go, input)
   local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(ctx.bufnr)
   local off = sandboxes and (sandboxes.checkpoints == false or sandboxes.workspace == "clone")
-  calls.start(ctx.bufnr, tool_name, M.label_of(ctx, tool_name), not off, function(call, errors)
+  calls.start(ctx.bufnr, tool_name, M.label_of(ctx, tool_name, input), not off, function(call, errors)
     M.say_failed(errors)
     if ctx.tool_id then
       M.calls[ctx.tool_id] = call
@@ -263,7 +279,7 @@ local function replacement(name, original)
       else
         M.call_ended(ctx, { success = false, error = "cancelled before it ran" })
       end
-    end)
+    end, input)
     return function()
       cancelled = true
       if type(cancel) == "function" then
