@@ -333,14 +333,7 @@ function M.stop_notes(records, say)
         .. s.why
         .. " (so the sandbox could not see it unprotected); run it again"
     elseif s.type == "restarted" or s.reason == "sandbox_ended" then
-      -- the cause first: the settings with their old and new values (csrc/exec/live_why.c)
-      local text = s.type == "restarted"
-          and s.why .. ": this chat's sandbox was started again, what ran in it was stopped"
-        or "the chat's sandbox ended while the command ran: " .. tostring(s.why)
-      notes[#notes + 1] = "[sandbox] " .. text
-      if say then
-        require("flemma_sandbox.notice").say(text, vim.log.levels.WARN)
-      end
+      notes[#notes + 1] = "[sandbox] " .. require("flemma_sandbox.tools.live_notes").text(s, say)
     end
   end
   return notes
