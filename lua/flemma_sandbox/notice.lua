@@ -6,7 +6,7 @@
 --- in the order said, and the line is cut to what the command line shows.
 local M = {}
 
----@type { parts: string[], level: integer }|nil
+---@type { parts: string[], last: string[], level: integer }|nil
 local batch = nil
 
 --- The joined line, cut to `room` display cells.
@@ -23,23 +23,27 @@ end
 
 --- Says message (without the "flemma-sandbox: " prefix) with the others of
 --- this turn; the line goes out with the highest level among them.
+--- With `last` (a setting's warning, which :FlemmaSandbox status also
+--- lists) it goes after the others, so that a cut line keeps what the
+--- user's own action says.
 ---@param message string
 ---@param level? integer vim.log.levels
-function M.say(message, level)
+---@param last? boolean
+function M.say(message, level, last)
   level = level or vim.log.levels.INFO
-  if batch then
-    batch.parts[#batch.parts + 1] = message
-    batch.level = math.max(batch.level, level)
-    return
+  if not batch then
+    batch = { parts = {}, last = {}, level = level }
+    vim.schedule(function()
+      local said = batch
+      batch = nil
+      -- one row: a longer line would stop the screen at a hit-enter prompt
+      local room = (vim.v.echospace or (vim.o.columns - 12)) - 1
+      vim.notify(M.line(vim.list_extend(said.parts, said.last), room), said.level)
+    end)
   end
-  batch = { parts = { message }, level = level }
-  vim.schedule(function()
-    local said = batch
-    batch = nil
-    -- one row: a longer line would stop the screen at a hit-enter prompt
-    local room = (vim.v.echospace or (vim.o.columns - 12)) - 1
-    vim.notify(M.line(said.parts, room), said.level)
-  end)
+  local list = last and batch.last or batch.parts
+  list[#list + 1] = message
+  batch.level = math.max(batch.level, level)
 end
 
 return M

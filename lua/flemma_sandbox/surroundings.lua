@@ -64,10 +64,10 @@ local nvim_host = {
   end,
   is_linux = process_host.is_linux,
   warn = function(message)
-    -- policies are resolved in callbacks too, where notify must wait
-    vim.schedule(function()
-      vim.notify(message, vim.log.levels.WARN)
-    end)
+    -- policies are resolved in callbacks too, where notify must wait; one
+    -- row with what else this turn says (notice.lua), so that Neovim's
+    -- start never stops at a hit-enter prompt
+    require("flemma_sandbox.notice").say(message:gsub("^flemma%-sandbox: ", ""), vim.log.levels.WARN, true)
   end,
 }
 

@@ -109,7 +109,7 @@ end
 --- home folder, where dozens of files run code later (shell start-up,
 --- ~/bin on PATH, git and editor config, autostart entries).
 ---@param resolved string
----@return string|nil reason
+---@return string|nil reason, string|nil short the same for a one-line notice, after the entry
 function M.opens_home(resolved)
   local home = surroundings.getenv("HOME")
   home = home and home ~= "" and core.resolve(home, "/") or nil
@@ -117,7 +117,8 @@ function M.opens_home(resolved)
     return nil
   end
   local what = resolved == home and "is the home folder" or "holds the home folder"
-  return resolved .. " " .. what .. ": not writable unless policy.allow_home_rw = true"
+  return resolved .. " " .. what .. ": not writable unless policy.allow_home_rw = true",
+    (resolved == home and "is ~" or "holds ~") .. ": not writable (policy.allow_home_rw)"
 end
 
 --- Expands and resolves one list of configured paths.
@@ -125,7 +126,7 @@ end
 ---@param vars table
 ---@param cwd string|nil
 ---@param skipped flemma_sandbox.Skipped[] appended to
----@param refuse? fun(resolved: string): string|nil a reason to leave a path out
+---@param refuse? fun(resolved: string): string|nil, string|nil a reason to leave a path out (and a short one)
 ---@param looked string[] appended to: the paths looked at (cache.put)
 ---@return string[]
 local function resolve_list(list, vars, cwd, skipped, refuse, looked)
@@ -141,10 +142,17 @@ local function resolve_list(list, vars, cwd, skipped, refuse, looked)
     if resolved and not core.exists(resolved) then
       resolved, err = nil, resolved .. " does not exist"
     end
-    local refused = resolved and refuse and refuse(resolved)
+    local refused, short
+    if resolved and refuse then
+      refused, short = refuse(resolved)
+    end
     if refused then
       resolved, err = nil, refused
-      warn_once(string.format("flemma-sandbox: %s left out of rw_paths: %s", entry, refused))
+      -- one short line (:FlemmaSandbox status lists the whole reason)
+      warn_once(
+        short and string.format("flemma-sandbox: %s %s", entry, short)
+          or string.format("flemma-sandbox: %s left out of rw_paths: %s", entry, refused)
+      )
     end
     if resolved then
       out[#out + 1] = resolved
