@@ -204,8 +204,10 @@ function M.discard(bufnr, done)
   local chat = resolved and resolved.chat
   require("flemma_sandbox.backends.live").stop_chat(chat, function()
     local items = {}
+    -- a command line sandbox's chat file is its folder's .cli
+    local cli = (chat.chat or ""):match("/%.cli$") ~= nil
     for _, spec in ipairs(specs) do
-      items[#items + 1] = { spec = spec, name = chat.name }
+      items[#items + 1] = { spec = spec, name = chat.name, cli = cli }
     end
     require("flemma_sandbox.backends.workspace_keep").keep_all(items, function(kept, errors)
       if #errors > 0 then

@@ -92,6 +92,35 @@ describe("flemma-sandbox list, reset, delete, gc", function()
     assert.are.equal(0, vim.fn.isdirectory(folder))
   end)
 
+  it(
+    "status NAME names the sandbox and the command line's subcommands; delete's kept work names the sandbox",
+    function()
+      assert.are.equal(0, cli.run(w, { "run", "c1", "--", "sh", "-c", "echo w > w.txt" }).code)
+      local r = cli.run(w, { "status", "c1" })
+      assert.are.equal(0, r.code, r.stderr)
+      local first = vim.split(r.stdout, "\n", { plain = true })[2]
+      assert.are.equal("flemma-sandbox, sandbox c1 of " .. w.proj, first)
+      assert.is_nil(r.stdout:find(":FlemmaSandbox", 1, true), r.stdout)
+      assert.is_nil(r.stdout:find(".cli", 1, true), r.stdout)
+      assert.is_nil(r.stdout:find("chat c1", 1, true), r.stdout)
+      assert.truthy(r.stdout:find("(flemma-sandbox reset c1 empties them)", 1, true), r.stdout)
+      assert.truthy(r.stdout:find("(flemma-sandbox diff|apply|discard c1)", 1, true), r.stdout)
+      -- the subcommands it names work
+      r = cli.run(w, { "diff", "c1" })
+      assert.are.equal(0, r.code, r.stderr)
+      assert.matches("w.txt", r.stdout)
+      r = cli.run(w, { "delete", "--force", "c1" })
+      assert.are.equal(0, r.code, r.stderr)
+      local ref = r.stdout:match("(refs/flemma%-sandbox/%S+)")
+      assert.truthy(ref, r.stdout)
+      local message = h.run({ "git", "log", "-1", "--format=%s", ref }, nil, w.proj).stdout
+      assert.are.equal(
+        "flemma-sandbox: the work of sandbox c1's copy (command line), kept when it was thrown away",
+        message:gsub(" %(%d.*$", "")
+      )
+    end
+  )
+
   it("gc removes the sandboxes of a project folder that is gone, and keeps the others", function()
     local gone = w.base .. "/gone-project"
     vim.fn.mkdir(gone, "p")

@@ -122,7 +122,8 @@ end
 ---@param spec flemma_sandbox.WorkspaceSpec
 ---@param name string the chat's name
 ---@param done fun(ref: string|nil, err: string|nil)
-function M.keep(spec, name, done)
+---@param cli? boolean a command line sandbox (bin/flemma-sandbox), not a chat
+function M.keep(spec, name, done, cli)
   local workspace = require("flemma_sandbox.backends.workspace")
   if not workspace.exists(spec.clone) or core.file_type(spec.top .. "/.git") ~= "directory" then
     return done(nil, nil)
@@ -134,14 +135,14 @@ function M.keep(spec, name, done)
     local when = os.date("!%Y-%m-%d %H:%M:%S")
     local ref = M.PREFIX .. ref_part(name) .. "/" .. os.date("!%Y%m%dT%H%M%SZ")
     local message = string.format(
-      "flemma-sandbox: the work of chat %s's copy, kept when it was thrown away (%s UTC)\n\n"
+      "flemma-sandbox: the work of %s, kept when it was thrown away (%s UTC)\n\n"
         .. "This commit's tree is the copy's work tree as it was, uncommitted and untracked\n"
         .. "files included (ignored and secret files are never in a copy's commits). Its\n"
         .. "first parent is that tree over the copy's HEAD, the others the copy's other\n"
         .. "branches. It may hold commits the sync did not publish because they change\n"
         .. "or delete a file the copy hides: a merge of it would bring those changes.\n"
         .. "Kept %d days: gc removes the ref after that.",
-      name,
+      cli and ("sandbox " .. name .. "'s copy (command line)") or ("chat " .. name .. "'s copy"),
       when,
       M.KEEP_DAYS
     )
@@ -170,7 +171,7 @@ end
 
 --- Keeps the work of several copies in turn; done(kept, errors), kept as
 --- { top, ref } for each that had work.
----@param items { spec: flemma_sandbox.WorkspaceSpec, name: string }[]
+---@param items { spec: flemma_sandbox.WorkspaceSpec, name: string, cli: boolean|nil }[]
 ---@param done fun(kept: { top: string, ref: string }[], errors: string[])
 function M.keep_all(items, done)
   local kept, errors, i = {}, {}, 0
@@ -186,7 +187,7 @@ function M.keep_all(items, done)
       end
       errors[#errors + 1] = err
       next_one()
-    end)
+    end, item.cli)
   end
   next_one()
 end

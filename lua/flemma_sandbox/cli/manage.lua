@@ -91,6 +91,32 @@ function M.list(args)
   return 0
 end
 
+--- The command line's subcommands that :FlemmaSandbox shares.
+local SHARED = { diff = true, apply = true, discard = true, reset = true, delete = true, log = true }
+
+--- status's lines for sandbox NAME as the command line names it: the
+--- sandbox, not the buffer that stands for it, and its own subcommands
+--- (`flemma-sandbox reset NAME`), not :FlemmaSandbox's.
+---@param lines string[]
+---@param name string
+---@param project string
+---@return string[]
+function M.command_line_status(lines, name, project)
+  local out = {}
+  for i, line in ipairs(lines) do
+    if i == 1 then
+      line = line:gsub("^flemma%-sandbox, buffer %d+: .*$", "flemma-sandbox, sandbox " .. name .. " of " .. project)
+    end
+    line = line:gsub(":FlemmaSandbox diff, apply, discard", "flemma-sandbox diff|apply|discard " .. name)
+    line = line:gsub(":FlemmaSandbox (%l+)", function(sub)
+      return SHARED[sub] and ("flemma-sandbox " .. sub .. " " .. name) or nil
+    end)
+    line = line:gsub("of chat " .. vim.pesc(name) .. "%f[^%w._-]", "of sandbox " .. name)
+    out[#out + 1] = (line:gsub("this chat", "this sandbox"))
+  end
+  return out
+end
+
 function M.status(args)
   local _, name = parse("status", args, {}, "optional")
   local saved = require("flemma_sandbox.config.saved")
@@ -99,8 +125,11 @@ function M.status(args)
     "config: " .. tostring(path) .. (vim.fn.filereadable(path or "") == 1 and "" or " (none yet: the defaults)"),
   }
   if name then
-    local bufnr = sandbox.open(name, false)
-    vim.list_extend(lines, require("flemma_sandbox.nvim.status").lines(bufnr))
+    local bufnr, info = sandbox.open(name, false)
+    vim.list_extend(
+      lines,
+      M.command_line_status(require("flemma_sandbox.nvim.status").lines(bufnr), name, info.project)
+    )
   else
     sandbox.load_config()
     sandbox.enter_project()

@@ -273,9 +273,11 @@ end
 function M.keep_copies(dirs, done)
   local items, bwrap = {}, bwrap_path()
   for _, dir in ipairs(dirs) do
+    -- a command line sandbox's folder holds its .cli file (policy/chat_dirs.lua)
+    local cli = core.file_type(dir .. "/" .. require("flemma_sandbox.policy.chat_dirs").CLI_CHAT) == "file"
     for _, copy in ipairs(require("flemma_sandbox.backends.workspace_kept").copies_under(dir)) do
       local spec = { bwrap = bwrap, top = copy.top, clone = copy.clone, hidden = {}, secrets = {} }
-      items[#items + 1] = { spec = spec, name = copy.name }
+      items[#items + 1] = { spec = spec, name = copy.name, cli = cli }
     end
   end
   require("flemma_sandbox.backends.workspace_keep").keep_all(items, done)
