@@ -241,7 +241,8 @@ end
 
 ---@class flemma_sandbox.ApplyResult
 ---@field applied string[] paths brought in
----@field conflicts { path: string, text: string }[] left for the user (markers, or a choice)
+---@field conflicts { path: string, text: string, written: boolean|nil }[] left for the user (written with markers,
+--- or a choice)
 ---@field skipped { path: string, text: string }[] not brought in, and why
 
 --- Brings one change into the user's tree. writable(path) says whether the
@@ -276,7 +277,8 @@ function M.apply_one(c, writable, out)
   local base = M.blob(c.top, c.old_oid)
   local theirs = M.blob(c.top, c.new_oid)
   local mode = c.new_mode == "100755" and 493 or 420
-  local function write(text)
+  ---@param conflict? string what to say when the text holds conflict markers
+  local function write(text, conflict)
     local dir = full:match("^(.*)/[^/]+$")
     if dir ~= c.top and core.file_type(dir) == nil then
       local made, err = core.make_dirs(dir, 493)
@@ -288,7 +290,12 @@ function M.apply_one(c, writable, out)
     if not done then
       return skip("not brought in: " .. tostring(err))
     end
-    out.applied[#out.applied + 1] = full
+    if conflict then
+      -- written, but with markers: a conflict, not also "applied"
+      out.conflicts[#out.conflicts + 1] = { path = full, text = conflict, written = true }
+    else
+      out.applied[#out.applied + 1] = full
+    end
   end
   if c.status == "D" then
     if mine == nil then
@@ -312,10 +319,7 @@ function M.apply_one(c, writable, out)
     if clashes < 0 then
       out.conflicts[#out.conflicts + 1] = { path = full, text = "changed by both, cannot merge (binary?): yours kept" }
     else
-      write(merged)
-      if clashes > 0 then
-        out.conflicts[#out.conflicts + 1] = { path = full, text = clashes .. " conflict(s): markers in the file" }
-      end
+      write(merged, clashes > 0 and (clashes .. " conflict(s): markers in the file") or nil)
     end
   end
 end

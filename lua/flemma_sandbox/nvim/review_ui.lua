@@ -175,7 +175,11 @@ function M.apply(bufnr, running)
     vim.fn.setqflist({}, " ", { title = "flemma-sandbox: apply", items = items })
     -- buffers of what changed on disk, unless the user changed them: read
     -- again (a checktime would ask about each file made meanwhile)
-    for _, path in ipairs(result.applied) do
+    local written = vim.deepcopy(result.applied)
+    for _, e in ipairs(result.conflicts) do
+      written[#written + 1] = e.written and e.path or nil -- with markers
+    end
+    for _, path in ipairs(written) do
       local b = vim.fn.bufnr(path)
       if b > 0 and vim.api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
         vim.api.nvim_buf_call(b, function()
