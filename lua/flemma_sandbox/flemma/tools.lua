@@ -175,7 +175,7 @@ function M.run(plan, ctx, callback)
         callback(result)
       end)
     end)
-  end)
+  end, { args = vim.list_slice(plan.argv, 2) }) -- labelled by what it runs, when run by hand
   return function()
     cancelled = true
     if cancel then
