@@ -143,6 +143,17 @@ describe("the question window in a real terminal (tmux, 80x24)", function()
     assert.truthy(shown:find("flemma-sandbox, buffer", 1, true), shown)
     assert.truthy(shown:find("caps:", 1, true), shown)
     assert.truthy(shown:find("details (zo shows them)", 1, true), shown)
+    -- long lines wrap between words, never inside one ("file_size_mb=819" / "2")
+    local inside = {}
+    for row in shown:gmatch("[^\n]+") do
+      inside[#inside + 1] = row:match("│(.*)│")
+    end
+    for k = 2, #inside do
+      local cut = inside[k - 1]:match("[%w_=]$") and inside[k]:match("^[%w_=]")
+      assert.is_falsy(cut, "a word cut between rows:\n" .. inside[k - 1] .. "\n" .. inside[k])
+    end
+    -- the fold line, the last of the window, is on screen: the window is as tall as what it shows
+    assert.truthy(shown:find("details (zo shows them)", 1, true), shown)
   end)
 
   for _, size in ipairs({ { 80, 24 }, { 120, 40 } }) do

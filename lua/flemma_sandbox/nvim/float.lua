@@ -1,6 +1,43 @@
 --- A small read-only floating window with text, for status and questions.
 local M = {}
 
+--- Rows a line takes in a window `width` cells wide that wraps between
+--- words ('linebreak'), continuation rows indented as the line
+--- ('breakindent'). Breaks are counted at spaces only, so the count is
+--- never short (Neovim may break at more characters).
+---@param line string
+---@param width integer
+---@return integer
+function M.rows(line, width)
+  local indent = vim.fn.strdisplaywidth(line:match("^%s*"))
+  local rest = width - indent
+  if rest < 20 then
+    rest = width -- Neovim drops an indent that leaves too little room
+  end
+  local rows, room, col = 1, width, 0
+  for word, space in line:gmatch("(%S+)(%s*)") do
+    local w = vim.fn.strdisplaywidth(word)
+    if col > 0 and col + w > room then
+      rows, room, col = rows + 1, rest, 0
+    end
+    while w > room do -- a word wider than a row is cut
+      rows, room, w = rows + 1, rest, w - room
+    end
+    col = col + w + vim.fn.strdisplaywidth(space)
+  end
+  return rows
+end
+
+--- Sets a window to wrap between words, as M.rows counts.
+---@param win integer
+function M.wrap_words(win)
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  if vim.fn.exists("+breakindent") == 1 then
+    vim.wo[win].breakindent = true
+  end
+end
+
 ---@param lines string[]
 ---@param row? integer screen row; default: centred
 ---@return integer buf, integer win
@@ -20,10 +57,10 @@ function M.open(lines, row)
     width = math.max(width, vim.fn.strdisplaywidth(l) + 2)
   end
   width = math.min(width, vim.o.columns - 4)
-  -- a line wider than the window wraps: it takes more than one row
+  -- a line wider than the window wraps between words: more than one row
   local rows = 0
   for _, l in ipairs(lines) do
-    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+    rows = rows + M.rows(l, width)
   end
   local height = math.min(rows, vim.o.lines - 4)
   local win = vim.api.nvim_open_win(buf, true, {
@@ -35,6 +72,7 @@ function M.open(lines, row)
     style = "minimal",
     border = "rounded",
   })
+  M.wrap_words(win)
   return buf, win
 end
 

@@ -346,7 +346,7 @@ function M.show(lines)
     -- and the fold's own
     local width, rows = vim.api.nvim_win_get_width(win), 1
     for i = 1, from do
-      rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(lines[i]) / width))
+      rows = rows + require("flemma_sandbox.nvim.float").rows(lines[i], width)
     end
     vim.api.nvim_win_set_height(win, math.max(1, math.min(rows, vim.o.lines - 4)))
   end
