@@ -46,9 +46,9 @@ describe("a chat opened in the home folder (tmux, 80x24)", function()
       80,
       24
     )
-    local shown = term:wait_for("$CWD")
+    term:wait_for("$CWD")
     vim.loop.sleep(1500) -- what start-up and the first chat say has come
-    shown = term:screen()
+    local shown = term:screen()
     assert.is_nil(shown:find("Press ENTER", 1, true), shown)
     assert.truthy(shown:find("$CWD", 1, true), shown)
     -- one line: the notice is the screen's last, the buffer's text above it

@@ -104,23 +104,6 @@ local function warn_once(message)
   end
 end
 
---- Why a writable path would open the home folder, or nil: it is $HOME or
---- a folder above it (`/`, `/home`). Neovim started in ~ makes $CWD the
---- home folder, where dozens of files run code later (shell start-up,
---- ~/bin on PATH, git and editor config, autostart entries).
----@param resolved string
----@return string|nil reason, string|nil short the same for a one-line notice, after the entry
-function M.opens_home(resolved)
-  local home = surroundings.getenv("HOME")
-  home = home and home ~= "" and core.resolve(home, "/") or nil
-  if not home or not core.is_within(home, resolved) then
-    return nil
-  end
-  local what = resolved == home and "is the home folder" or "holds the home folder"
-  return resolved .. " " .. what .. ": not writable unless policy.allow_home_rw = true",
-    (resolved == home and "is ~" or "holds ~") .. ": not writable (policy.allow_home_rw)"
-end
-
 --- Expands and resolves one list of configured paths.
 ---@param list string[]
 ---@param vars table
@@ -149,10 +132,7 @@ local function resolve_list(list, vars, cwd, skipped, refuse, looked)
     if refused then
       resolved, err = nil, refused
       -- one short line (:FlemmaSandbox status lists the whole reason)
-      warn_once(
-        short and string.format("flemma-sandbox: %s %s", entry, short)
-          or string.format("flemma-sandbox: %s left out of rw_paths: %s", entry, refused)
-      )
+      warn_once("flemma-sandbox: " .. entry .. " " .. (short or ("left out of rw_paths: " .. refused)))
     end
     if resolved then
       out[#out + 1] = resolved
@@ -175,7 +155,7 @@ end
 local function resolve_fresh(policy, bufnr, looked, others)
   local vars, cwd = M.variables(bufnr)
   local skipped = {}
-  local refuse = policy.allow_home_rw ~= true and M.opens_home or nil
+  local refuse = policy.allow_home_rw ~= true and paths.opens_home or nil
   local listed = resolve_list(policy.rw_paths or {}, vars, cwd, skipped, refuse, looked)
   local function expand(entry)
     local expanded, err = core.expand(entry, vars)

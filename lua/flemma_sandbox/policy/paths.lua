@@ -116,4 +116,21 @@ function M.is_writable(path, resolved)
   return true, real .. " is inside " .. root
 end
 
+--- Why a writable path would open the home folder, or nil: it is $HOME or
+--- a folder above it (`/`, `/home`). Neovim started in ~ makes $CWD the
+--- home folder, where dozens of files run code later (shell start-up,
+--- ~/bin on PATH, git and editor config, autostart entries).
+---@param resolved string
+---@return string|nil reason, string|nil short the same for a one-line notice, after the entry
+function M.opens_home(resolved)
+  local home = surroundings.getenv("HOME")
+  home = home and home ~= "" and core.resolve(home, "/") or nil
+  if not home or not core.is_within(home, resolved) then
+    return nil
+  end
+  local what = resolved == home and "is the home folder" or "holds the home folder"
+  return resolved .. " " .. what .. ": not writable unless policy.allow_home_rw = true",
+    (resolved == home and "is ~" or "holds ~") .. ": not writable (policy.allow_home_rw)"
+end
+
 return M

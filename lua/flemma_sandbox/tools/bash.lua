@@ -82,6 +82,24 @@ function M.prepare(input, ctx)
   }
 end
 
+--- A failed network access to a loopback address (127.x.x.x, localhost,
+--- ::1): in a sandbox with a network of its own, the host's servers there
+--- are out of reach.
+---@param text string stdout and stderr
+---@return boolean
+function M.looks_like_loopback_failure(text)
+  if not command_notes.looks_like_network_failure(text) then
+    return false
+  end
+  return text:find("127%.%d+%.%d+%.%d+") ~= nil
+    or text:find("localhost", 1, true) ~= nil
+    or text:find("::1", 1, true) ~= nil
+end
+
+M.LOOPBACK_HINT = "[sandbox] 127.0.0.1 in this sandbox is its own loopback (localhost and ::1 too), not the host's: "
+  .. "a server on the host's loopback is out of reach, only what runs in this sandbox listens there "
+  .. '(policy.network = "host" shares the host\'s; ask the user if the task needs it).'
+
 --- What the command's network will be, for its question.
 ---@param cfg flemma_sandbox.Config
 ---@param asked boolean the call says it needs the network
@@ -186,8 +204,8 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       end
       -- a network through the proxy (allowlist, ask) comes with a loopback of its own
       local own_loopback = ctx.network and r.sandboxed and ctx.config.policy.network ~= "host"
-      if own_loopback and command_notes.looks_like_loopback_failure(r.stdout .. r.stderr) then
-        notes[#notes + 1] = command_notes.LOOPBACK_HINT
+      if own_loopback and M.looks_like_loopback_failure(r.stdout .. r.stderr) then
+        notes[#notes + 1] = M.LOOPBACK_HINT
       end
       local result = {
         stdout = command_notes.trim(command_notes.strip_ansi(r.stdout)),

@@ -360,24 +360,6 @@ function M.network_notes(records)
   return notes
 end
 
---- A failed network access to a loopback address (127.x.x.x, localhost,
---- ::1): in a sandbox with a network of its own, the host's servers there
---- are out of reach.
----@param text string stdout and stderr
----@return boolean
-function M.looks_like_loopback_failure(text)
-  if not M.looks_like_network_failure(text) then
-    return false
-  end
-  return text:find("127%.%d+%.%d+%.%d+") ~= nil
-    or text:find("localhost", 1, true) ~= nil
-    or text:find("::1", 1, true) ~= nil
-end
-
-M.LOOPBACK_HINT = "[sandbox] 127.0.0.1 in this sandbox is its own loopback (localhost and ::1 too), not the host's: "
-  .. "a server on the host's loopback is out of reach, only what runs in this sandbox listens there "
-  .. '(policy.network = "host" shares the host\'s; ask the user if the task needs it).'
-
 --- A git that failed because the repository is read-only in the sandbox:
 --- repository writes go through the git tool.
 ---@param text string stdout and stderr
