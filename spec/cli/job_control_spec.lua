@@ -2,7 +2,12 @@
 --- (tmux, an interactive bash with job control): Ctrl-Z suspends the
 --- whole run and the shell gets its prompt back, the command inside
 --- stopped; `fg` continues it (control: the same command run bare behaves
---- the same in the same terminal).
+--- the same in the same terminal). A line typed while the command sleeps
+--- reaches it when it reads; one it never reads stays with it (as with
+--- `ssh -t`): it never runs in the user's shell after. fish with the
+--- user's fish_variables starts with no error line (its universal
+--- variables and generated folders are the sandbox's, kept with it; its
+--- config stays read-only).
 local cli = require("support.cli")
 local h = require("support.helpers")
 local tmux = require("support.tmux")
@@ -106,5 +111,77 @@ describe("flemma-sandbox run as a job of the user's shell", function()
     assert.are.equal("T", seen.suspended_state)
     assert.is_false(seen.after_while_suspended)
     assert.matches("AFTER%-42\r?\nEXITED%-0", seen.final_screen)
+  end)
+
+  it("a line typed while the command sleeps reaches it when it reads", function()
+    if not tmux.available() then
+      return pending("tmux is not installed")
+    end
+    t = shell(w)
+    local inner = "sleep 2; read x; echo got:$x"
+    local line = cli.shell_line(w, { cli.BIN, "run", "jc", "--", "sh", "-c", inner }, { term = false })
+    t:keys(line .. "; echo RUN-$((1+1))", "Enter")
+    vim.loop.sleep(500)
+    t:keys("typed-ahead", "Enter")
+    -- (and the run is over: nothing of it writes while the world goes)
+    assert.matches("got:typed%-ahead.*RUN%-2", t:wait_for("RUN-2", 20000))
+  end)
+
+  it("a line the command never reads does not run in the user's shell after", function()
+    if not tmux.available() then
+      return pending("tmux is not installed")
+    end
+    t = shell(w)
+    local ran = w.base .. "/shell-ran"
+    local line = cli.shell_line(w, { cli.BIN, "run", "jc", "--", "sleep", "2" }, { term = false })
+    t:keys(line .. "; echo RUN-$((1+1))", "Enter")
+    vim.loop.sleep(500)
+    t:keys("touch " .. h.shell_quote(ran), "Enter")
+    assert.matches("RUN%-2", t:wait_for("RUN-2", 20000))
+    -- the shell would run a line left for it now
+    vim.loop.sleep(1000)
+    assert.is_nil(vim.loop.fs_stat(ran), "the typed line ran in the user's shell")
+  end)
+
+  it("fish with the user's fish_variables starts without errors; set -U stays with the sandbox", function()
+    if not tmux.available() or vim.fn.executable("fish") == 0 then
+      return pending("tmux or fish is not installed")
+    end
+    local dir = w.home .. "/.config/fish"
+    vim.fn.mkdir(dir .. "/functions", "p")
+    local uvars = "# VERSION: 3.0\nSETUVAR __fish_initialized:3400\nSETUVAR host_uvar:host\n"
+    h.write(dir .. "/fish_variables", uvars)
+    local config = "function fish_prompt; echo 'fish-prompt> '; end\n"
+    h.write(dir .. "/config.fish", config)
+    h.write(dir .. "/functions/userfn.fish", "function userfn; echo USER-FN-$argv; end\n")
+    t = tmux.new("job")
+    local line = cli.shell_line(w, { cli.BIN, "run", "fi" }, { env = { SHELL = vim.fn.exepath("fish") } })
+    t:start("sh -c " .. h.shell_quote(line .. "; " .. line .. "; echo EXITED-$?; sleep 60"), 100, 30)
+    local shown = t:wait_for("fish-prompt>", 20000)
+    assert.matches("fish%-prompt>", shown)
+    local errors = {}
+    for l in shown:gmatch("[^\n]+") do
+      if l:find("error") or l:find("warning") or l:find("mkdir") or l:find("Read%-only") then
+        errors[#errors + 1] = l
+      end
+    end
+    assert.is_true(#errors <= 1, shown)
+    t:keys("userfn 1; set -U sandbox_uvar kept; echo evil >> ~/.config/fish/config.fish; exit", "Enter")
+    -- the second run: the sandbox's universal variable is there
+    assert.truthy(
+      cli.eventually(function()
+        local _, prompts = t:screen():gsub("fish%-prompt>", "")
+        return prompts >= 2
+      end),
+      t:screen()
+    )
+    t:keys("echo UVAR-$sandbox_uvar; exit", "Enter")
+    local last = t:wait_for("\nEXITED-", 20000)
+    assert.matches("USER%-FN%-1", last)
+    assert.matches("UVAR%-kept", last)
+    -- the user's files are as they were
+    assert.are.equal(config, h.read(dir .. "/config.fish"))
+    assert.are.equal(uvars, h.read(dir .. "/fish_variables"))
+    assert.is_nil(vim.loop.fs_stat(dir .. "/conf.d"))
   end)
 end)

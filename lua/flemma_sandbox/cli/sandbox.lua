@@ -21,11 +21,19 @@ M.SHELL_CONFIG = {
   "~/.zshrc",
   "~/.zshenv",
   "~/.zprofile",
-  "~/.config/fish",
+  -- fish's own files, not its folder: that is the sandbox's (below)
+  "~/.config/fish/config.fish",
+  "~/.config/fish/functions",
+  "~/.config/fish/conf.d",
+  "~/.config/fish/completions",
+  "~/.config/fish/themes",
 }
---- Writable and kept with the sandbox: fish's history and universal
---- variables (fish warns at every prompt when it cannot write them).
-M.SHELL_STATE = { "~/.local/share/fish" }
+--- Writable and kept with the sandbox: fish's history, and its config
+--- folder, where fish writes its universal variables (fish_variables)
+--- and makes its folders at the first start (read-only, fish prints an
+--- error for each and at every prompt); the user's files above are
+--- shown read-only in it.
+M.SHELL_STATE = { "~/.local/share/fish", "~/.config/fish" }
 
 --- Refuses a name that is not a plain folder name.
 ---@param name string|nil
