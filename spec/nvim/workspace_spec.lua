@@ -170,7 +170,8 @@ describe("clone mode", function()
       return #notes > 0
     end, 20))
     restore()
-    assert.matches("applied 3 file%(s%); 1 conflict", notes[1].msg)
+    -- made.txt and staged.txt's removal applied; src/a.txt, with markers, a conflict only
+    assert.matches("applied 2 file%(s%); 1 conflict", notes[1].msg)
     assert.are.equal("made\n", h.read(proj .. "/made.txt"))
     assert.is_nil(h.read(proj .. "/staged.txt"))
     local merged = h.read(proj .. "/src/a.txt")
