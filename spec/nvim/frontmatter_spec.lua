@@ -161,6 +161,12 @@ describe("frontmatter in .chat buffers", function()
     assert.matches(":FlemmaSandbox trust%)$", (require("flemma_sandbox.chat").render(r)))
     vim.api.nvim_set_current_buf(buf)
     vim.cmd("FlemmaSandbox trust")
+    -- trusted, the frontmatter turns the network on: the chat's sandbox
+    -- starts again and the note says why
+    r = bash("echo hi")
+    assert.are.same({
+      "[sandbox] policy.network: false -> host: this chat's sandbox was started again, what ran in it was stopped",
+    }, r.notes)
     r = bash("echo hi")
     assert.is_nil(r.notes)
     vim.cmd("FlemmaSandbox untrust")
