@@ -203,13 +203,18 @@ static int copy_in(cli_tty *t)
     char chunk[16384];
     ssize_t got = read(STDIN_FILENO, chunk, sizeof(chunk));
     size_t from = 0;
+    struct termios tio;
 
     if (got < 0 && (errno == EINTR || errno == EAGAIN))
         return 1;
     if (got <= 0)
         return 0;
+    /* (the command's settings once a read, its groups at its key only) */
+    if (t->master < 0 || tcgetattr(t->master, &tio) != 0 || !(tio.c_lflag & ISIG) ||
+        tio.c_cc[VSUSP] == _POSIX_VDISABLE)
+        return fs_write_all(t->master, chunk, (size_t)got) == 0;
     for (size_t i = 0; i < (size_t)got; i++) {
-        pid_t pgrp = whole_run_group(t, (unsigned char)chunk[i]);
+        pid_t pgrp = (unsigned char)chunk[i] == tio.c_cc[VSUSP] ? whole_run_group(t, (unsigned char)chunk[i]) : 0;
 
         if (pgrp <= 0)
             continue;
