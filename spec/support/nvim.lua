@@ -269,6 +269,8 @@ function M.live_world(set)
   end)
   busted.after_each(function()
     live.options = options
+    -- a prestart still waiting (nvim/prestart.lua) starts nothing of this test's
+    require("flemma_sandbox.nvim.prestart").reset()
     live.stop_all(require("flemma_sandbox.backends.helper").helper())
     vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
     vim.env.XDG_CACHE_HOME = old_cache

@@ -119,6 +119,22 @@ function M.info(helper, dir)
   return "stopped", 0, 0
 end
 
+--- Whether a call of the sandbox kept in dir would stop no other to stay
+--- within max_running (of those this Neovim used within their idle time):
+--- a prestart (nvim/prestart.lua) never stops a busier one to start.
+---@param dir string
+---@param sandboxes flemma_sandbox.SandboxesConfig
+---@return boolean
+function M.room(dir, sandboxes)
+  local now, alive = os.time(), 0
+  for other, entry in pairs(M.used) do
+    if other ~= dir and now - entry.last <= sandboxes.idle_ttl_s then
+      alive = alive + 1
+    end
+  end
+  return M.used[dir] ~= nil or alive + 1 <= sandboxes.max_running
+end
+
 --- Notes a call of the chat whose sandbox is kept in dir; past
 --- max_running, the sandbox used longest ago (of those this Neovim used
 --- within their idle time) is stopped in the background.

@@ -60,6 +60,8 @@ local util = require("flemma_sandbox.util")
 ---@field idle_ttl_s integer a chat's sandbox is stopped after this many seconds without a call (its files stay)
 ---@field max_running integer at most this many chats' sandboxes run at once; past it the one used longest ago is
 --- stopped (its files stay)
+---@field prestart boolean a chat's sandbox starts in the background when the chat is opened or entered, so its
+--- first tool call finds it running (never stopping another chat's to stay within max_running)
 ---@field checkpoints boolean before each call that can write (bash, write, edit, git), the tree of each git
 --- repository in the writable projects is recorded, so :FlemmaSandbox undo can put it back
 ---@field max_checkpoints integer checkpoints kept per chat and repository (the oldest are dropped)
@@ -140,6 +142,7 @@ local M = {
     live = true,
     idle_ttl_s = 900,
     max_running = 4,
+    prestart = true,
     name = false,
     checkpoints = true,
     max_checkpoints = 100,

@@ -187,7 +187,7 @@ local function check_sandboxes(key, sandboxes)
   if err then
     return err
   end
-  for _, field in ipairs({ "live", "checkpoints" }) do
+  for _, field in ipairs({ "live", "checkpoints", "prestart" }) do
     if sandboxes[field] ~= nil and type(sandboxes[field]) ~= "boolean" then
       return type_error(key .. "." .. field, "boolean", sandboxes[field])
     end

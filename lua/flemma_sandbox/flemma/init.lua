@@ -285,6 +285,40 @@ function M.check_in_background(bufnr)
   end)
 end
 
+--- What a chat's prestart (nvim/prestart.lua) needs under Flemma: the
+--- chat's policy as our backend resolves it, and a wrap of a command as a
+--- bash call of the chat (Flemma's wrap_command with the bridge's call),
+--- so it starts the sandbox the chat's first call joins. nil with why when
+--- Flemma does not run the chat's commands with our backend, or refuses them.
+---@param bufnr integer
+---@return flemma_sandbox.PrestartPlan|nil plan, string|nil why
+function M.prestart_plan(bufnr)
+  local view = M.view(bufnr)
+  if not (view.enabled and view.ours and view.resolved and view.config) then
+    return nil, view.error or "Flemma's sandbox does not use flemma_sandbox here"
+  end
+  local refused = require("flemma_sandbox.flemma.approval").buffer_refusal(bufnr)
+  if refused then
+    return nil, refused
+  end
+  local fs = require("flemma.sandbox")
+  local cfg = flemma_config(bufnr)
+  local backend_config = cfg and cfg.sandbox and (cfg.sandbox.backends or {})[backend.name]
+  return {
+    policy = view.resolved,
+    sandboxes = view.config.sandboxes,
+    wrap = function(argv)
+      local out = M.as_call({ bufnr = bufnr }, "bash", function()
+        return { fs.wrap_command(argv, bufnr) }
+      end)
+      return out[1], out[2], out[3]
+    end,
+    ready = function(done)
+      require("flemma_sandbox.hosted").check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, done)
+    end,
+  }
+end
+
 --- What the standalone UI may ask of the bridge (hooks.lua): it never
 --- requires the bridge, nor the bridge the UI.
 ---@return flemma_sandbox.BridgeFacade
@@ -296,6 +330,7 @@ function M.facade()
     refusal = trust.refusal,
     set_trust = trust.set,
     check_in_background = M.check_in_background,
+    prestart_plan = M.prestart_plan,
     save_for_command_line = M.save_for_command_line,
     workspace_scope = function(bufnr)
       return require("flemma_sandbox.flemma.workspace").scope(bufnr)

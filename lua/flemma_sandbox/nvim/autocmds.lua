@@ -162,6 +162,8 @@ end
 
 ---@type table<string, boolean> folders whose index was started
 local warmed = {}
+---@type table<string, boolean> folders whose index was built
+local indexed = {}
 
 local backend_checked = false
 
@@ -176,9 +178,21 @@ local function warm_once(args)
   if not warmed[cwd] then
     warmed[cwd] = true
     local bufnr = args.buf
-    pcall(M.warm_index, function()
+    local function built()
       resolve_ahead(bufnr)
-    end)
+      indexed[cwd] = true
+      -- the chat's sandbox, once its policy resolves from the index (a
+      -- chat opened, not a folder changed under it)
+      if not args.moved then
+        pcall(require("flemma_sandbox.nvim.prestart").maybe, bufnr)
+      end
+    end
+    local ok, started = pcall(M.warm_index, built)
+    if not (ok and started) then
+      built()
+    end
+  elseif indexed[cwd] and not args.moved then
+    pcall(require("flemma_sandbox.nvim.prestart").maybe, args.buf)
   end
   local bridge = require("flemma_sandbox.hooks").bridge
   if bridge and bridge.is_attached() then
@@ -241,11 +255,21 @@ function M.setup_common()
     pattern = "chat",
     callback = warm_once,
   })
+  vim.api.nvim_create_autocmd("BufEnter", {
+    group = group,
+    pattern = "*.chat",
+    callback = function(args)
+      -- entering a chat again: its sandbox when it stopped meanwhile (nvim/prestart.lua)
+      if indexed[vim.fn.getcwd()] then
+        pcall(require("flemma_sandbox.nvim.prestart").maybe, args.buf)
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd("DirChanged", {
     group = group,
     callback = function()
       if vim.bo.filetype == "chat" then
-        warm_once({ buf = vim.api.nvim_get_current_buf() })
+        warm_once({ buf = vim.api.nvim_get_current_buf(), moved = true })
       end
     end,
   })

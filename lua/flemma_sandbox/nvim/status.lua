@@ -118,6 +118,10 @@ function M.live_text(policy)
     opts.idle_ttl_s,
     opts.max_running
   )
+  local prestarted = dir and require("flemma_sandbox.nvim.prestart").text(dir)
+  if prestarted then
+    text = text .. "; " .. prestarted
+  end
   if live.last_capped then
     text = text
       .. string.format(" (chat %s's stopped at %s)", live.last_capped.name, os.date("%H:%M", live.last_capped.at))
