@@ -5,7 +5,10 @@
 --- background, nvim/autocmds.lua), the model answers (a second here), and
 --- its first bash call runs in the chat's sandbox. Printed: the longest
 --- pause of the main thread while that call starts, runs and ends (a 1 ms
---- timer's longest gap; goal 16 ms, one frame), next to a later call's.
+--- timer's longest gap; goal 16 ms, one frame), next to a later call's;
+--- then the first call of a chat opened a second before (its sandbox
+--- started when it was opened, sandboxes.prestart) as a ratio to a warm
+--- call, next to the same with sandboxes.prestart = false.
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 package.path = vim.fn.getcwd() .. "/bench/?.lua;" .. package.path
 local scratch = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-first.XXXXXX"))
@@ -62,6 +65,36 @@ print(
     later,
     later_sync,
     later_total
+  )
+)
+
+-- the first call of a chat opened a second before: its sandbox started
+-- when the chat was opened (sandboxes.prestart), next to a warm call and
+-- to the same first call with sandboxes.prestart = false (a whole start)
+local function first_of(name, prestart)
+  sandbox.setup({ policy = { network = false }, approval = { bash = "allow" }, sandboxes = { prestart = prestart } })
+  local path = big .. "/" .. name .. ".chat"
+  vim.fn.writefile({ "@You:", "build it" }, path)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].filetype = "chat"
+  vim.wait(1000) -- the model's answer
+  local _, _, total = call("true")
+  local _, _, warm = call("true")
+  return total, warm
+end
+local opened, warm = first_of("opened", true)
+local cold, warm_cold = first_of("cold", false)
+print(
+  string.format(
+    "first call of a chat opened 1 s before: %.0f ms with sandboxes.prestart = %.1fx a warm call (%.0f ms);"
+      .. " with prestart = false %.0f ms = %.1fx a warm call (%.0f ms)",
+    opened,
+    opened / warm,
+    warm,
+    cold,
+    cold / warm_cold,
+    warm_cold
   )
 )
 
