@@ -40,7 +40,7 @@ end
 --- Whether going from `base` to `value` for sandboxes.KEY loosens: a
 --- fresh sandbox per call (live = false), a shorter idle time or fewer
 --- running sandboxes tighten, and so do checkpoints on or more of them,
---- and a copy of the repositories (workspace = "clone");
+--- and a copy of the repositories (workspace = "clone"), and no prestart;
 --- a name (another chat's folders and
 --- processes) loosens unless it is the one already set, and so does any
 --- other change.
@@ -61,6 +61,8 @@ function M.sandboxes(key, base, value)
     return value == false
   elseif key == "max_checkpoints" then
     return type(value) ~= "number" or value < (type(base) == "number" and base or 0)
+  elseif key == "prestart" then
+    return value ~= false and value ~= base -- off: nothing starts before a call
   end
   return true
 end

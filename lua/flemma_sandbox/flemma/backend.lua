@@ -56,6 +56,7 @@ function M.config_schema()
       name = s.optional(s.string()),
       idle_ttl_s = s.optional(s.integer()),
       max_running = s.optional(s.integer()),
+      prestart = s.optional(s.boolean()),
       checkpoints = s.optional(s.boolean()),
       max_checkpoints = s.optional(s.integer()),
       workspace = s.optional(s.enum({ "direct", "clone" })),
