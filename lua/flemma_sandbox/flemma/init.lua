@@ -297,7 +297,10 @@ function M.prestart_plan(bufnr)
   if not (view.enabled and view.ours and view.resolved and view.config) then
     return nil, view.error or "Flemma's sandbox does not use flemma_sandbox here"
   end
+  -- a frontmatter that loosens, not trusted yet: its calls are refused
+  -- until it is, and then they may run with another policy
   local refused = require("flemma_sandbox.flemma.approval").buffer_refusal(bufnr)
+    or require("flemma_sandbox.flemma.trust").refusal(bufnr)
   if refused then
     return nil, refused
   end

@@ -124,7 +124,7 @@ end
 --- The prestart of plan's chat, once the backend's test sandbox is done.
 ---@param plan flemma_sandbox.PrestartPlan
 ---@param tries integer
-local function when_ready(plan, tries)
+local function when_ready(plan, tries, bufnr)
   local answered, gen = false, generation
   plan.ready(function(ok, err)
     answered = true
@@ -155,19 +155,45 @@ local function when_ready(plan, tries)
       if is_running then
         return say(dir, "skipped", "it runs already")
       end
+      -- the plan again, now: a frontmatter trusted or changed meanwhile
+      -- may give the chat another sandbox
+      local fresh = vim.api.nvim_buf_is_valid(bufnr) and M.plan_of(bufnr)
+      if not fresh or not fresh.policy.chat or live.dir_for(fresh.policy.chat) ~= dir then
+        return say(dir, "skipped", "the chat's policy changed while it waited")
+      end
       -- a chat's outputs folder first: its coming changes the policy
       pcall(require("flemma_sandbox.tools.outputs").make_dir)
-      start(plan, dir)
+      start(fresh, dir)
     end)
   end)
   -- the test runs (another caller started it): asked again in a while
   if not answered and tries > 0 then
     vim.defer_fn(function()
       if gen == generation then
-        when_ready(plan, tries - 1)
+        when_ready(plan, tries - 1, bufnr)
       end
     end, READY_EVERY_MS)
   end
+end
+
+--- The chat's plan: the bridge's under Flemma, else the public API's.
+---@param bufnr integer
+---@return flemma_sandbox.PrestartPlan|nil plan, string|nil why not
+function M.plan_of(bufnr)
+  local bridge = require("flemma_sandbox.hooks").bridge
+  local ok, plan, why
+  if bridge and bridge.is_attached() then
+    if not bridge.prestart_plan then
+      return nil, "no prestart under this bridge"
+    end
+    ok, plan, why = pcall(bridge.prestart_plan, bufnr)
+  else
+    ok, plan, why = pcall(standalone_plan, bufnr)
+  end
+  if not ok then
+    return nil, tostring(plan)
+  end
+  return plan, why
 end
 
 --- Starts the chat's sandbox in the background when it should: a chat
@@ -178,32 +204,28 @@ function M.maybe(bufnr)
   if not vim.api.nvim_buf_is_valid(bufnr) then
     return
   end
-  local bridge = require("flemma_sandbox.hooks").bridge
-  local ok, plan, why
-  if bridge and bridge.is_attached() then
-    if not bridge.prestart_plan then
-      return
-    end
-    ok, plan, why = pcall(bridge.prestart_plan, bufnr)
-  else
-    ok, plan, why = pcall(standalone_plan, bufnr)
-  end
-  if not ok or not plan then
-    return say(nil, "skipped", ok and why or plan)
+  local plan, why = M.plan_of(bufnr)
+  if not plan then
+    return say(nil, "skipped", why)
   end
   local sandboxes = plan.sandboxes or {}
   if sandboxes.prestart == false or not sandboxes.live or not (plan.policy and plan.policy.chat) then
     return
   end
+  if sandboxes.name then
+    -- shared by the chats of that name: its first call from a chat new to
+    -- the name starts it again anyway (to add that chat's file)
+    return say(nil, "skipped", "sandboxes.name shares the sandbox with other chats")
+  end
   if sandboxes.workspace == "clone" then
     -- the copies first, in the background (the wrap would make them while the editor waits)
     return require("flemma_sandbox.workspaces").ensure(bufnr, function(errors)
       if #errors == 0 then
-        when_ready(plan, READY_TRIES)
+        when_ready(plan, READY_TRIES, bufnr)
       end
     end)
   end
-  when_ready(plan, READY_TRIES)
+  when_ready(plan, READY_TRIES, bufnr)
 end
 
 --- Forgets what prestarts did, and drops those still waiting (specs).
