@@ -220,25 +220,33 @@ end
 function M.fields(policy)
   local mode = policy.network_mode or (policy.network and "allowlist" or "off")
   local out = { "--policy-fields", "0", "policy.network", mode == "off" and "false" or mode }
-  for _, name in ipairs({ "seccomp", "allow_privileged" }) do
-    vim.list_extend(out, { "policy." .. name, tostring(policy[name]) })
+  -- plain Lua: the wrap runs outside Neovim too (the helper's own specs)
+  local function add(name, value)
+    out[#out + 1] = name
+    out[#out + 1] = tostring(value)
   end
-  local limits = vim.tbl_keys(policy.limits or {})
+  for _, name in ipairs({ "seccomp", "allow_privileged" }) do
+    add("policy." .. name, policy[name])
+  end
+  local limits = {}
+  for name in pairs(policy.limits or {}) do
+    limits[#limits + 1] = name
+  end
   table.sort(limits)
   for _, name in ipairs(limits) do
-    vim.list_extend(out, { "policy.limits." .. name, tostring(policy.limits[name]) })
+    add("policy.limits." .. name, policy.limits[name])
   end
   local sandboxes = policy.sandboxes or {}
   for _, name in ipairs({ "workspace", "idle_ttl_s" }) do
     if sandboxes[name] ~= nil then
-      vim.list_extend(out, { "sandboxes." .. name, tostring(sandboxes[name]) })
+      add("sandboxes." .. name, sandboxes[name])
     end
   end
   local lists = { "allow_domains", "deny_domains", "rw_paths", "deny_paths", "ro_paths", "allow_sockets" }
   lists[#lists + 1] = "env_allow"
   for _, name in ipairs(lists) do
     for _, entry in ipairs(policy[name] or {}) do
-      vim.list_extend(out, { "policy." .. name .. "[]", tostring(entry) })
+      add("policy." .. name .. "[]", entry)
     end
   end
   out[2] = string.format("%d", #out - 2)
