@@ -137,12 +137,30 @@ describe("what a sandbox planted", function()
     assert.are.equal(0, r.exit_code, out)
     assert(synced())
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
-    local changes = require("flemma_sandbox.review").changes_in(proj, chat)
-    local paths = {}
-    for _, c in ipairs(changes) do
-      paths[#paths + 1] = c.path
+    local function paths_now()
+      local paths = {}
+      for _, c in ipairs(require("flemma_sandbox.review").changes_in(proj, chat)) do
+        paths[#paths + 1] = c.path
+      end
+      return paths
     end
-    assert.are.same({ "../fifo", "a.chat", "a.txt" }, paths, "the forged base reached the user's repository")
+    -- the sync holds a ref whose tree it cannot read (workspace_hidden.lua)
+    assert.is_false(vim.tbl_contains(paths_now(), "../fifo"), "the sync held the forged base")
+    -- as if a sync had let it through: the diff must still open nothing
+    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local remote = "refs/remotes/sandbox-" .. chat
+    local fetched = h.run({
+      "git",
+      "-C",
+      proj,
+      "fetch",
+      "-q",
+      clone,
+      "+refs/flemma/base:" .. remote .. "/base",
+      "+refs/flemma/wip:" .. remote .. "/wip",
+    })
+    assert.are.equal(0, fetched.code, fetched.stderr)
+    assert.are.same({ "../fifo", "a.chat", "a.txt" }, paths_now(), "the forged base reached the user's repository")
     -- control: opening that path as diff did blocks (no writer comes)
     assert.is_true(still_running_after(2, "cat " .. h.shell_quote(proj .. "/../fifo") .. " >/dev/null"))
     local t0 = uv.hrtime()
