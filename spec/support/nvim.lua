@@ -257,6 +257,11 @@ function M.live_world(set)
   local live = require("flemma_sandbox.backends.live")
   local w, old_cwd, old_cache, options
   busted.before_each(function()
+    -- the sandboxes earlier specs of this Neovim left running, or their
+    -- chats' prestarts still waiting, count against sandboxes.max_running
+    -- (a prestart would find no room): none is left
+    require("flemma_sandbox.nvim.prestart").reset()
+    live.stop_all(require("flemma_sandbox.backends.helper").helper())
     local dir = h.tmpdir()
     w = { dir = dir, proj = dir .. "/proj" }
     old_cwd, old_cache = vim.fn.getcwd(), vim.env.XDG_CACHE_HOME

@@ -164,6 +164,8 @@ end
 local warmed = {}
 ---@type table<string, boolean> folders whose index was built
 local indexed = {}
+---@type table<string, integer[]> chats opened in a folder, waiting for its index to prestart
+local prestart_waiting = {}
 
 local backend_checked = false
 
@@ -175,24 +177,33 @@ local backend_checked = false
 ---@param args table the autocmd's
 local function warm_once(args)
   local cwd = vim.fn.getcwd()
+  -- the chat's sandbox, once its policy resolves from the index (a chat
+  -- opened, not a folder changed under it): a chat opened while the
+  -- index is built waits for it too
+  if not args.moved then
+    prestart_waiting[cwd] = prestart_waiting[cwd] or {}
+    table.insert(prestart_waiting[cwd], args.buf)
+  end
+  local function prestart()
+    for _, buf in ipairs(prestart_waiting[cwd] or {}) do
+      pcall(require("flemma_sandbox.nvim.prestart").maybe, buf)
+    end
+    prestart_waiting[cwd] = nil
+  end
   if not warmed[cwd] then
     warmed[cwd] = true
     local bufnr = args.buf
     local function built()
       resolve_ahead(bufnr)
       indexed[cwd] = true
-      -- the chat's sandbox, once its policy resolves from the index (a
-      -- chat opened, not a folder changed under it)
-      if not args.moved then
-        pcall(require("flemma_sandbox.nvim.prestart").maybe, bufnr)
-      end
+      prestart()
     end
     local ok, started = pcall(M.warm_index, built)
     if not (ok and started) then
       built()
     end
-  elseif indexed[cwd] and not args.moved then
-    pcall(require("flemma_sandbox.nvim.prestart").maybe, args.buf)
+  elseif indexed[cwd] then
+    prestart()
   end
   local bridge = require("flemma_sandbox.hooks").bridge
   if bridge and bridge.is_attached() then
