@@ -74,27 +74,16 @@ end
 ---@param dir string
 ---@param done fun(running: boolean)
 local function running(helper, dir, done)
-  local uv = vim.uv or vim.loop
-  local out = uv.new_pipe(false)
-  local chunks = {}
-  local handle
-  handle = uv.spawn(helper, { args = { "--live-info", dir }, stdio = { nil, out, nil } }, function()
-    handle:close()
-    vim.schedule(function()
-      done(table.concat(chunks):match("^running ") ~= nil)
-    end)
-  end)
-  if not handle then
-    out:close()
-    return done(false)
-  end
-  out:read_start(function(_, data)
-    if data then
-      chunks[#chunks + 1] = data
-    else
-      out:close()
+  local started = require("flemma_sandbox.surroundings").output_in_background(
+    helper,
+    { "--live-info", dir },
+    function(out)
+      done(out:match("^running ") ~= nil)
     end
-  end)
+  )
+  if not started then
+    done(false)
+  end
 end
 
 --- Runs `true` in the chat's sandbox through plan.wrap: the helper starts
