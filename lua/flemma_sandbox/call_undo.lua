@@ -20,6 +20,7 @@ local M = {}
 ---@field to string where it goes (a ref)
 ---@field undo_ref string|nil redo: the undo it takes back (10 digits)
 ---@field plan flemma_sandbox.ChangePlan|nil
+---@field shared table<string, integer>|nil paths calls that ran at the same time changed too
 
 ---@class flemma_sandbox.UndoPrep
 ---@field redo boolean
@@ -58,6 +59,26 @@ local function undo_call(specs, n)
   return nil, "", known and "every recorded call is undone already" or "no call of this chat has a checkpoint"
 end
 
+--- The paths changed by the calls that ran at the same time as call e
+--- (started before it ended, or ended after it started): by path, the
+--- call's number.
+---@param spec flemma_sandbox.ShadowSpec
+---@param entries flemma_sandbox.ShadowEntry[]
+---@param e flemma_sandbox.ShadowEntry
+---@return table<string, integer>
+local function shared_paths(spec, entries, e)
+  local out = {}
+  for _, o in ipairs(entries) do
+    local overlaps = o.after and ((o.n > e.n and o.n <= (e.last or e.n)) or (o.n < e.n and (o.last or o.n) >= e.n))
+    if overlaps then
+      for _, path in ipairs(shadow.call_paths(spec, o.n)) do
+        out[path] = out[path] or o.n
+      end
+    end
+  end
+  return out
+end
+
 --- The targets of an undo of call n: each repository that recorded it.
 ---@param specs flemma_sandbox.ShadowSpec[]
 ---@param n integer
@@ -65,10 +86,13 @@ end
 local function undo_targets(specs, n)
   local out = {}
   for _, spec in ipairs(specs) do
-    for _, e in ipairs(shadow.list(spec)) do
+    local entries = shadow.list(spec)
+    for _, e in ipairs(entries) do
       if e.n == n and e.after then
         local name = shadow.ref_name(n)
-        out[#out + 1] = { spec = spec, from = "refs/after/" .. name, to = "refs/checkpoints/" .. name }
+        local t = { spec = spec, from = "refs/after/" .. name, to = "refs/checkpoints/" .. name }
+        t.shared = shared_paths(spec, entries, e)
+        out[#out + 1] = t
       end
     end
   end
@@ -147,7 +171,10 @@ local function plan_targets(prep, done)
       if not parsed then
         return done(t.spec.top .. ": " .. tostring(err))
       end
-      t.plan = change_plan.decide(parsed, refused_in(resolved, t.spec.top), unsaved_in(t.spec.top))
+      local shared = t.shared or {}
+      t.plan = change_plan.decide(parsed, refused_in(resolved, t.spec.top), unsaved_in(t.spec.top), function(path)
+        return shared[path]
+      end)
       nxt()
     end)
   end

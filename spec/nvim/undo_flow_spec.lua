@@ -104,6 +104,52 @@ describe("undo of one call", function()
     assert.are.equal("main\n", h.read(proj .. "/src/main.py"))
   end)
 
+  it("keeps what a call that ran at the same time changed (control: it is in the call's recorded change)", function()
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    n.run_together(bufnr, { "sleep 1.5; rm src/util.py", "sleep 0.3; printf 'two\\n' > two.txt" })
+    local spec = require("flemma_sandbox.checkpoints").scope(bufnr).specs[1]
+    local shadow = require("flemma_sandbox.run.shadow")
+    local first = shadow.list(spec)[2]
+    assert.are.equal(1, first.n)
+    local recorded = shadow.call_paths(spec, 1)
+    table.sort(recorded)
+    assert.are.same({ "src/util.py", "two.txt" }, recorded, "control: call 2's file is in call 1's change")
+    local report = undo(bufnr, { n = 1 })
+    assert.are.same({ "src/util.py" }, paths_of(report.written))
+    assert.are.same({ "two.txt" }, paths_of(report.conflicts))
+    assert.matches("call 2, which ran at the same time", report.conflicts[1].why)
+    assert.are.equal("two\n", h.read(proj .. "/two.txt"))
+    assert.are.equal("util\n", h.read(proj .. "/src/util.py"))
+  end)
+
+  it("waits while a call of the chat runs under Flemma (control: with none running it undoes)", function()
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    bash(bufnr, "rm src/util.py")
+    local hooks = require("flemma_sandbox.hooks")
+    local saved, running = hooks.bridge, 1
+    hooks.bridge = {
+      calls_running = function(b)
+        return b == bufnr and running or 0
+      end,
+    }
+    local notes, restore = n.capture_notify()
+    local ok, err = pcall(function()
+      vim.cmd("FlemmaSandbox! undo")
+      n.pause(500)
+      n.flush_notices()
+      assert.is_nil(h.read(proj .. "/src/util.py"), "nothing written while a call runs")
+      assert.matches("tool calls of this chat are running", notes[#notes].msg)
+      running = 0
+      vim.cmd("FlemmaSandbox! undo")
+      assert(vim.wait(20000, function()
+        return h.read(proj .. "/src/util.py") ~= nil
+      end, 10))
+    end)
+    hooks.bridge = saved
+    restore()
+    assert(ok, err)
+  end)
+
   it("takes back call N of the log, leaving the calls after it", function()
     local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     bash(bufnr, "printf 'one\\n' > one.txt")

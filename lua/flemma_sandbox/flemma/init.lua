@@ -341,6 +341,13 @@ function M.facade()
     unguarded = function()
       return require("flemma_sandbox.flemma.tool_overrides").unguarded()
     end,
+    calls_running = function(bufnr)
+      local count = 0
+      for _, call in pairs(require("flemma_sandbox.flemma.tool_overrides").calls) do
+        count = count + ((call.bufnr == bufnr) and 1 or 0)
+      end
+      return count
+    end,
     tools_in_place = function()
       local overrides = require("flemma_sandbox.flemma.tool_overrides")
       for _, name in ipairs(overrides.NAMES) do

@@ -24,6 +24,19 @@ local function flemma_bridge()
   return require("flemma_sandbox.hooks").bridge
 end
 
+--- Whether tool calls of the buffer's chat run now (standalone, or
+--- Flemma's through our definitions): undo and redo wait for them, since
+--- they stop the chat's sandbox and a call's end is part of its change.
+---@param bufnr integer
+---@return boolean
+local function calls_running(bufnr)
+  local bridge = flemma_bridge()
+  if bridge then
+    return bridge.calls_running ~= nil and bridge.calls_running(bufnr) > 0
+  end
+  return next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
+end
+
 local function standalone_only(run)
   return function(bufnr)
     if flemma_bridge() then
@@ -142,12 +155,10 @@ M.actions = {
       notify(why, vim.log.levels.ERROR)
       return
     end
-    local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
-    require("flemma_sandbox.nvim.undo").undo(bufnr, running, { n = n, bang = bang })
+    require("flemma_sandbox.nvim.undo").undo(bufnr, calls_running(bufnr), { n = n, bang = bang })
   end,
   redo = function(bufnr, _, bang)
-    local running = not flemma_bridge() and next(require("flemma_sandbox.chat").running(bufnr)) ~= nil
-    require("flemma_sandbox.nvim.undo").undo(bufnr, running, { redo = true, bang = bang })
+    require("flemma_sandbox.nvim.undo").undo(bufnr, calls_running(bufnr), { redo = true, bang = bang })
   end,
   diff = function(bufnr)
     require("flemma_sandbox.nvim.review_ui").diff(bufnr)

@@ -61,7 +61,13 @@ end
 ---@param path string
 ---@return string
 local function shown(top, path)
-  return vim.fn.fnamemodify(top .. "/" .. path, ":~:.")
+  -- a name's control characters as \xNN: a line break in a name cannot
+  -- make a line of its own in the question
+  return (
+    vim.fn.fnamemodify(top .. "/" .. path, ":~:."):gsub("%c", function(c)
+      return string.format("\\x%02x", c:byte())
+    end)
+  )
 end
 
 --- The preview's lines: what will be written, what is kept and why.
@@ -140,7 +146,8 @@ end
 function M.undo(bufnr, running, opts)
   opts = opts or {}
   if running then
-    notice.say("tool calls of this chat are running: :FlemmaSandbox tool:cancel first", vim.log.levels.WARN)
+    local cancel = require("flemma_sandbox.hooks").bridge and ":Flemma tool:cancel" or ":FlemmaSandbox tool:cancel"
+    notice.say("tool calls of this chat are running: wait for them, or " .. cancel, vim.log.levels.WARN)
     return
   end
   call_undo.prepare(bufnr, opts, function(prep, err)

@@ -113,8 +113,9 @@ end
 ---@param parsed flemma_sandbox.ParsedPlan
 ---@param refused fun(path: string): string|nil the policy's word on a write there
 ---@param unsaved fun(path: string): boolean whether Neovim holds unsaved changes of it
+---@param shared? fun(path: string): integer|nil a call that ran at the same time and changed it too
 ---@return flemma_sandbox.ChangePlan
-function M.decide(parsed, refused, unsaved)
+function M.decide(parsed, refused, unsaved, shared)
   local plan = { now = parsed.now, save = parsed.save, apply = {}, conflicts = {}, skipped = {}, already = 0 }
   for _, c in ipairs(parsed.changes) do
     local never = never_written(c.path, refused)
@@ -125,8 +126,13 @@ function M.decide(parsed, refused, unsaved)
       c.why = never
       plan.skipped[#plan.skipped + 1] = c
     elseif not parsed.moved[c.path] then
+      local other = shared and shared(c.path)
       if unsaved(c.path) then
         c.why = "unsaved changes in Neovim"
+        plan.conflicts[#plan.conflicts + 1] = c
+      elseif other then
+        -- which of the two changed it cannot be told apart
+        c.why = "call " .. other .. ", which ran at the same time, changed it too"
         plan.conflicts[#plan.conflicts + 1] = c
       else
         plan.apply[#plan.apply + 1] = c

@@ -119,7 +119,8 @@ after)
   # the tree when call n ended: its change is what differs from before
   tree=$(snapshot)
   if g rev-parse -q --verify "refs/checkpoints/$(printf %010d "$n")" >/dev/null; then
-    commit=$(printf 'after %s\n' "$n" | g commit-tree "$tree")
+    # the newest call started by now: those between ran at the same time
+    commit=$(printf 'after %s last %s\n' "$n" "$(newest refs/checkpoints/)" | g commit-tree "$tree")
     g update-ref "refs/after/$(printf %010d "$n")" "$commit"
   fi
   echo "after $n $tree"
@@ -218,6 +219,7 @@ end
 ---@field time integer when its checkpoint was taken
 ---@field after boolean whether its end was recorded (its change is known)
 ---@field undone boolean whether an undo took its change back
+---@field last integer|nil the newest call started when it ended: calls n+1..last ran at the same time
 
 ---@class flemma_sandbox.ShadowUndo
 ---@field k string the undo's ref name (10 digits)
@@ -275,13 +277,14 @@ function M.list(spec)
   for _, line in ipairs(lines) do
     local kind, n, time, label = line:match("^(%a+)/(%d+) (%d+) ?(.*)$")
     if kind == "after" then
-      after[tonumber(n)] = true
+      after[tonumber(n)] = tonumber(label:match("^after %d+ last (%d+)")) or tonumber(n)
     elseif kind == "checkpoints" then
       out[#out + 1] = { n = tonumber(n), time = tonumber(time), label = label }
     end
   end
   for _, e in ipairs(out) do
-    e.after = after[e.n] == true
+    e.after = after[e.n] ~= nil
+    e.last = after[e.n]
     e.undone = undone[e.n] == true
   end
   return out
@@ -292,6 +295,39 @@ end
 ---@return string
 function M.ref_name(n)
   return string.format("%010d", n)
+end
+
+--- The paths call n changed, exactly (git's -z output: Neovim's system()
+--- gives its NULs as \1); empty when its start or end is not kept.
+---@param spec flemma_sandbox.ShadowSpec
+---@param n integer
+---@return string[]
+function M.call_paths(spec, n)
+  if core.file_type(spec.store .. "/objects") ~= "directory" then
+    return {}
+  end
+  local name = M.ref_name(n)
+  local out = vim.fn.system({
+    spec.git,
+    "--git-dir=" .. spec.store,
+    "diff-tree",
+    "-r",
+    "-z",
+    "--no-renames",
+    "--name-only",
+    "refs/checkpoints/" .. name,
+    "refs/after/" .. name,
+    "--",
+    spec.rel,
+  })
+  if vim.v.shell_error ~= 0 then
+    return {}
+  end
+  local paths = {}
+  for path in out:gmatch("[^\1%z]+") do
+    paths[#paths + 1] = path
+  end
+  return paths
 end
 
 --- A change of call n as git sees it: its paths, their status (A, M, D,
