@@ -29,7 +29,7 @@ M.network_asker = nil
 ---@field workspace_scope fun(bufnr: integer|nil): table|false|nil a Flemma chat's clone mode (flemma/workspace.lua)
 ---@field tools_in_place fun(): boolean whether Flemma's file tools are ours now (flemma/tool_overrides.lua)
 ---@field unguarded fun(): string[] the tools in Flemma's registry a call run by hand would reach unchecked
----@field calls_running fun(bufnr: integer): integer the calls of a chat started and not ended (flemma/tool_overrides.lua)
+---@field calls_running fun(bufnr: integer): integer a chat's calls started, not ended (flemma/tool_overrides.lua)
 
 --- Set by the Flemma bridge when Flemma is installed (flemma/init.lua).
 ---@type flemma_sandbox.BridgeFacade|nil
