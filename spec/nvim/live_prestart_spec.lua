@@ -16,6 +16,17 @@ describe("a chat's sandbox started when the chat is opened", function()
     dir = w.dir
   end)
 
+  -- the standalone path: with FLEMMA_DIR set (CI's sid) the bridge is
+  -- attached, and a chat's prestart is Flemma's (spec/flemma/prestart_spec)
+  local hooks = require("flemma_sandbox.hooks")
+  local bridge
+  before_each(function()
+    bridge, hooks.bridge = hooks.bridge, nil
+  end)
+  after_each(function()
+    hooks.bridge = bridge
+  end)
+
   local function live_dir(bufnr)
     return live.dir_for(require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr))
   end
