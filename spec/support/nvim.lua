@@ -28,6 +28,11 @@ end
 function M.open_chat(path, lines)
   h.write(path, table.concat(lines, "\n") .. "\n")
   vim.cmd("edit " .. vim.fn.fnameescape(path))
+  -- a user's first message comes after the chat's prestart (its `true`
+  -- run) ended: a call overlapping it would share its check after the run
+  vim.wait(5000, function()
+    return not require("flemma_sandbox.nvim.prestart").busy()
+  end, 10)
   return vim.api.nvim_get_current_buf()
 end
 

@@ -217,6 +217,12 @@ function M.maybe(bufnr)
   when_ready(plan, READY_TRIES, bufnr)
 end
 
+--- Whether a prestart asks about or starts a sandbox now.
+---@return boolean
+function M.busy()
+  return next(busy) ~= nil
+end
+
 --- Forgets what prestarts did, and drops those still waiting (specs).
 function M.reset()
   generation = generation + 1
