@@ -136,14 +136,11 @@ end
 
 --- The policy's word on a write at top/path (a protected or hidden path),
 --- by its name: nothing on the way is followed.
----@param resolved table|nil the chat's resolved policy
+---@param resolved table the chat's resolved policy
 ---@param top string
 ---@return fun(path: string): string|nil
 local function refused_in(resolved, top)
   return function(path)
-    if type(resolved) ~= "table" then
-      return nil
-    end
     local real = top .. "/" .. path
     local rule = policy_mod.protected_rule(real, resolved) or policy_mod.hidden_rule(real, resolved)
     return rule and ("protected: " .. tostring(rule.rule)) or nil
@@ -156,7 +153,10 @@ end
 ---@param done fun(err: string|nil)
 local function plan_targets(prep, done)
   local ok, resolved = pcall(require("flemma_sandbox").get_policy, prep.bufnr)
-  resolved = ok and resolved or nil
+  if not ok or type(resolved) ~= "table" then
+    -- what a call may not write is the policy's word: none, nothing written
+    return done("the chat's policy: " .. tostring(resolved))
+  end
   local i = 0
   local function nxt()
     i = i + 1
