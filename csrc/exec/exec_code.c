@@ -13,6 +13,7 @@
 int exec_failed_code(const char *name, int err)
 {
     const char *path = getenv("PATH"), *at;
+    int saved = errno, code = 127;
 
     if (err == ENOENT || err == ENOTDIR)
         return 127;
@@ -27,8 +28,11 @@ int exec_failed_code(const char *name, int err)
 
         if (snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)len, len ? at : ".", name) >= (int)sizeof(candidate))
             continue;
-        if (faccessat(AT_FDCWD, candidate, F_OK, 0) == 0)
-            return 126; /* there: it is the file that cannot be run */
+        if (faccessat(AT_FDCWD, candidate, F_OK, 0) == 0) {
+            code = 126; /* there: it is the file that cannot be run */
+            break;
+        }
     }
-    return 127;
+    errno = saved; /* the caller's (execvp's) errno, not faccessat's */
+    return code;
 }

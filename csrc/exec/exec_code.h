@@ -5,7 +5,7 @@
 /* 127 when name is not there (no such file, or a name found in no folder
  * of $PATH, also when a folder of it could not be searched: execvp then
  * says EACCES), else 126 (there, but it cannot be run). err is execvp's
- * errno. */
+ * errno, left as it was (the caller prints it). */
 int exec_failed_code(const char *name, int err);
 
 #endif

@@ -127,7 +127,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     exec_host_opts host;
-    int i, j, seccomp = 0, scope = 0, host_side = 0, rc, bridge_port = 0, supervise_fd = -1, nlimits = 0;
+    int i, j, err, seccomp = 0, scope = 0, host_side = 0, rc, bridge_port = 0, supervise_fd = -1, nlimits = 0;
     const char *limits[EXEC_SUPERVISOR_LIMITS];
     const char *bridge_socket = NULL;
 
@@ -315,7 +315,8 @@ int main(int argc, char **argv)
     if (isatty(0))
         (void)ioctl(0, TIOCSCTTY, 0);
     execvp(argv[i + 1], argv + i + 1);
-    rc = exec_failed_code(argv[i + 1], errno);
-    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], rc == 127 ? "command not found" : strerror(errno));
+    err = errno; /* execvp's: exec_failed_code searches $PATH after it */
+    rc = exec_failed_code(argv[i + 1], err);
+    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[i + 1], rc == 127 ? "command not found" : strerror(err));
     return rc;
 }

@@ -94,6 +94,19 @@ describe("seccomp", function()
     h.rmdir(dir)
   end)
 
+  it("a command found in a later folder of $PATH that cannot run says why (permission denied)", function()
+    local dir = h.tmpdir()
+    -- found by name in the second folder of $PATH, not executable: execvp says
+    -- EACCES; the folders searched for the exit code before it are not there
+    h.write(dir .. "/not-runnable-tool", "not a program\n")
+    local env = { PATH = dir .. "/no-such-folder:" .. dir .. ":/usr/bin:/bin" }
+    local r = h.run({ HELPER, "--", "not-runnable-tool" }, env)
+    assert.are.equal(126, r.code)
+    assert.matches("not%-runnable%-tool: Permission denied", r.stderr)
+    assert.is_nil(r.stderr:find("No such file", 1, true))
+    h.rmdir(dir)
+  end)
+
   it("limits are lowered for the command and cannot be raised back", function()
     local r = h.run({
       HELPER,
