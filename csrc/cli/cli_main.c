@@ -74,6 +74,15 @@ static int set_args(int argc, char *const argv[])
     return 0;
 }
 
+/* Puts the close-on-exec descriptor from at to, open for the program
+ * started next (dup2 onto itself would leave it close-on-exec). */
+static int hand_on(int from, int to)
+{
+    if (from == to)
+        return fcntl(to, F_SETFD, 0);
+    return dup2(from, to) < 0 ? -1 : 0;
+}
+
 /* Runs the library with argv in a headless Neovim; its plan (descriptor
  * 3) into plan_text. Neovim's exit code, or -1 (a sentence on stderr). */
 static int run_library(const char *root, int argc, char *const argv[], fs_buf *plan_text)
@@ -92,10 +101,10 @@ static int run_library(const char *root, int argc, char *const argv[], fs_buf *p
     }
     pid = fork();
     if (pid == 0) {
-        int null_fd = open("/dev/null", O_RDONLY);
+        int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
         /* descriptor 3 is the plan's; stdin is not Neovim's to read */
-        if (dup2(pipe_fds[1], 3) < 0 || null_fd < 0 || dup2(null_fd, 0) < 0)
+        if (null_fd < 0 || hand_on(pipe_fds[1], 3) != 0 || hand_on(null_fd, 0) != 0)
             _exit(125);
         execlp(nvim, nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", BOOT, (char *)NULL);
         fprintf(stderr, "flemma-sandbox: cannot run %s (FLEMMA_SANDBOX_NVIM): %s\n", nvim, strerror(errno));

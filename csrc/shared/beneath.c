@@ -66,7 +66,7 @@ static int walk(int dirfd, const char *rel, int flags)
 {
     char name[256];
     const char *at = rel;
-    int fd = dup(dirfd);
+    int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 
     if (fd < 0)
         return -1;
