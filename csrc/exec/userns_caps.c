@@ -20,11 +20,6 @@
 static const char *const INSTANCES_FILE = "/proc/sys/user/max_inotify_instances";
 static const char *const WATCHES_FILE = "/proc/sys/user/max_inotify_watches";
 
-int exec_userns_caps_supported(void)
-{
-    return access(INSTANCES_FILE, F_OK) == 0 && access(WATCHES_FILE, F_OK) == 0;
-}
-
 static void close_fd(int *fd)
 {
     if (*fd >= 0)

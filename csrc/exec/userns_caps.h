@@ -26,9 +26,6 @@ typedef struct {
     char info_text[16], block_text[16];
 } exec_userns_gate;
 
-/* Whether this kernel keeps inotify limits per user namespace. */
-int exec_userns_caps_supported(void);
-
 /* Opens the two pipes when a cap is asked for; the helper's own ends are
  * close-on-exec. 0, or -1 with errno. With no cap asked nothing is opened
  * and exec_userns_gate_words gives no words. */

@@ -18,15 +18,9 @@ M.features = probe.features
 M.helper = client.helper
 M.helper_info = client.helper_info
 M.seccomp_arch = client.seccomp_arch
-M.network_mode = client.network_mode
-M.uses_proxy = client.uses_proxy
-M.run_base = client.run_base
-M.check_options = client.check_options
 M.check_file_of = client.check_file_of
 M.MAX_ARGS = client.MAX_ARGS
 M.LANDLOCK_SCOPE_ABI = client.LANDLOCK_SCOPE_ABI
-M.PROXY_INSIDE = client.PROXY_INSIDE
-M.PROXY_PORT = client.PROXY_PORT
 
 --- What a live call says before bwrap's words when its sandbox was
 --- started again for it (csrc/exec/live_attach.c).
