@@ -126,8 +126,8 @@ local function violation(from, to)
     return string.format("sideways: %s and %s are apart", a.group, b.group)
   end
   -- the C core is a library of pure functions (paths, race-free reads and
-  -- writes) every layer may use; DESIGN.md keeps policy/ and the backends
-  -- behind the API
+  -- writes) every layer may use; ARCHITECTURE.md keeps policy/ and the
+  -- backends behind the API
   if THROUGH_API[a.group] and b.rank < API_RANK and b.group ~= "base" and b.group ~= "core" then
     return string.format("%s past the public API into %s", a.group, b.group)
   end
