@@ -73,6 +73,120 @@ describe("the layer checker", function()
     assert.matches("no longer a violation: remove it", out)
   end)
 
+  it("fails on pcall(require, ...) and xpcall(require, ...) upward; the old line patterns passed them", function()
+    for _, code in ipairs({
+      'local ok, s = pcall(require, "flemma_sandbox.policy.a")',
+      'local ok, s = xpcall(require, function(e) return e end, "flemma_sandbox.policy.a")',
+      'local ok, s = pcall(\n  require,\n  "flemma_sandbox.policy.a"\n)',
+      'local s = require(\n  "flemma_sandbox.policy.a"\n)',
+      "local s = package.loaded.flemma_sandbox",
+    }) do
+      h.write(t .. "/lua/flemma_sandbox/util.lua", "local M = {}\n" .. code .. "\nreturn M\n")
+      local out = select(2, check(t))
+      assert.are.equal(1, (check(t)), code)
+      assert.matches("flemma_sandbox.util %-> flemma_sandbox[%w_.]* %(line [23]%): upward", out, nil, code)
+    end
+    -- a string or a comment holding the same text is no require
+    h.write(
+      t .. "/lua/flemma_sandbox/util.lua",
+      'local M = {}\nM.s = [[pcall(require, "flemma_sandbox.policy.a")]]\n'
+        .. '--[[ require("flemma_sandbox.tools.x") ]]\nreturn M\n'
+    )
+    local code, out = check(t)
+    assert.are.equal(0, code, out)
+  end)
+
+  it("fails on a require whose module is not a literal name", function()
+    for _, code in ipairs({
+      'local name = "flemma_sandbox.policy.a"\nlocal s = require(name)',
+      'local r = require\nlocal s = r("flemma_sandbox.policy.a")',
+      'local ok, s = pcall(require, "flemma_sandbox." .. "policy.a")',
+      'local s = package.loaded["flemma_sandbox." .. "policy.a"]',
+    }) do
+      h.write(t .. "/lua/flemma_sandbox/policy/a.lua", code .. "\nreturn s\n")
+      local rc, out = check(t)
+      assert.are.equal(1, rc, code)
+      assert.matches(
+        "flemma_sandbox.policy.a %(line %d%): [%w_.]* ?[%w. ]*without a literal module name",
+        out,
+        nil,
+        code
+      )
+    end
+  end)
+
+  describe("hooks", function()
+    local ROW = "| `asker` | tools | policy | up |\n"
+    local function architecture(rows)
+      h.write(
+        t .. "/ARCHITECTURE.md",
+        "# A\n\n### Hooks\n\n| hook | set by | called by | direction |\n|---|---|---|---|\n" .. rows
+      )
+    end
+    before_each(function()
+      h.write(t .. "/lua/flemma_sandbox/hooks.lua", "local M = {}\nM.asker = nil\nreturn M\n")
+      h.write(
+        t .. "/lua/flemma_sandbox/policy/a.lua",
+        'local hooks = require("flemma_sandbox.hooks")\nlocal M = {}\n'
+          .. "function M.f() return hooks.asker and hooks.asker() end\nreturn M\n"
+      )
+      h.write(
+        t .. "/lua/flemma_sandbox/tools/x.lua",
+        'require("flemma_sandbox.hooks").asker = function() end\nreturn require("flemma_sandbox")\n'
+      )
+    end)
+
+    it("pass when declared with their direction, and fail when not declared", function()
+      architecture(ROW)
+      local code, out = check(t)
+      assert.are.equal(0, code, out)
+      h.rmdir(t .. "/ARCHITECTURE.md")
+      code, out = check(t)
+      assert.are.equal(1, code)
+      assert.matches("flemma_sandbox.policy.a %(line 3%): hooks.asker is not declared", out)
+      assert.matches("flemma_sandbox.tools.x %(line 1%): hooks.asker is not declared", out)
+      assert.matches("hook asker: in hooks.lua but not declared", out)
+    end)
+
+    it("fail on a setter or caller the row does not name, a wrong direction, a stale row", function()
+      architecture("| `asker` | chat | policy | up |\n")
+      local code, out = check(t)
+      assert.are.equal(1, code)
+      assert.matches(
+        "tools.x %(line 1%): sets hooks.asker, which ARCHITECTURE.md's Hooks table does not let tools",
+        out
+      )
+      assert.matches("hook asker: ARCHITECTURE.md says chat sets it; none does", out)
+      architecture("| `asker` | tools | backends | up |\n")
+      code, out = check(t)
+      assert.are.equal(1, code)
+      assert.matches("policy.a %(line 3%): calls hooks.asker, which", out)
+      architecture("| `asker` | tools | policy | sideways |\n")
+      code, out = check(t)
+      assert.are.equal(1, code)
+      assert.matches('hook asker: the direction column lacks "up"', out)
+      assert.matches('hook asker: the direction column says "sideways"', out)
+      architecture(ROW .. "| `gone` | tools | policy | up |\n")
+      code, out = check(t)
+      assert.are.equal(1, code)
+      assert.matches("hook gone: declared in ARCHITECTURE.md but not a field of hooks.lua", out)
+    end)
+
+    it("fail on the hooks table handed on or indexed by a variable", function()
+      architecture(ROW)
+      for _, code in ipairs({
+        'local hooks = require("flemma_sandbox.hooks")\nlocal h = hooks\nreturn h',
+        'local hooks = require("flemma_sandbox.hooks")\nlocal k = "asker"\nreturn hooks[k]',
+        'local h = require("flemma_sandbox.hooks")\nreturn h',
+      }) do
+        h.write(t .. "/lua/flemma_sandbox/policy/b.lua", code .. "\n")
+        local rc, out = check(t)
+        assert.are.equal(1, rc, code)
+        assert.matches("policy.b %(line %d%): the hooks table used other than as hooks.NAME", out, nil, code)
+      end
+    end)
+  end)
+
   it("a comment naming a module is not a require; package.loaded reads are", function()
     h.write(t .. "/lua/flemma_sandbox/util.lua", '-- see require("flemma_sandbox.policy.a")\nlocal M = {}\nreturn M\n')
     assert.are.equal(0, (check(t)))
