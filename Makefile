@@ -85,13 +85,14 @@ test: $(CORE) $(HELPER) $(PROXY) $(CLI)
 # reads .luacheckrc), the layer checker (ARCHITECTURE.md, allowlist in
 # scripts/layers.allow), the size gate, the vimdoc's config defaults
 # against the schema (make doc writes them), stylua's format check (npm: @johnnymorganz/stylua-bin,
-# reads stylua.toml) and cppcheck on the C
+# reads stylua.toml), shellcheck on the scripts git runs in its bwrap and cppcheck on the C
 lint:
 	luacheck --formatter plain --codes $(LUA_TREES)
 	$(LUAJIT) scripts/check_layers.lua
 	$(LUAJIT) scripts/check_sizes.lua
 	$(LUAJIT) scripts/config_doc.lua --check
 	stylua --check $(LUA_TREES)
+	shellcheck --shell=sh lua/flemma_sandbox/libexec/*.sh
 	cppcheck --quiet --enable=warning,performance,portability --std=c99 --error-exitcode=1 --inline-suppr --suppress=toomanyconfigs \
 	  -I csrc/shared -I csrc/core -I csrc/exec -I csrc/proxy -I csrc/cli csrc/*/*.c
 
@@ -149,7 +150,7 @@ help:
 	@echo "make            the C core, the helper, the proxy and the help tags"
 	@echo "make demo       a real sandboxed tool call, showing what was blocked"
 	@echo "make test       every spec (spec/run.sh; SUITES: spec/run.sh unit nvim ...)"
-	@echo "make lint       luacheck, the layer and size checks, the doc's drift check, stylua --check, cppcheck"
+	@echo "make lint       luacheck, the layer and size checks, the doc's drift check, stylua --check, shellcheck, cppcheck"
 	@echo "make sanitize   the unit specs with the C built under ASan and UBSan"
 	@echo "make valgrind   the C core's specs under valgrind"
 	@echo "make fuzz       the libFuzzer targets of the parsers (clang)"

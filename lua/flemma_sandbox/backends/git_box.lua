@@ -3,8 +3,17 @@
 --- binds, no network, no other process; so a link a sandboxed command
 --- planted or swapped in a tree git walks leads nowhere else.
 local core = require("flemma_sandbox.core")
+local surroundings = require("flemma_sandbox.surroundings")
 
 local M = {}
+
+--- The scripts git runs in it: files of their own beside these modules
+--- (lua/flemma_sandbox/libexec/, shipped wherever the Lua files go;
+--- shellcheck reads them in make lint), called with arguments.
+M.SCRIPTS = (surroundings.lua_dir() or ".") .. "/libexec"
+--- Where the script of a run is shown inside (read-only), off every
+--- path a caller binds.
+local SCRIPT_AT = "/.flemma-sandbox/"
 
 --- The environment git runs with in it: none of the user's or the
 --- system's config, literal pathspecs, a fixed author.
@@ -66,14 +75,18 @@ function M.hidden_covers(hidden, empty)
   return out
 end
 
---- bwrap's argv: binds (already bwrap options, in order), then
---- `sh -c script sh args...`.
+--- The path of a script of M.SCRIPTS on the host.
+---@param script string its file's name
+---@return string
+function M.script_path(script)
+  return M.SCRIPTS .. "/" .. script
+end
+
+--- bwrap's argv up to its command: binds (already bwrap options, in order).
 ---@param bwrap string
 ---@param binds string[]
----@param script string
----@param args string[]
 ---@return string[]
-function M.argv(bwrap, binds, script, args)
+local function box(bwrap, binds)
   local out = { bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv" }
   vim.list_extend(out, { "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "LC_ALL", "C" })
   for _, pair in ipairs(M.GIT_ENV) do
@@ -82,8 +95,32 @@ function M.argv(bwrap, binds, script, args)
   end
   vim.list_extend(out, system_binds())
   vim.list_extend(out, { "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp" })
-  vim.list_extend(out, binds)
+  return vim.list_extend(out, binds)
+end
+
+--- bwrap's argv: binds, then `sh -c script sh args...`.
+---@param bwrap string
+---@param binds string[]
+---@param script string
+---@param args string[]
+---@return string[]
+function M.argv(bwrap, binds, script, args)
+  local out = box(bwrap, binds)
   vim.list_extend(out, { "sh", "-c", script, "sh" })
+  return vim.list_extend(out, args)
+end
+
+--- bwrap's argv: binds, then a script of M.SCRIPTS (shown read-only) run
+--- by `sh` with args.
+---@param bwrap string
+---@param binds string[]
+---@param script string the script's file name in M.SCRIPTS
+---@param args string[]
+---@return string[]
+function M.script_argv(bwrap, binds, script, args)
+  local out = box(bwrap, binds)
+  local inside = SCRIPT_AT .. script
+  vim.list_extend(out, { "--ro-bind", M.script_path(script), inside, "sh", inside })
   return vim.list_extend(out, args)
 end
 
