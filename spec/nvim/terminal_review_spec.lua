@@ -1,8 +1,10 @@
 --- Clone mode's review seen in a real terminal (tmux, 80x24): after a
 --- chat's call changed its copy, :FlemmaSandbox diff shows the user's file
---- beside the copy's version and the changes in the quickfix list; the
---- user's file is as it was until :FlemmaSandbox apply, which brings the
---- change (control: the file before apply).
+--- beside the copy's version and the changes in the quickfix list; <CR>
+--- on an entry and :cprev show that file on both sides, and a second diff
+--- reuses the view's tab page; the user's file is as it was until
+--- :FlemmaSandbox apply, which brings the change (control: the file
+--- before apply).
 local h = require("support.helpers")
 local tmux = require("support.tmux")
 
@@ -64,9 +66,27 @@ describe("clone mode's review in a real terminal", function()
     assert.truthy(shown:find("the model changed this line", 1, true), shown)
     assert.truthy(shown:find("made in the copy", 1, true), shown)
     assert.is_nil(shown:find("Error", 1, true), shown)
+    -- <CR> on the list's second entry: that file on both sides (the copy's
+    -- side's name ends in it; the user has none yet)
+    term:keys("G", "Enter")
+    shown = term:wait_for("/new.txt ")
+    assert.truthy(shown:find("/new.txt ", 1, true), shown)
+    assert.truthy(shown:find("made", 1, true), shown)
+    assert.is_nil(shown:find("the model changed this line", 1, true), shown)
+    -- :cprev: the first one again, both sides
+    term:keys(":cprev", "Enter")
+    shown = term:wait_for("/a.txt ")
+    assert.truthy(shown:find("the model changed this line", 1, true), shown)
+    assert.truthy(shown:find("the user wrote this line", 1, true), shown)
+    -- a second diff from the chat's tab page reuses the view's
+    term:keys(":tabfirst | FlemmaSandbox diff", "Enter")
+    term:wait_for("changed in the copy")
+    term:keys(":echo 'tab pages: ' . tabpagenr('$') . ', in ' . tabpagenr()", "Enter")
+    shown = term:wait_for("tab pages: ")
+    assert.truthy(shown:find("tab pages: 2, in 2", 1, true), shown)
     term:keys(":FlemmaSandbox apply", "Enter")
     for _ = 1, 100 do
-      if h.read(proj .. "/a.txt") == "the model changed this line\n" then
+      if h.read(proj .. "/a.txt") == "the model changed this line\n" and h.read(proj .. "/new.txt") then
         break
       end
       vim.loop.sleep(100)

@@ -1,7 +1,6 @@
 --- :FlemmaSandbox diff, apply and discard: the review of clone mode's
 --- copies (workspaces.lua, review.lua) in the quickfix list and a
---- side-by-side diff that works on every Neovim (:diffthis on the user's
---- file and a scratch buffer with the copy's version).
+--- side-by-side diff that follows the list (nvim/diff_view.lua).
 local notice = require("flemma_sandbox.notice")
 local review = require("flemma_sandbox.review")
 local workspaces = require("flemma_sandbox.workspaces")
@@ -30,35 +29,11 @@ function M.summary(bufnr)
     .. " (:FlemmaSandbox diff, apply, discard)"
 end
 
---- Opens, in a new tab page, the user's file beside the copy's version.
---- The path comes from the copy's objects, which the sandbox can forge:
---- nothing is opened when it leaves the repository, goes through a link or
---- names what is no regular file (review.refused); the copy's version is
---- its blob, never a path.
+--- Shows c in the one diff view (nvim/diff_view.lua): the user's file
+--- beside the copy's version, in a tab page reused by each diff.
 ---@param c flemma_sandbox.Change
 function M.open_diff(c)
-  local refused = review.refused(c)
-  if refused then
-    return notice.say("not opened: " .. c.path .. ": " .. refused, vim.log.levels.WARN)
-  end
-  local text = review.blob(c.top, c.new_oid) or ""
-  local theirs = vim.split(text, "\n", { plain = true })
-  if theirs[#theirs] == "" then
-    theirs[#theirs] = nil
-  end
-  vim.cmd("tabnew " .. vim.fn.fnameescape(c.top .. "/" .. c.path))
-  vim.cmd("diffthis")
-  local filetype = vim.bo.filetype
-  vim.cmd("vertical rightbelow new")
-  local buf = vim.api.nvim_get_current_buf()
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].swapfile = false
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, theirs)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = filetype
-  pcall(vim.api.nvim_buf_set_name, buf, "sandbox://" .. c.remote:match("sandbox%-(.*)$") .. "/" .. c.path)
-  vim.cmd("diffthis")
+  require("flemma_sandbox.nvim.diff_view").show(c)
 end
 
 --- The chat whose copy was reviewed last (the quickfix list's), for the
@@ -117,7 +92,8 @@ end
 
 --- :FlemmaSandbox diff: the changed files in the quickfix list, and the
 --- diff of the entry under the cursor (in the quickfix window) or of the
---- first one.
+--- first one that opens, in the one diff view, which then follows the
+--- list.
 ---@param bufnr integer
 function M.diff(bufnr)
   local picked = entry_under_cursor()
@@ -132,9 +108,10 @@ function M.diff(bufnr)
     return notice.say('no copy to review: this chat works on the real tree (sandboxes.workspace = "direct")')
   end
   workspaces.changes(bufnr, function(changes, errors)
-    local items = {}
+    local items, first = {}, nil
     for _, c in ipairs(changes) do
       local refused = review.refused(c)
+      first = first or (not refused and c or nil)
       -- a path refused has no file name: the list opens nothing there
       items[#items + 1] = refused and { text = c.path .. ": not opened: " .. refused }
         or {
@@ -145,13 +122,14 @@ function M.diff(bufnr)
     end
     last_chat, listed = bufnr, changes
     vim.fn.setqflist({}, " ", { title = LIST_TITLE, items = items })
+    require("flemma_sandbox.nvim.diff_view").follow(changes, vim.fn.getqflist({ id = 0 }).id)
     if #errors > 0 then
       notice.say(errors[1], vim.log.levels.WARN)
     end
     if #items == 0 then
       return notice.say("the chat's copy has no changes that are not applied")
     end
-    M.open_diff(changes[1])
+    M.open_diff(first or changes[1])
     vim.cmd("botright copen")
   end)
 end
