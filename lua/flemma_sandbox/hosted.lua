@@ -144,7 +144,7 @@ end
 --- will take its end (M.run_ended): the records file its helper and
 --- proxy append to.
 ---@param record flemma_sandbox.WrapRecord|nil M.wrap's third value
----@return string|nil check_file for M.run_ended
+---@return flemma_sandbox.WrapRecord|nil record for M.run_ended (nil: nothing to take)
 function M.run_starts(record)
   return end_of_run.prepare(record)
 end
@@ -152,10 +152,10 @@ end
 --- After that command ended: done(stderr, records, quarantined) with what
 --- the check after a killed helper said, the run's records and what the
 --- run moved to the quarantine (run/end_of_run.lua).
----@param check_file string|nil M.run_starts's
+---@param record flemma_sandbox.WrapRecord|nil M.run_starts's
 ---@param done fun(stderr: string, recs: flemma_sandbox.Record[], quarantined: flemma_sandbox.Quarantined[])
-function M.run_ended(check_file, done)
-  end_of_run.finish(check_file, done)
+function M.run_ended(record, done)
+  end_of_run.finish(record, done)
 end
 
 return M

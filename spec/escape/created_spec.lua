@@ -88,16 +88,15 @@ describe("escape: names created during a run", function()
   end)
 
   it("the check runs whether its words go in the helper's argv or, for a large policy, in a file", function()
-    local bwrap = require("flemma_sandbox.backends.bwrap")
     -- the helper's client decides where the words go
     local client = require("flemma_sandbox.backends.helper")
     local runs = assert(require("flemma_sandbox.surroundings").state_dir("runs"))
     local saved = client.CHECK_WORDS_BYTES
     for _, limit in ipairs({ saved, 0 }) do
       client.CHECK_WORDS_BYTES = limit
-      local argv = assert(sandbox.wrap_command({ "true" }))
+      local argv, _, record = assert(sandbox.wrap_command({ "true" }))
       local mode = table.concat(argv, " "):match("%-%-check%-%a+")
-      os.remove(assert(bwrap.check_file_of(argv))) -- never run
+      os.remove(assert(record).check_file) -- never run
       local r = f.attack(w, "echo evil > .nvim.lua", { keep_host = true })
       client.CHECK_WORDS_BYTES = saved
       assert.are.equal(limit == 0 and "--check-file" or "--check-words", mode)
@@ -211,8 +210,9 @@ describe("escape: names created during a run", function()
     local records = require("flemma_sandbox.run.records")
     local check
     if not argv then
-      argv = assert(sandbox.wrap_command({ "sh", "-c", cmd }, nil))
-      check = require("flemma_sandbox.backends.helper").check_file_of(argv)
+      local _, record
+      argv, _, record = assert(sandbox.wrap_command({ "sh", "-c", cmd }, nil))
+      check = record and record.check_file
       if check then
         records.create(check)
       end

@@ -221,8 +221,8 @@ function M.attack(w, cmd, opts)
   local check
   --- The wrapped command; its records file made, as Neovim's runner does.
   local function command()
-    local argv = assert(sandbox.wrap_command({ "bash", "-c", cmd }, M.WARM and M.CHAT_BUF or nil))
-    check = require("flemma_sandbox.backends.helper").check_file_of(argv)
+    local argv, _, record = assert(sandbox.wrap_command({ "bash", "-c", cmd }, M.WARM and M.CHAT_BUF or nil))
+    check = record and record.check_file
     if check then
       records.create(check)
     end

@@ -211,13 +211,13 @@ describe("escape: resource limits and stray processes", function()
     h.sh("mkdir -p " .. h.shell_quote(mnt))
     local function run_on_small_fs(reserve)
       f.policy({ rw_paths = { "$CWD", mnt }, limits = { disk_reserve_mb = reserve } })
-      local argv = assert(sandbox.wrap_command({
+      local argv, _, record = assert(sandbox.wrap_command({
         "bash",
         "-c",
         "dd if=/dev/zero of=" .. mnt .. "/fill bs=1M count=31 2>/dev/null; sleep 5; echo survived",
       }))
       local records = require("flemma_sandbox.run.records")
-      local check = assert(require("flemma_sandbox.backends.helper").check_file_of(argv))
+      local check = assert(record).check_file
       records.create(check)
       local words = {}
       for i, word in ipairs(argv) do

@@ -14,9 +14,9 @@ describe("sandboxed execution (real bwrap)", function()
   end
 
   local function run(inner, env)
-    local argv = assert(sandbox.wrap_command(inner, nil))
+    local argv, _, record = assert(sandbox.wrap_command(inner, nil))
     assert.is_truthy(argv[1] == "bwrap" or argv[1]:match("/flemma%-sandbox%-exec$"), argv[1])
-    return h.run_wrapped(argv, env)
+    return h.run_wrapped(argv, env, nil, record)
   end
 
   before_each(function()

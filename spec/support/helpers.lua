@@ -128,15 +128,15 @@ end
 ---@param argv string[] what wrap_command made
 ---@param env? table<string, string>
 ---@param cwd? string
+---@param record? flemma_sandbox.WrapRecord wrap_command's third value
 ---@return { stdout: string, stderr: string, code: integer, records: table[] }
-function M.run_wrapped(argv, env, cwd)
+function M.run_wrapped(argv, env, cwd, record)
   local records = require("flemma_sandbox.run.records")
-  local check = require("flemma_sandbox.backends.helper").check_file_of(argv)
-  if check then
-    records.create(check)
+  if record then
+    records.create_file(record.records_file)
   end
   local r = M.run(argv, env, cwd)
-  r.records = check and records.take(check) or {}
+  r.records = record and records.take_file(record.records_file) or {}
   return r
 end
 

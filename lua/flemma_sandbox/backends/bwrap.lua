@@ -18,7 +18,6 @@ M.features = probe.features
 M.helper = client.helper
 M.helper_info = client.helper_info
 M.seccomp_arch = client.seccomp_arch
-M.check_file_of = client.check_file_of
 M.MAX_ARGS = client.MAX_ARGS
 M.LANDLOCK_SCOPE_ABI = client.LANDLOCK_SCOPE_ABI
 
@@ -306,7 +305,7 @@ function M.wrap(policy, backend_config, inner_cmd)
   for _, word in ipairs(argv) do
     out[#out + 1] = word
   end
-  return out, nil, client.wrap_record(base)
+  return out, nil, client.wrap_record(base, out, live_dir, policy.workspaces ~= nil and #policy.workspaces > 0)
 end
 
 return M

@@ -358,32 +358,39 @@ function M.check_options(policy, mask_at, base)
   return { "--check-file", file }
 end
 
---- What a wrap made for its run, beside the argv (bwrap.lua's wrap): what
---- run/end_of_run.lua needs, never read back from the argv. check_file:
---- the name of the run's records, quarantine entries and `.running`.
+--- What a wrap made for its run, made once (M.wrap_record) and returned
+--- beside the argv (bwrap.lua's wrap, through every wrap path): what the
+--- run's end (run/end_of_run.lua) and its caller need, never read back
+--- from the argv (whose first word in clone mode is the workspace view's
+--- bwrap).
 ---@class flemma_sandbox.WrapRecord
----@field check_file string
+---@field argv string[] the wrapped command: the wrap's first value
+---@field run string the run's name: its files' and its quarantine entries'
+---@field check_file string what the check after the run reads
+---@field records_file string where the helper and the proxy append the run's records
+---@field running_file string left by a helper killed before its check after the run
+---@field leftovers string[] the run's other files in the state folder, removed after it
+---@field live_dir string|nil the chat's live sandbox the call goes to
+---@field clone boolean whether the workspace view's bwrap comes first (clone mode)
 
 ---@param base string M.run_base()'s
+---@param argv? string[] the wrapped command
+---@param live_dir? string|nil
+---@param clone? boolean
 ---@return flemma_sandbox.WrapRecord
-function M.wrap_record(base)
-  return { check_file = base .. ".check" }
-end
-
---- For specs: the check file in an argv whose first word is the helper.
----@param argv string[]
----@return string|nil
-function M.check_file_of(argv)
-  if not (argv[1] or ""):match("/flemma%-sandbox%-exec$") then
-    return nil
-  end
-  for i = 2, #argv do
-    if argv[i] == "--" then
-      return nil
-    elseif argv[i] == "--check-file" or argv[i] == "--check-words" then
-      return argv[i + 1]
-    end
-  end
+function M.wrap_record(base, argv, live_dir, clone)
+  return {
+    argv = argv or {},
+    run = base:match("[^/]+$"),
+    check_file = base .. ".check",
+    records_file = base .. ".records",
+    running_file = base .. ".running",
+    -- a check file the helper never took up, one it was killed writing,
+    -- and the socket of its network proxy
+    leftovers = { base .. ".check", base .. ".new", base .. ".sock" },
+    live_dir = live_dir,
+    clone = clone == true,
+  }
 end
 
 return M

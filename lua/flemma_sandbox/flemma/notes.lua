@@ -18,7 +18,7 @@ M.MAX_DENIAL_NOTES = 20
 M.DROP_AFTER_MS = 5000
 
 ---@class flemma_sandbox.FlemmaRun
----@field check string|nil the check file hosted.run_starts gave
+---@field check flemma_sandbox.WrapRecord|nil what hosted.run_starts gave, for hosted.run_ended
 ---@field stderr string what the check after a killed helper said
 ---@field recs flemma_sandbox.Record[]
 ---@field quarantined flemma_sandbox.Quarantined[]

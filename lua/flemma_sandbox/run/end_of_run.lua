@@ -16,24 +16,15 @@ local M = {}
 --- Before the run: the records file the helper and the proxy append to,
 --- for a run the wrap made a record of (the wrap's third value: never
 --- read back from the argv, whose first word is not the helper in clone
---- mode).
+--- mode). The record, to give M.finish, or nil for a run without one.
 ---@param record flemma_sandbox.WrapRecord|nil
----@return string|nil check_file
+---@return flemma_sandbox.WrapRecord|nil
 function M.prepare(record)
-  local check = type(record) == "table" and type(record.check_file) == "string" and record.check_file or nil
-  if check then
-    records.create(check)
+  if type(record) ~= "table" or type(record.records_file) ~= "string" then
+    return nil
   end
-  return check
-end
-
---- The run's files in the state folder, once nothing writes them.
----@param check string
-local function remove_files(check)
-  local base = check:gsub("%.check$", "")
-  os.remove(check) -- a check file the helper never took up
-  os.remove(base .. ".new") -- or one it was killed writing
-  os.remove(base .. ".sock") -- and its network proxy's socket
+  records.create_file(record.records_file)
+  return record
 end
 
 --- Runs `flemma-sandbox-exec --check-after NAME.running`; done(stderr)
@@ -68,21 +59,23 @@ end
 
 --- After the run: done(stderr, records, quarantined) with what the check
 --- after a killed helper said on stderr (else ""), the run's records, and
---- what the run moved to the quarantine. Without a check file (a run not
---- through the helper) all are empty.
----@param check string|nil M.prepare's
+--- what the run moved to the quarantine; the run's files in the state
+--- folder are removed. Without a record (a run not through the helper)
+--- all are empty.
+---@param record flemma_sandbox.WrapRecord|nil M.prepare's
 ---@param done fun(stderr: string, recs: flemma_sandbox.Record[], quarantined: flemma_sandbox.Quarantined[])
-function M.finish(check, done)
-  if not check then
+function M.finish(record, done)
+  if not record then
     return done("", {}, {})
   end
   local function report(stderr)
-    remove_files(check)
-    done(stderr, records.take(check), quarantine.moved_by(check))
+    for _, file in ipairs(record.leftovers) do
+      os.remove(file)
+    end
+    done(stderr, records.take_file(record.records_file), quarantine.moved_in(record.run))
   end
-  local running = check:gsub("%.check$", ".running")
-  if core.file_type(running) then
-    check_killed_run(running, report)
+  if core.file_type(record.running_file) then
+    check_killed_run(record.running_file, report)
   else
     report("")
   end

@@ -7,6 +7,7 @@ local bwrap = require("flemma_sandbox.backends.bwrap")
 local capture = require("flemma_sandbox.run.capture")
 local end_of_run = require("flemma_sandbox.run.end_of_run")
 local proc = require("flemma_sandbox.run.proc")
+local spill = require("flemma_sandbox.run.spill")
 
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
 local uv = vim.uv or vim.loop
@@ -56,257 +57,284 @@ local SIGTERM, SIGKILL = 15, 9
 ---@type table<integer, fun(sig: integer)>
 local running = {}
 
---- The environment for a child: Neovim's own, with opts.env on top.
----@param extra table<string, string>|nil
----@return string[]
-local function environment(extra)
-  local env = vim.fn.environ()
-  for k, v in pairs(extra or {}) do
-    env[k] = v
+---@class flemma_sandbox.Job one attempt of a run (run_once), shared by its parts
+---@field argv string[] what the caller asked to run
+---@field opts flemma_sandbox.JobOpts
+---@field wrapped string[] argv as wrapped for its sandbox
+---@field ran table end_of_run.prepare's handle
+---@field out flemma_sandbox.Capture
+---@field errs flemma_sandbox.Capture
+---@field stdin userdata
+---@field stdout userdata
+---@field stderr userdata
+---@field spill flemma_sandbox.Spill
+---@field timed_out boolean
+---@field cancelled boolean
+---@field done boolean the result was reported
+---@field exit_code integer|nil nil while the process runs
+---@field term_signal integer|nil
+---@field open_streams integer streams not at EOF yet
+---@field timers userdata[]
+---@field doomed table|nil the tree's processes when it was told to stop
+---@field process userdata|nil
+---@field pid integer|nil
+---@field held_pipes table<string, boolean> our pipes' ids, to find who else holds them
+
+local function close(h)
+  if h and not h:is_closing() then
+    h:close()
   end
-  local list = {}
-  for k, v in pairs(env) do
-    list[#list + 1] = k .. "=" .. v
-  end
-  return list
 end
 
----@param argv string[]
----@param opts flemma_sandbox.JobOpts
----@return flemma_sandbox.JobHandle|nil handle, string|nil err
-local function run_once(argv, opts)
-  if type(opts) ~= "table" or type(opts.on_exit) ~= "function" then
-    error("flemma-sandbox: job.run: opts.on_exit must be a function", 2)
-  end
-  for _, key in ipairs({ "timeout_ms", "grace_ms", "output_limit" }) do
-    local v = opts[key]
-    if v ~= nil and (type(v) ~= "number" or v < 0) then
-      error(string.format("flemma-sandbox: job.run: opts.%s must be a non-negative number", key), 2)
-    end
-  end
-  if type(opts.wrap) ~= "function" then
-    error("flemma-sandbox: job.run: opts.wrap must be a function (flemma_sandbox.wrapper(bufnr) gives one)", 2)
-  end
-  -- inside the sandbox the environment is rebuilt: the wrapper passes env through
-  local wrapped, err, record = opts.wrap(argv, opts.env)
-  if not wrapped then
-    return nil, err
-  end
-  local check_file = end_of_run.prepare(record)
-  local limit = opts.output_limit or M.defaults.output_limit
-  local out, errs = capture.new(limit), capture.new(limit)
-  local stdin, stdin_fd = proc.input_pipe()
-  local stdout, stdout_fd = proc.output_pipe()
-  local stderr, stderr_fd = proc.output_pipe()
-  local timed_out, cancelled, done = false, false, false
-  local exit_code, term_signal, open_streams = nil, nil, 2
-  local timers, doomed = {}, nil
-  local process, pid
+--- Runs fn after ms, on a timer closed when the job's result is reported.
+---@param j flemma_sandbox.Job
+local function after(j, ms, fn)
+  local t = uv.new_timer()
+  j.timers[#j.timers + 1] = t
+  t:start(ms, 0, fn)
+end
 
-  local function close(h)
-    if h and not h:is_closing() then
-      h:close()
-    end
+--- The result the caller gets, from what the job saw and the check after
+--- the run.
+---@param j flemma_sandbox.Job
+---@return flemma_sandbox.JobResult
+local function result_of(j, spilled, check_err, recs, quarantined)
+  local text_out, cut_out, dropped_out = j.out:result()
+  local text_err, cut_err, dropped_err = j.errs:result()
+  local signal = j.term_signal ~= 0 and j.term_signal or nil
+  if not signal and j.exit_code > 128 and j.exit_code <= 128 + 64 then
+    signal = j.exit_code - 128 -- bwrap and shells report a signal this way
   end
-  local held_pipes = {}
+  return {
+    stdout = text_out,
+    stderr = text_err .. check_err,
+    exit_code = j.term_signal ~= 0 and 128 + j.term_signal or j.exit_code,
+    signal = signal,
+    timed_out = j.timed_out,
+    cancelled = j.cancelled,
+    truncated = cut_out or cut_err,
+    stdout_dropped = dropped_out,
+    stderr_dropped = dropped_err,
+    sandboxed = j.wrapped ~= j.argv,
+    quarantined = quarantined,
+    records = recs,
+    spill = spilled,
+  }
+end
 
-  local function after(ms, fn)
-    local t = uv.new_timer()
-    timers[#timers + 1] = t
-    t:start(ms, 0, fn)
+--- Reported once the process has exited and both streams reached EOF, so
+--- no output arrives after the result.
+---@param j flemma_sandbox.Job
+local function finish(j)
+  if j.exit_code == nil or j.open_streams > 0 or j.done then
+    return
   end
+  j.done = true
+  running[j.pid] = nil
+  for _, t in ipairs(j.timers) do
+    close(t)
+  end
+  if j.doomed then
+    proc.signal_list(j.doomed, SIGKILL)
+  end
+  local spilled = j.spill:close()
+  end_of_run.finish(j.ran, function(check_err, recs, quarantined)
+    blocked.note(recs)
+    local result = result_of(j, spilled, check_err, recs, quarantined)
+    vim.schedule(function()
+      j.opts.on_exit(result)
+    end)
+  end)
+end
 
-  local spill = opts.spill_path and io.open(opts.spill_path, "w+b")
-  local spill_max = opts.spill_max_bytes or math.huge
-  local spill_seen = 0
-  local function spill_write(data)
-    local room = spill_max - spill_seen
-    spill_seen = spill_seen + #data
-    if spill and room > 0 then
-      spill:write(#data > room and data:sub(1, room) or data)
-    end
+--- SIGTERM now, SIGKILL after the grace period unless it ended. Whatever
+--- of the tree outlives the job's own process gets SIGKILL at its exit:
+--- a stop during bwrap's setup can leave the sandbox's init orphaned.
+---@param j flemma_sandbox.Job
+local function terminate(j)
+  if j.done or j.doomed then
+    return
   end
-  --- Closes the spill file; past its cap it ends with a line saying so.
-  local function spill_close()
-    if not spill then
-      return nil
+  j.doomed = proc.descendants(j.pid)
+  proc.signal_tree(j.pid, j.doomed, SIGTERM)
+  after(j, j.opts.grace_ms or M.defaults.grace_ms, function()
+    if j.exit_code == nil then
+      proc.signal_tree(j.pid, proc.descendants(j.pid, j.doomed), SIGKILL)
     end
-    local kept = math.min(spill_seen, spill_max)
-    if spill_seen > spill_max then
-      local last = "\n"
-      if kept > 0 then
-        spill:seek("set", kept - 1)
-        last = spill:read(1) or "\n"
-        spill:seek("end")
-      end
-      spill:write(
-        string.format(
-          "%s[flemma-sandbox: output cut here: the first %d of %d bytes were kept (tools.output_file_max_bytes)]\n",
-          last == "\n" and "" or "\n",
-          kept,
-          spill_seen
-        )
+  end)
+end
+
+--- The process exited.
+---@param j flemma_sandbox.Job
+local function on_process_exit(j, code, sig)
+  j.exit_code, j.term_signal = code, sig
+  close(j.process)
+  if j.open_streams > 0 then
+    -- Something else still holds the output open. Give it the grace
+    -- period (none when we are stopping the job), then kill it; and never
+    -- wait for output forever.
+    after(j, j.doomed and 0 or (j.opts.grace_ms or M.defaults.grace_ms), function()
+      proc.signal_list(
+        vim.tbl_map(function(p)
+          return { pid = p, start = proc.start_time(p) }
+        end, proc.pipe_holders(j.held_pipes)),
+        SIGKILL
       )
-    end
-    spill:close()
-    spill = nil
-    return { kept = kept, total = spill_seen }
-  end
-
-  -- Reported once the process has exited and both streams reached EOF, so
-  -- no output arrives after the result.
-  local function finish()
-    if exit_code == nil or open_streams > 0 or done then
-      return
-    end
-    done = true
-    running[pid] = nil
-    for _, t in ipairs(timers) do
-      close(t)
-    end
-    if doomed then
-      proc.signal_list(doomed, SIGKILL)
-    end
-    local spilled = spill_close()
-    local text_out, cut_out, dropped_out = out:result()
-    local text_err, cut_err, dropped_err = errs:result()
-    local signal = term_signal ~= 0 and term_signal or nil
-    if not signal and exit_code > 128 and exit_code <= 128 + 64 then
-      signal = exit_code - 128 -- bwrap and shells report a signal this way
-    end
-    end_of_run.finish(check_file, function(check_err, recs, quarantined)
-      blocked.note(recs)
-      local result = {
-        stdout = text_out,
-        stderr = text_err .. check_err,
-        exit_code = term_signal ~= 0 and 128 + term_signal or exit_code,
-        signal = signal,
-        timed_out = timed_out,
-        cancelled = cancelled,
-        truncated = cut_out or cut_err,
-        stdout_dropped = dropped_out,
-        stderr_dropped = dropped_err,
-        sandboxed = wrapped ~= argv,
-        quarantined = quarantined,
-        records = recs,
-        spill = spilled,
-      }
-      vim.schedule(function()
-        opts.on_exit(result)
+      after(j, 1000, function()
+        close(j.stdout)
+        close(j.stderr)
+        j.open_streams = 0
+        finish(j)
       end)
     end)
   end
+  finish(j)
+end
 
-  --- SIGTERM now, SIGKILL after the grace period unless it ended. Whatever
-  --- of the tree outlives the job's own process gets SIGKILL at its exit:
-  --- a stop during bwrap's setup can leave the sandbox's init orphaned.
-  local function terminate()
-    if done or doomed then
-      return
-    end
-    doomed = proc.descendants(pid)
-    proc.signal_tree(pid, doomed, SIGTERM)
-    after(opts.grace_ms or M.defaults.grace_ms, function()
-      if exit_code == nil then
-        proc.signal_tree(pid, proc.descendants(pid, doomed), SIGKILL)
-      end
-    end)
-  end
-
-  local spawn_err
-  process, pid = uv.spawn(wrapped[1], {
-    args = { unpack(wrapped, 2) },
-    stdio = { stdin_fd or stdin, stdout_fd or stdout, stderr_fd or stderr },
-    cwd = opts.cwd,
-    env = environment(opts.env),
+--- Starts the wrapped command with the job's pipes; the child's ends of
+--- them are closed here (the child has its own copies; ours would keep EOF
+--- from ever arriving).
+---@param j flemma_sandbox.Job
+---@param fds (integer|false)[] the child's ends: stdin, stdout, stderr (false: the pipe itself)
+---@return string|nil err
+local function spawn(j, fds)
+  j.process, j.pid = uv.spawn(j.wrapped[1], {
+    args = { unpack(j.wrapped, 2) },
+    stdio = { fds[1] or j.stdin, fds[2] or j.stdout, fds[3] or j.stderr },
+    cwd = j.opts.cwd,
+    env = proc.environment(j.opts.env),
     -- own session and process group, so the whole group can be signalled
     detached = true,
   }, function(code, sig)
-    exit_code, term_signal = code, sig
-    close(process)
-    if open_streams > 0 then
-      -- Something else still holds the output open. Give it the grace
-      -- period (none when we are stopping the job), then kill it; and never
-      -- wait for output forever.
-      after(doomed and 0 or (opts.grace_ms or M.defaults.grace_ms), function()
-        proc.signal_list(
-          vim.tbl_map(function(p)
-            return { pid = p, start = proc.start_time(p) }
-          end, proc.pipe_holders(held_pipes)),
-          SIGKILL
-        )
-        after(1000, function()
-          close(stdout)
-          close(stderr)
-          open_streams = 0
-          finish()
-        end)
-      end)
-    end
-    finish()
+    on_process_exit(j, code, sig)
   end)
-  -- the child has its own copies; ours would keep EOF from ever arriving
-  for _, fd in ipairs({ stdin_fd or false, stdout_fd or false, stderr_fd or false }) do
+  for _, fd in ipairs(fds) do
     if fd then
       uv.fs_close(fd)
     end
   end
-  if not process then
-    spawn_err = pid
-    spill_close()
-    for _, h in ipairs({ stdin, stdout, stderr }) do
-      close(h)
-    end
-    end_of_run.finish(check_file, function() end)
-    return nil, string.format("cannot start %s: %s", wrapped[1], tostring(spawn_err))
+  if j.process then
+    return nil
   end
+  local spawn_err = j.pid
+  j.spill:close()
+  for _, h in ipairs({ j.stdin, j.stdout, j.stderr }) do
+    close(h)
+  end
+  end_of_run.finish(j.ran, function() end)
+  return string.format("cannot start %s: %s", j.wrapped[1], tostring(spawn_err))
+end
 
-  -- Output is consumed as it is read: vim.fn.jobstart queues every chunk
-  -- before its callback runs, which let 1 GB of output grow Neovim to 1 GB.
-  for _, stream in ipairs({ { stdout, out }, { stderr, errs } }) do
+--- Output is consumed as it is read: vim.fn.jobstart queues every chunk
+--- before its callback runs, which let 1 GB of output grow Neovim to 1 GB.
+---@param j flemma_sandbox.Job
+local function read_output(j)
+  for _, stream in ipairs({ { j.stdout, j.out }, { j.stderr, j.errs } }) do
     local pipe, cap = stream[1], stream[2]
     local id = proc.pipe_id(pipe)
     if id then
-      held_pipes[id] = true
+      j.held_pipes[id] = true
     end
     pipe:read_start(function(_, data)
       if data then
         cap:add(data)
-        spill_write(data)
+        j.spill:write(data)
       elseif not pipe:is_closing() then
         close(pipe)
-        open_streams = open_streams - 1
-        finish()
+        j.open_streams = j.open_streams - 1
+        finish(j)
       end
     end)
   end
-  if opts.stdin and opts.stdin ~= "" then
-    stdin:write(opts.stdin)
-  end
-  stdin:shutdown(function()
-    close(stdin)
-  end)
+end
 
+--- The job's handle, with its stdin written and closed and its time limit
+--- set.
+---@param j flemma_sandbox.Job
+---@return flemma_sandbox.JobHandle
+local function started(j)
+  if j.opts.stdin and j.opts.stdin ~= "" then
+    j.stdin:write(j.opts.stdin)
+  end
+  j.stdin:shutdown(function()
+    close(j.stdin)
+  end)
+  local pid = j.pid
   running[pid] = function(sig)
     proc.signal_tree(pid, proc.descendants(pid), sig)
   end
-  if opts.timeout_ms then
-    after(opts.timeout_ms, function()
-      if exit_code == nil then
-        timed_out = true
-        terminate()
+  if j.opts.timeout_ms then
+    after(j, j.opts.timeout_ms, function()
+      if j.exit_code == nil then
+        j.timed_out = true
+        terminate(j)
       end
     end)
   end
   return {
     pid = pid,
     cancel = function()
-      if exit_code == nil then
-        cancelled = true
-        terminate()
+      if j.exit_code == nil then
+        j.cancelled = true
+        terminate(j)
       end
     end,
   }
+end
+
+--- Refuses opts a run cannot use (the error names the caller of run()).
+---@param opts flemma_sandbox.JobOpts
+local function check_opts(opts)
+  if type(opts) ~= "table" or type(opts.on_exit) ~= "function" then
+    error("flemma-sandbox: job.run: opts.on_exit must be a function", 3)
+  end
+  for _, key in ipairs({ "timeout_ms", "grace_ms", "output_limit" }) do
+    local v = opts[key]
+    if v ~= nil and (type(v) ~= "number" or v < 0) then
+      error(string.format("flemma-sandbox: job.run: opts.%s must be a non-negative number", key), 3)
+    end
+  end
+  if type(opts.wrap) ~= "function" then
+    error("flemma-sandbox: job.run: opts.wrap must be a function (flemma_sandbox.wrapper(bufnr) gives one)", 3)
+  end
+end
+
+---@param argv string[]
+---@param opts flemma_sandbox.JobOpts
+---@return flemma_sandbox.JobHandle|nil handle, string|nil err
+local function run_once(argv, opts)
+  check_opts(opts)
+  -- inside the sandbox the environment is rebuilt: the wrapper passes env through
+  local wrapped, err, record = opts.wrap(argv, opts.env)
+  if not wrapped then
+    return nil, err
+  end
+  local limit = opts.output_limit or M.defaults.output_limit
+  local j = {
+    argv = argv,
+    opts = opts,
+    wrapped = wrapped,
+    ran = end_of_run.prepare(record),
+    out = capture.new(limit),
+    errs = capture.new(limit),
+    timed_out = false,
+    cancelled = false,
+    done = false,
+    open_streams = 2,
+    timers = {},
+    held_pipes = {},
+  }
+  local stdin_fd, stdout_fd, stderr_fd
+  j.stdin, stdin_fd = proc.input_pipe()
+  j.stdout, stdout_fd = proc.output_pipe()
+  j.stderr, stderr_fd = proc.output_pipe()
+  j.spill = spill.new(opts.spill_path, opts.spill_max_bytes)
+  local spawn_err = spawn(j, { stdin_fd or false, stdout_fd or false, stderr_fd or false })
+  if spawn_err then
+    return nil, spawn_err
+  end
+  read_output(j)
+  return started(j)
 end
 
 --- bwrap failed before the command started because a path it was to mount

@@ -37,11 +37,10 @@ function M.list()
   return out
 end
 
---- What one run moved, by its check file.
----@param check_file string
+--- What one run moved, by its name (flemma_sandbox.WrapRecord's run).
+---@param run string
 ---@return flemma_sandbox.Quarantined[]
-function M.moved_by(check_file)
-  local run = check_file:match("([^/]+)%.[^./]+$")
+function M.moved_in(run)
   local out = {}
   for _, q in ipairs(M.list()) do
     if q.run == run then
@@ -49,6 +48,13 @@ function M.moved_by(check_file)
     end
   end
   return out
+end
+
+--- What one run moved, by its check file.
+---@param check_file string
+---@return flemma_sandbox.Quarantined[]
+function M.moved_by(check_file)
+  return M.moved_in(check_file:match("([^/]+)%.[^./]+$"))
 end
 
 return M

@@ -20,15 +20,22 @@ end
 
 --- Makes the empty file the helper and the proxy append to. It lies in
 --- our state folder, which no sandbox can write.
----@param check_file string
+---@param path string the run's records file (flemma_sandbox.WrapRecord's records_file)
 ---@return boolean
-function M.create(check_file)
-  local f = io.open(M.path_for(check_file), "wb")
+function M.create_file(path)
+  local f = io.open(path, "wb")
   if not f then
     return false
   end
   f:close()
   return true
+end
+
+--- M.create_file by the run's check file.
+---@param check_file string
+---@return boolean
+function M.create(check_file)
+  return M.create_file(M.path_for(check_file))
 end
 
 local decode = vim and vim.json and vim.json.decode or require("cjson").decode
@@ -49,10 +56,9 @@ function M.parse(text)
 end
 
 --- Reads a run's records and removes the file.
----@param check_file string
+---@param path string the run's records file
 ---@return flemma_sandbox.Record[]
-function M.take(check_file)
-  local path = M.path_for(check_file)
+function M.take_file(path)
   local f = io.open(path, "rb")
   if not f then
     return {}
@@ -61,6 +67,13 @@ function M.take(check_file)
   f:close()
   os.remove(path)
   return M.parse(text)
+end
+
+--- M.take_file by the run's check file.
+---@param check_file string
+---@return flemma_sandbox.Record[]
+function M.take(check_file)
+  return M.take_file(M.path_for(check_file))
 end
 
 return M
