@@ -1,6 +1,7 @@
 --- Processes and pipes of a job, read from /proc: the process tree, who
 --- still holds a job's output pipe, signalling what is still the process it
---- was (PIDs get reused), and real pipes for a child's stdio.
+--- was (PIDs get reused), real pipes for a child's stdio and its
+--- environment.
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
 local uv = vim.uv or vim.loop
 
@@ -138,6 +139,21 @@ function M.input_pipe()
     end
   end
   return uv.new_pipe(false), nil
+end
+
+--- The environment for a child: Neovim's own, with opts.env on top.
+---@param extra table<string, string>|nil
+---@return string[]
+function M.environment(extra)
+  local env = vim.fn.environ()
+  for k, v in pairs(extra or {}) do
+    env[k] = v
+  end
+  local list = {}
+  for k, v in pairs(env) do
+    list[#list + 1] = k .. "=" .. v
+  end
+  return list
 end
 
 return M
