@@ -20,30 +20,8 @@ local syncing = {}
 -- The copy's making: its arguments and what it does are said in the script.
 local CREATE = "workspace_create.sh"
 
--- The sync, in two views. First ($1 the repository's path, where the copy
--- is shown, writable; the user's git folder read-only at /user.git): a
--- commit of the copy's tree as it is (refs/flemma/wip), and the user's
--- branches into the copy as refs/remotes/origin/*. The copy's own git
--- folder is named to git outright (GIT_COMMON_DIR), so nothing the
--- sandbox wrote there points git at another one; its config, which git
--- reads, the sandbox cannot write.
-local SYNC_COPY = [=[
-set -eu
-top=$1
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
-cd "$top"
-export GIT_DIR="$top/.git" GIT_COMMON_DIR="$top/.git" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/wip-index
-if [ -f "$top/.git/index" ]; then cp -p "$top/.git/index" "$GIT_INDEX_FILE"; fi
-g ls-files --stage -- .git-none >/dev/null 2>&1 || rm -f "$GIT_INDEX_FILE"
-g add -A --ignore-errors >/dev/null 2>&1 || true
-tree=$(g write-tree)
-head=$(g rev-parse -q --verify HEAD || true)
-wip=$(echo "the copy's tree after a call" | g commit-tree "$tree" ${head:+-p "$head"})
-g update-ref refs/flemma/wip "$wip"
-unset GIT_WORK_TREE GIT_INDEX_FILE
-g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules /user.git "+refs/heads/*:refs/remotes/origin/*"
-echo copied
-]=]
+-- The sync's first step: its arguments and what it does are said in the script.
+local SYNC_COPY = "workspace_sync_copy.sh"
 
 ---@class flemma_sandbox.WorkspaceSpec
 ---@field bwrap string
@@ -168,7 +146,7 @@ function M.sync(spec, name, done)
       finish("could not start bwrap to sync the chat's copy of " .. spec.top)
     end
   end
-  run(git_box.argv(spec.bwrap, M.copy_binds(spec, true, false), SYNC_COPY, { spec.top }), "copied", function()
+  run(git_box.script_argv(spec.bwrap, M.copy_binds(spec, true, false), SYNC_COPY, { spec.top }), "copied", function()
     run(hides.sync_user_argv(spec, parent, name, M.copy_binds(spec, false, true)), "synced", function(out)
       hides.held_note(out)
       finish(nil)
