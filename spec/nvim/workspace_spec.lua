@@ -179,6 +179,12 @@ describe("clone mode", function()
     assert.are.equal("the user's own\n", h.read(proj .. "/mine.txt"))
     assert.are.equal("untracked\n", h.read(proj .. "/notes.txt"))
     assert.are.equal(head, h.run({ "git", "-C", proj, "rev-parse", "HEAD", "refs/heads/master" }).stdout)
+    -- the copy's base is what was applied: its diff starts from there now
+    local copy_git = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone .. "/.git"
+    local refs = h.run({ "git", "--git-dir=" .. copy_git, "rev-parse", "refs/flemma/base", "refs/flemma/wip" })
+    local base, wip = refs.stdout:match("^(%x+)\n(%x+)")
+    assert.is_truthy(base)
+    assert.are.equal(wip, base)
     -- applied: nothing left to review
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
     assert.are.same({}, require("flemma_sandbox.review").changes_in(proj, chat))

@@ -22,6 +22,7 @@ local CREATE = "workspace_create.sh"
 
 -- The sync's first step: its arguments and what it does are said in the script.
 local SYNC_COPY = "workspace_sync_copy.sh"
+local MARK_APPLIED = "workspace_mark_applied.sh"
 
 ---@class flemma_sandbox.WorkspaceSpec
 ---@field bwrap string
@@ -159,9 +160,8 @@ end
 ---@param spec flemma_sandbox.WorkspaceSpec
 ---@return boolean
 function M.mark_applied(spec)
-  local script =
-    'GIT_DIR="$1/.git" GIT_COMMON_DIR="$1/.git" git update-ref refs/flemma/base refs/flemma/wip && echo marked'
-  local out = vim.fn.system(git_box.argv(spec.bwrap, M.copy_binds(spec, true, false), script, { spec.top }))
+  local argv = git_box.script_argv(spec.bwrap, M.copy_binds(spec, true, false), MARK_APPLIED, { spec.top })
+  local out = vim.fn.system(argv)
   return out:match("marked") ~= nil
 end
 
