@@ -8,7 +8,7 @@ local surroundings = require("flemma_sandbox.surroundings")
 local private_mod = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local repos = require("flemma_sandbox.policy.repos")
-local util = require("flemma_sandbox.util")
+local resolution = require("flemma_sandbox.policy.resolution")
 
 local M = {}
 
@@ -157,18 +157,7 @@ local function resolve_fresh(policy, bufnr, looked, others)
   local skipped = {}
   local refuse = policy.allow_home_rw ~= true and paths.opens_home or nil
   local listed = resolve_list(policy.rw_paths or {}, vars, cwd, skipped, refuse, looked)
-  local function expand(entry)
-    local expanded, err = core.expand(entry, vars)
-    if not expanded then
-      return nil, err
-    end
-    local resolved, rerr = core.resolve(expanded, cwd)
-    local raw = core.absolute(expanded, cwd)
-    looked[#looked + 1] = raw
-    looked[#looked + 1] = resolved
-    -- the path as written too: a protected symlink is protected as a link
-    return resolved, rerr, raw
-  end
+  local expand = resolution.expander(vars, cwd, looked)
   local allow_sockets = {}
   for _, entry in ipairs(policy.allow_sockets or {}) do
     local real = expand(entry)
@@ -177,14 +166,7 @@ local function resolve_fresh(policy, bufnr, looked, others)
   local private =
     private_mod.folders(protect.effective(policy.home_allow), expand, listed, allow_sockets, policy.home_writable)
   looked[#looked + 1] = private_mod.outputs_path()
-  -- /tmp and $TMPDIR as writable roots are the private ones, not the
-  -- host's; what lies inside them (a project under /tmp) is bound in
-  local bound = {}
-  for _, root in ipairs(listed) do
-    if not util.contains(private.writable, root) then
-      bound[#bound + 1] = root
-    end
-  end
+  local bound = resolution.bound_roots(listed, private)
   local rw = core.dedupe(bound)
   -- projects before dedupe: a project under /var/tmp is swallowed by
   -- /var/tmp in rw, but keeps its protected files and its secret scan
@@ -195,75 +177,16 @@ local function resolve_fresh(policy, bufnr, looked, others)
   local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
   local chat = chat_dirs.for_buffer(bufnr, policy.chat_name)
   local persist = chat_dirs.persist(chat, private, chat_dirs.overlay_paths(policy.home_overlay, expand, skipped, chat))
-  -- every chat's own folders: no command sees or writes them but through
-  -- its own chat's binds
-  local chats_base = surroundings.chats_base()
-  if chat and chats_base and core.file_type(chats_base) == nil then
-    -- made now, so a chat's first call hides it as its later ones do
-    -- (and its live sandbox's key stays the same)
-    core.make_dirs(chats_base, 448)
-  end
-  local chats_real = chats_base and core.resolve(chats_base, "/")
-  if chats_real and core.exists(chats_real) and not out_of_view(chats_real) then
-    hidden[#hidden + 1] = { path = chats_real, rule = "the chats' own folders (each chat sees only its own)" }
-  end
-  -- the live sandboxes' sockets (backends/live.lua): a socket on a
-  -- read-only bind still connects, and another chat's sandbox is another
-  -- policy
-  local live_base = chat and surroundings.state_dir("live")
-  local live_real = live_base and core.resolve(live_base, "/")
-  if live_real and core.exists(live_real) and not out_of_view(live_real) then
-    hidden[#hidden + 1] = { path = live_real, rule = "the chats' live sandboxes (their sockets)" }
-  end
-  local chat_file = surroundings.buffer_file(bufnr)
+  resolution.hide_chats_folders(chat, hidden, out_of_view)
+  local chat_file, chat_real, chat_files = resolution.chat_files_of(bufnr, others)
   -- the ".git/" rule stands for every repository in the projects
   local git_rule = false
   for _, entry in ipairs(protect.effective(policy.deny_write)) do
     git_rule = git_rule or entry == ".git/"
   end
   local found = git_rule and repos.find(projects) or repos.NONE
-  -- the chat file and the other chats that share its folder and sandbox
-  -- (sandboxes.name), sorted: the same protection whichever of them calls
-  local chat_real = chat_file and core.resolve(chat_file, "/")
-  local chat_files = { chat_real }
-  for _, file in ipairs(others) do
-    chat_files[#chat_files + 1] = file
-  end
-  table.sort(chat_files)
   local protected, watched, links = protect.protected(policy, expand, rw, chat_files, chat_real, projects, found)
-  -- what a change of would change this resolution (cache.put)
-  -- a root itself, not what is in it: the entries that matter (watched
-  -- names, rules, ".git") are looked at one by one; but what comes and
-  -- goes at a project's top, since a new folder there may hold a repository
-  for _, root in ipairs(listed) do
-    looked[#looked + 1] = root
-  end
-  for _, root in ipairs(projects) do
-    looked[#looked + 1] = root .. "/"
-  end
-  for _, list in ipairs({ protected, watched, links, hidden }) do
-    for _, r in ipairs(list) do
-      looked[#looked + 1] = r.path
-    end
-  end
-  -- what git reads hooks and links from, not the whole git folder, which
-  -- changes with every git status (index.lock)
-  for _, dot_git in ipairs(found.dot_gits) do
-    looked[#looked + 1] = dot_git
-    if core.file_type(dot_git) == "file" then
-      looked[#looked + 1] = dot_git .. "/" -- the gitdir it names
-    end
-  end
-  for _, r in ipairs(found.protect) do
-    looked[#looked + 1] = r.path
-    for _, name in ipairs({ "config", "config.worktree", "commondir" }) do
-      looked[#looked + 1] = r.path .. "/" .. name .. "/"
-    end
-  end
-  for _, file in ipairs(found.configs or {}) do
-    looked[#looked + 1] = file .. "/" -- the file itself: the home folder changes often
-  end
-  looked[#looked + 1] = chat_file
+  resolution.note_looked(looked, listed, projects, { protected, watched, links, hidden }, found, chat_file)
   local deny, ro = {}, {}
   for _, h in ipairs(hidden) do
     deny[#deny + 1] = h.path
@@ -271,25 +194,8 @@ local function resolve_fresh(policy, bufnr, looked, others)
   for _, p in ipairs(protected) do
     ro[#ro + 1] = p.path
   end
-  -- true and "allowlist": out through the proxy; "ask": the same proxy,
-  -- which asks the user about names no entry lists
-  local configured = policy.network
-  local network_mode = configured == false and "off"
-    or (configured == "host" or configured == "ask") and configured
-    or "allowlist"
-  -- the home_writable folders are made inside the private home, not
-  -- over a host folder (which the host need not have)
-  local private_paths, inner_tmpfs = {}, {}
-  for _, f in ipairs(private.folders) do
-    if not util.contains(private.inner, f.path) and not util.contains(persist.paths, f.path) then
-      private_paths[#private_paths + 1] = f.path
-    end
-  end
-  for _, path in ipairs(private.inner) do
-    if not util.contains(persist.paths, path) then
-      inner_tmpfs[#inner_tmpfs + 1] = path
-    end
-  end
+  local network_mode = resolution.network_mode_of(policy)
+  local private_paths, inner_tmpfs = resolution.private_split(private, persist)
   return {
     rw_paths = rw,
     private_paths = private_paths,
