@@ -3,6 +3,7 @@
 local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local cli = require("flemma_sandbox.cli.failure")
 local core = require("flemma_sandbox.core")
+local prompt = require("flemma_sandbox.cli.prompt")
 local sandbox = require("flemma_sandbox.cli.sandbox")
 
 local M = {}
@@ -82,7 +83,8 @@ function M.run(args)
   if not shell or shell == "" then
     shell = "/bin/sh"
   end
-  cmd = cmd or { shell }
+  -- no command: the user's shell, interactive, its prompt naming the sandbox
+  cmd = cmd or prompt.command(shell, name)
   local workspaces = require("flemma_sandbox.workspaces")
   local clone = workspaces.is_clone(bufnr)
   if clone then
