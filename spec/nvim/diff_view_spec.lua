@@ -3,7 +3,9 @@
 --- view follows the quickfix list: <CR> on an entry in the quickfix
 --- window, :cprev from the user's side and :cnext from the copy's side
 --- each show that entry's file on both sides, the user's file on the left
---- and the copy's version on the right, both in diff mode.
+--- and the copy's version on the right, both in diff mode; a closed window
+--- or tab page of the view is made again; another quickfix list is not
+--- followed.
 local h = require("support.helpers")
 local n = require("support.nvim")
 local project = require("support.project")
@@ -139,6 +141,26 @@ describe(":FlemmaSandbox diff's view", function()
     vim.cmd("cnext")
     assert_shows(second, mine(second), theirs(second))
     assert.are.equal(tabs + 1, #vim.api.nvim_list_tabpages())
+    -- the copy's window closed: the next entry makes it again
+    local view = require("flemma_sandbox.nvim.diff_view").state()
+    vim.api.nvim_win_close(view.right, true)
+    vim.api.nvim_set_current_win(view.left)
+    vim.cmd("cprev")
+    assert_shows(first, mine(first), theirs(first))
+    -- another quickfix list (say a :grep) is not followed: the copy's side
+    -- stays (control: the same jump in the view's list above)
+    vim.fn.setqflist({}, " ", { title = "grep", items = { { filename = proj .. "/" .. second, lnum = 1 } } })
+    vim.cmd("cc 1")
+    vim.wait(200)
+    local s = sides()
+    assert.are.equal(proj .. "/" .. second, s.left.name)
+    assert.matches("^sandbox://.*/" .. vim.pesc(first) .. "$", s.right.name)
+    -- the view's tab page closed: the next diff makes one again, one only
+    vim.cmd("tabclose")
+    assert.are.equal(tabs, #vim.api.nvim_list_tabpages())
+    diff(bufnr)
+    assert.are.equal(tabs + 1, #vim.api.nvim_list_tabpages())
+    assert_shows(first, mine(first), theirs(first))
     -- the user's files are as they were
     assert.are.equal("a, the user\n", h.read(proj .. "/a.txt"))
     assert.are.equal("b, the user\n", h.read(proj .. "/b.txt"))
