@@ -25,16 +25,117 @@ local added = loosening.added
 ---@field loose string[] what the layer loosens, one line each
 ---@field never string[] what is never taken from a buffer
 
---- Splits a frontmatter layer (already validated) into what tightens or
---- keeps the base config and what loosens it.
----@param layer table flemma.opt.sandbox (+ approval), shorthand expanded
----@param base flemma_sandbox.Config the config without the buffer's layer
----@return flemma_sandbox.TrustSplit
-function M.split(layer, base)
-  local tight, loose, never = {}, {}, {}
-  local function lose(text)
-    loose[#loose + 1] = text
+--- The additive lists: what the layer adds loosens.
+local ADDITIVE = { rw_paths = true, env_allow = true, allow_sockets = true, allow_domains = true }
+
+--- How each policy key splits: fn(key, value, base value, tight policy,
+--- lose); keys without an entry (and not in LOOSE_BOOLEAN) are dropped.
+---@type table<string, fun(key: string, value: any, b: any, tp: table, lose: fun(text: string))>
+local POLICY_KEY = {}
+
+POLICY_KEY.home_allow = function(key, value, _, tp, lose)
+  -- additive too, the other way round: an entry shows more, "!entry" less
+  local more = {}
+  for _, entry in ipairs(value) do
+    if entry:sub(1, 1) ~= "!" then
+      more[#more + 1] = entry
+    end
   end
+  if #more > 0 then
+    lose("policy.home_allow adds " .. table.concat(more, ", "))
+  end
+  tp[key] = {}
+  for _, entry in ipairs(value) do
+    if entry:sub(1, 1) == "!" then
+      tp[key][#tp[key] + 1] = entry
+    end
+  end
+end
+
+--- Additive lists: new entries tighten, "!entry" removes a rule.
+local function rule_list(key, value, _, tp, lose)
+  local keep, removed = {}, {}
+  for _, entry in ipairs(value) do
+    if entry:sub(1, 1) == "!" then
+      removed[#removed + 1] = entry:sub(2)
+    else
+      keep[#keep + 1] = entry
+    end
+  end
+  if #removed > 0 then
+    lose("policy." .. key .. " removes " .. table.concat(removed, ", "))
+  end
+  tp[key] = keep
+end
+POLICY_KEY.deny_read, POLICY_KEY.deny_write, POLICY_KEY.secret_files = rule_list, rule_list, rule_list
+
+POLICY_KEY.deny_domains = function(key, value, b, tp, lose)
+  -- it replaces the global list: a base entry it lacks is let through
+  local gone = added(b or {}, value)
+  if #gone > 0 then
+    lose("policy.deny_domains drops " .. table.concat(gone, ", "))
+  else
+    tp[key] = value
+  end
+end
+
+POLICY_KEY.network = function(key, value, b, tp, lose)
+  if loosening.network(b or false, value) then
+    lose("policy.network = " .. tostring(value))
+  else
+    tp[key] = value
+  end
+end
+
+POLICY_KEY.secret_scan_depth = function(key, value, b, tp, lose)
+  if value < (b or 0) then
+    lose("policy.secret_scan_depth = " .. value)
+  else
+    tp[key] = value
+  end
+end
+
+POLICY_KEY.limits = function(_, value, b, tp, lose)
+  local tl = {}
+  for name, v in pairs(value) do
+    if loosening.limit(name, (b or {})[name], v) then
+      lose("policy.limits." .. name .. " = " .. tostring(v))
+    else
+      tl[name] = v
+    end
+  end
+  tp.limits = tl
+end
+
+--- The policy part of a layer: what of it tightens (nil for nothing).
+---@return table|nil
+local function split_policy(layer, base, lose)
+  local policy, base_policy = layer.policy or {}, base.policy or {}
+  local tp = {}
+  for key, value in pairs(policy) do
+    local b = base_policy[key]
+    if ADDITIVE[key] then
+      local more = added(value, b)
+      if #more > 0 then
+        lose("policy." .. key .. " adds " .. table.concat(more, ", "))
+      else
+        tp[key] = value
+      end
+    elseif POLICY_KEY[key] then
+      POLICY_KEY[key](key, value, b, tp, lose)
+    elseif LOOSE_BOOLEAN[key] ~= nil then
+      if value == LOOSE_BOOLEAN[key] and b ~= value then
+        lose("policy." .. key .. " = " .. tostring(value))
+      else
+        tp[key] = value
+      end
+    end
+  end
+  return next(tp) and tp or nil
+end
+
+--- enabled, backend and backends.* of a layer.
+local function split_switches(layer, base, tight, lose, never)
   if layer.enabled ~= nil then
     if layer.enabled == false and base.enabled ~= false then
       lose("enabled = false")
@@ -57,132 +158,81 @@ function M.split(layer, base)
       lose("backends." .. name .. ".extra_args")
     end
   end
-  local policy, base_policy = layer.policy or {}, base.policy or {}
-  local tp = {}
-  for key, value in pairs(policy) do
-    local b = base_policy[key]
-    if key == "rw_paths" or key == "env_allow" or key == "allow_sockets" or key == "allow_domains" then
-      local more = added(value, b)
-      if #more > 0 then
-        lose("policy." .. key .. " adds " .. table.concat(more, ", "))
-      else
-        tp[key] = value
-      end
-    elseif key == "home_allow" then
-      -- additive too, the other way round: an entry shows more, "!entry" less
-      local more = {}
-      for _, entry in ipairs(value) do
-        if entry:sub(1, 1) ~= "!" then
-          more[#more + 1] = entry
-        end
-      end
-      if #more > 0 then
-        lose("policy.home_allow adds " .. table.concat(more, ", "))
-      end
-      tp[key] = {}
-      for _, entry in ipairs(value) do
-        if entry:sub(1, 1) == "!" then
-          tp[key][#tp[key] + 1] = entry
-        end
-      end
-    elseif key == "deny_read" or key == "deny_write" or key == "secret_files" then
-      -- additive lists: new entries tighten, "!entry" removes a rule
-      local keep, removed = {}, {}
-      for _, entry in ipairs(value) do
-        if entry:sub(1, 1) == "!" then
-          removed[#removed + 1] = entry:sub(2)
-        else
-          keep[#keep + 1] = entry
-        end
-      end
-      if #removed > 0 then
-        lose("policy." .. key .. " removes " .. table.concat(removed, ", "))
-      end
-      tp[key] = keep
-    elseif key == "deny_domains" then
-      -- it replaces the global list: a base entry it lacks is let through
-      local gone = added(b or {}, value)
-      if #gone > 0 then
-        lose("policy.deny_domains drops " .. table.concat(gone, ", "))
-      else
-        tp[key] = value
-      end
-    elseif key == "network" then
-      if loosening.network(b or false, value) then
-        lose("policy.network = " .. tostring(value))
-      else
-        tp[key] = value
-      end
-    elseif LOOSE_BOOLEAN[key] ~= nil then
-      if value == LOOSE_BOOLEAN[key] and b ~= value then
-        lose("policy." .. key .. " = " .. tostring(value))
-      else
-        tp[key] = value
-      end
-    elseif key == "secret_scan_depth" then
-      if value < (b or 0) then
-        lose("policy.secret_scan_depth = " .. value)
-      else
-        tp[key] = value
-      end
-    elseif key == "limits" then
-      local tl = {}
-      for name, v in pairs(value) do
-        if loosening.limit(name, (b or {})[name], v) then
-          lose("policy.limits." .. name .. " = " .. tostring(v))
-        else
-          tl[name] = v
-        end
-      end
-      tp.limits = tl
+end
+
+--- approval.* of a layer: what it tightens.
+---@return table
+local function split_approval(approval, base, lose)
+  local ta = {}
+  for tool, level in pairs(approval) do
+    local b = (base.approval or {})[tool] or "ask"
+    if (APPROVAL_RANK[level] or 0) > (APPROVAL_RANK[b] or 1) then
+      lose("approval." .. tool .. " = " .. tostring(level))
+    else
+      ta[tool] = level
     end
   end
-  if next(tp) then
-    tight.policy = tp
-  end
-  if layer.approval ~= nil then
-    local ta = {}
-    for tool, level in pairs(layer.approval) do
-      local b = (base.approval or {})[tool] or "ask"
-      if (APPROVAL_RANK[level] or 0) > (APPROVAL_RANK[b] or 1) then
-        lose("approval." .. tool .. " = " .. tostring(level))
-      else
-        ta[tool] = level
-      end
-    end
-    tight.approval = ta
-  end
-  if layer.tools ~= nil then
-    local tt = {}
-    for key, value in pairs(layer.tools) do
-      if key == "shell" then
-        never[#never + 1] = "tools.shell: a program path from a buffer is never run"
-      elseif key == "enabled" then
-        if value == true and (base.tools or {}).enabled == false then
-          lose("tools.enabled = true")
-        else
-          tt[key] = value
-        end
-      elseif util.contains(LOOSER_WHEN_LARGER, key) and value > ((base.tools or {})[key] or math.huge) then
-        lose("tools." .. key .. " = " .. tostring(value))
+  return ta
+end
+
+--- tools.* of a layer: what it tightens.
+---@return table
+local function split_tools(tools, base, lose, never)
+  local tt = {}
+  for key, value in pairs(tools) do
+    if key == "shell" then
+      never[#never + 1] = "tools.shell: a program path from a buffer is never run"
+    elseif key == "enabled" then
+      if value == true and (base.tools or {}).enabled == false then
+        lose("tools.enabled = true")
       else
         tt[key] = value
       end
+    elseif util.contains(LOOSER_WHEN_LARGER, key) and value > ((base.tools or {})[key] or math.huge) then
+      lose("tools." .. key .. " = " .. tostring(value))
+    else
+      tt[key] = value
     end
-    tight.tools = tt
+  end
+  return tt
+end
+
+--- sandboxes.* of a layer: a fresh sandbox per call, a shorter idle time,
+--- fewer running: tighter; a name shares the folders and processes of the
+--- chats of that name.
+---@return table
+local function split_sandboxes(sandboxes, base, lose)
+  local ts, bs = {}, base.sandboxes or {}
+  for key, value in pairs(sandboxes) do
+    if not loosening.sandboxes(key, bs[key], value) then
+      ts[key] = value
+    else
+      lose("sandboxes." .. key .. " = " .. tostring(value))
+    end
+  end
+  return ts
+end
+
+--- Splits a frontmatter layer (already validated) into what tightens or
+--- keeps the base config and what loosens it.
+---@param layer table flemma.opt.sandbox (+ approval), shorthand expanded
+---@param base flemma_sandbox.Config the config without the buffer's layer
+---@return flemma_sandbox.TrustSplit
+function M.split(layer, base)
+  local tight, loose, never = {}, {}, {}
+  local function lose(text)
+    loose[#loose + 1] = text
+  end
+  split_switches(layer, base, tight, lose, never)
+  tight.policy = split_policy(layer, base, lose)
+  if layer.approval ~= nil then
+    tight.approval = split_approval(layer.approval, base, lose)
+  end
+  if layer.tools ~= nil then
+    tight.tools = split_tools(layer.tools, base, lose, never)
   end
   if layer.sandboxes ~= nil then
-    -- a fresh sandbox per call, a shorter idle time, fewer running: tighter;
-    -- a name shares the folders and processes of the chats of that name
-    local ts, bs = {}, base.sandboxes or {}
-    for key, value in pairs(layer.sandboxes) do
-      if not loosening.sandboxes(key, bs[key], value) then
-        ts[key] = value
-      else
-        lose("sandboxes." .. key .. " = " .. tostring(value))
-      end
-    end
-    tight.sandboxes = ts
+    tight.sandboxes = split_sandboxes(layer.sandboxes, base, lose)
   end
   table.sort(loose)
   return { tight = tight, loose = loose, never = never }
