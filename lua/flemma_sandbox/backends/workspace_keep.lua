@@ -17,54 +17,8 @@ local M = {}
 M.KEEP_DAYS = 14
 M.PREFIX = "refs/flemma-sandbox/discarded/"
 
--- $1 the repository's path, where the copy is shown read-only, $2 the
--- chat's name, $3 the ref to make, $4 the message; the user's git folder
--- writable at /user.git. The copy's branches, wip (its work tree, just
--- committed by the sync) and base are fetched from the copy itself under
--- refs/flemma-sandbox/keeping/NAME/ (so what the sync holds back is kept
--- too), and dropped after. Nothing is kept when wip's tree is base's and
--- no commit is new to the user's repository. Else one commit with wip's
--- tree and as parents wip and the copy's other branches. The ref is made
--- new (a name taken gets -2, -3, ...).
-local KEEP = [=[
-set -eu
-top=$1 name=$2 ref=$3 msg=$4
-export GIT_DIR=/user.git
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
-r=refs/flemma-sandbox/keeping/$name
-drop() { g for-each-ref --format='delete %(refname)' "$r/" | g update-ref --stdin; }
-drop
-g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
-  --upload-pack="env GIT_COMMON_DIR=$top/.git git -c core.hooksPath=/dev/null upload-pack" "$top" \
-  "+refs/heads/*:$r/heads/*" "+refs/flemma/wip:$r/wip" "+refs/flemma/base:$r/base"
-wip=$(g rev-parse -q --verify "$r/wip^{commit}" || true)
-base=$(g rev-parse -q --verify "$r/base^{commit}" || true)
-if [ -z "$wip" ]; then drop; echo nothing; exit 0; fi
-parents=$wip
-for c in $(g for-each-ref --format='%(objecttype) %(objectname)' "$r/heads/" | sed -n 's/^commit //p'); do
-  case " $parents " in *" $c "*) continue ;; esac
-  parents="$parents $c"
-done
-changed=yes
-if [ -n "$base" ] && [ "$(g rev-parse "$wip^{tree}")" = "$(g rev-parse "$base^{tree}")" ]; then
-  heads=$(echo "$parents" | sed "s/^$wip//")
-  head=$(g rev-parse -q --verify "$wip^" || true)
-  new=$(g rev-list -n 1 $head $heads --not --exclude='refs/remotes/sandbox-*' --exclude='refs/flemma-sandbox/*' --all)
-  if [ -z "$new" ]; then changed=no; fi
-fi
-if [ "$changed" = no ]; then drop; echo nothing; exit 0; fi
-tree=$(g rev-parse "$wip^{tree}")
-set --
-for c in $parents; do set -- "$@" -p "$c"; done
-keep=$(printf '%s\n' "$msg" | g commit-tree "$tree" "$@")
-i=1 n=""
-until g update-ref "$ref$n" "$keep" "" 2>/dev/null; do
-  i=$((i + 1)) n="-$i"
-  if [ "$i" -gt 50 ]; then drop; exit 1; fi
-done
-drop
-echo "kept $ref$n"
-]=]
+-- Keeping a copy's work: its arguments and what it does are said in the script.
+local KEEP = "workspace_keep.sh"
 
 -- $@ the refs to delete (none: only the list); the user's git folder at
 -- /user.git. Prints the refs under PREFIX that are left.
@@ -147,7 +101,7 @@ function M.keep(spec, name, done, cli)
       M.KEEP_DAYS
     )
     local binds = workspace.copy_binds(spec, false, true)
-    local argv = git_box.argv(spec.bwrap, binds, KEEP, { spec.top, name, ref, message })
+    local argv = git_box.script_argv(spec.bwrap, binds, KEEP, { spec.top, name, ref, message })
     local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
       local kept = out:match("kept (%S+)")
       if kept then
