@@ -20,16 +20,8 @@ M.PREFIX = "refs/flemma-sandbox/discarded/"
 -- Keeping a copy's work: its arguments and what it does are said in the script.
 local KEEP = "workspace_keep.sh"
 
--- $@ the refs to delete (none: only the list); the user's git folder at
--- /user.git. Prints the refs under PREFIX that are left.
-local PRUNE = [=[
-set -eu
-export GIT_DIR=/user.git
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
-for r in "$@"; do g update-ref -d "$r"; done
-g for-each-ref --format='left %(refname)' refs/flemma-sandbox/discarded/
-echo listed
-]=]
+-- Pruning the kept refs: its arguments and what it does are said in the script.
+local PRUNE = "workspace_prune.sh"
 
 --- The file listing the repositories that hold kept refs (for gc).
 ---@return string|nil dir
@@ -182,7 +174,7 @@ function M.prune(bwrap, tops, now)
   for _, top in ipairs(all) do
     if core.file_type(top .. "/.git") == "directory" then
       local binds = { "--bind", top .. "/.git", "/user.git" }
-      local out = vim.fn.system(git_box.argv(bwrap, binds, PRUNE, {}))
+      local out = vim.fn.system(git_box.script_argv(bwrap, binds, PRUNE, {}))
       local old = {}
       for ref in out:gmatch("left (%S+)") do
         -- the time in the name, a -N after it when that name was taken
@@ -192,7 +184,7 @@ function M.prune(bwrap, tops, now)
         end
       end
       if #old > 0 then
-        out = vim.fn.system(git_box.argv(bwrap, binds, PRUNE, old))
+        out = vim.fn.system(git_box.script_argv(bwrap, binds, PRUNE, old))
       end
       if not out:match("listed\n$") then
         errors[#errors + 1] = "could not prune the kept work in " .. top .. ": " .. out
