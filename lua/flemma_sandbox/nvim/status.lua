@@ -129,12 +129,10 @@ function M.live_text(policy)
   return text
 end
 
---- The part both modes show: network, writable, hidden and protected
---- paths, seccomp, abstract sockets, limits.
+--- The network, and what the proxy refused and the user answered lately.
 ---@param lines string[] appended to
----@param policy flemma_sandbox.ResolvedPolicy
 ---@param network string how to describe the network
-function M.hardening(lines, policy, network)
+local function network_lines(lines, network)
   lines[#lines + 1] = "  network:    " .. network
   local refused = {}
   for _, b in ipairs(require("flemma_sandbox.run.blocked").recent()) do
@@ -152,12 +150,12 @@ function M.hardening(lines, policy, network)
   if #answers > 0 then
     lines[#lines + 1] = "  asked lately: " .. table.concat(answers, ", ")
   end
-  lines[#lines + 1] = "  privileged: "
-    .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")
-  lines[#lines + 1] = "  writable:"
-  for _, path in ipairs(policy.rw_paths) do
-    lines[#lines + 1] = "    " .. path
-  end
+end
+
+--- What the kernel enforces: seccomp, abstract sockets, limits, caps.
+---@param lines string[] appended to
+---@param policy flemma_sandbox.ResolvedPolicy
+local function kernel_lines(lines, policy)
   local bwrap = require("flemma_sandbox.backends.bwrap")
   local arch = bwrap.seccomp_arch()
   lines[#lines + 1] = "  seccomp:    "
@@ -179,23 +177,14 @@ function M.hardening(lines, policy, network)
   end
   lines[#lines + 1] = "  limits:     " .. table.concat(limits, " ")
   lines[#lines + 1] = "  caps:       " .. bwrap.caps_text(policy)
-  if policy.chat and #(policy.persist_paths or {}) > 0 then
-    local kept = {}
-    for _, path in ipairs(policy.persist_paths) do
-      kept[#kept + 1] = vim.fn.fnamemodify(path, ":~")
-    end
-    lines[#lines + 1] = string.format(
-      "  kept:       %s of chat %s, between its calls (:FlemmaSandbox reset empties them)",
-      table.concat(kept, ", "),
-      policy.chat.name
-    )
-    lines[#lines + 1] = "  sandbox:    " .. M.live_text(policy)
-  end
-  -- the rest is detail: folded in the window (zo opens it)
-  lines.details_from = #lines + 1
-  lines[#lines + 1] = "  details (zo shows them):"
-  -- the home_writable folders are made in each command, host or not: one
-  -- line of their own, not the list of host paths
+end
+
+--- The private folders (details): the home_writable folders are made in
+--- each command, host or not: one line of their own, not the list of host
+--- paths.
+---@param lines string[] appended to
+---@param policy flemma_sandbox.ResolvedPolicy
+local function private_lines(lines, policy)
   local hiding, made = {}, {}
   for _, folder in ipairs(policy.private.folders) do
     if vim.tbl_contains(policy.persist_paths or {}, folder.path) then -- luacheck: ignore 542
@@ -219,6 +208,13 @@ function M.hardening(lines, policy, network)
       lines[#lines + 1] = "    " .. path
     end
   end
+end
+
+--- Hidden and protected paths (details), the watched names, new .git, the
+--- quarantine.
+---@param lines string[] appended to
+---@param policy flemma_sandbox.ResolvedPolicy
+local function protection_lines(lines, policy)
   M.rules(lines, "hidden", policy.hidden)
   local scan = policy.secret_scan
   if scan and #scan.roots > 0 then
@@ -251,6 +247,39 @@ function M.hardening(lines, policy, network)
       lines[#lines + 1] = string.format("    %s -> %s", quarantined[i].from, quarantined[i].path)
     end
   end
+end
+
+--- The part both modes show: network, writable, hidden and protected
+--- paths, seccomp, abstract sockets, limits.
+---@param lines string[] appended to
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param network string how to describe the network
+function M.hardening(lines, policy, network)
+  network_lines(lines, network)
+  lines[#lines + 1] = "  privileged: "
+    .. (policy.allow_privileged and "yes" or "no (own user namespace, no capabilities)")
+  lines[#lines + 1] = "  writable:"
+  for _, path in ipairs(policy.rw_paths) do
+    lines[#lines + 1] = "    " .. path
+  end
+  kernel_lines(lines, policy)
+  if policy.chat and #(policy.persist_paths or {}) > 0 then
+    local kept = {}
+    for _, path in ipairs(policy.persist_paths) do
+      kept[#kept + 1] = vim.fn.fnamemodify(path, ":~")
+    end
+    lines[#lines + 1] = string.format(
+      "  kept:       %s of chat %s, between its calls (:FlemmaSandbox reset empties them)",
+      table.concat(kept, ", "),
+      policy.chat.name
+    )
+    lines[#lines + 1] = "  sandbox:    " .. M.live_text(policy)
+  end
+  -- the rest is detail: folded in the window (zo opens it)
+  lines.details_from = #lines + 1
+  lines[#lines + 1] = "  details (zo shows them):"
+  private_lines(lines, policy)
+  protection_lines(lines, policy)
 end
 
 --- Status under Flemma: what Flemma does with this buffer's commands and,
