@@ -51,6 +51,94 @@ function M.outputs_path()
   return cache and real_cwd and core.resolve(util.outputs_dir(cache, real_cwd), "/") or nil
 end
 
+--- The home_writable folders: each a fresh tmpfs inside the private home
+--- (appended to `inner` and `folders`). Whether one of them is the whole
+--- home (then it stays writable).
+---@return boolean all_writable
+local function home_writable_folders(home, expand, rw, shown, home_writable, folders, inner)
+  local all_writable = false
+  -- the folder as named under $HOME, not where a host symlink points:
+  -- the private home is a fresh tmpfs, with no such link in it
+  local named_home = core.normalize(surroundings.getenv("HOME") or "")
+  for _, entry in ipairs(home_writable or {}) do
+    local real, _, raw = expand(entry)
+    raw = raw and core.normalize(raw)
+    if raw and raw ~= named_home and core.is_within(raw, named_home) then
+      real = home .. raw:sub(#named_home + 1)
+    end
+    -- inside a writable root or a shown folder it would be made in the
+    -- host's folder (a mount point bwrap creates there, or cannot)
+    local on_host = false
+    for _, list in ipairs({ rw, shown }) do
+      for _, path in ipairs(list) do
+        on_host = on_host or (real ~= nil and core.is_within(real, path))
+      end
+    end
+    if real == home then
+      all_writable = true
+    elseif real and not on_host and core.is_within(real, home) then
+      inner[#inner + 1] = real
+      folders[#folders + 1] = {
+        path = real,
+        rule = "private home (" .. real .. " in policy.home_writable: each command has its own, thrown away after it)",
+      }
+    end
+  end
+  return all_writable
+end
+
+--- What the system needs shown in the private folders (appended to
+--- `shown`): the helper, which runs inside the sandbox (limits, seccomp),
+--- from a plugin folder in the home folder too (lazy.nvim installs under
+--- ~/.local/share); the whole outputs of earlier commands of this project,
+--- which the bash tool names for read (tools/outputs.lua: the sandbox's own
+--- output, read-only; never another project's, nor a run's with the
+--- sandbox off); what /run must keep; allow_sockets.
+---@param shown string[] appended to
+---@param allow_sockets string[]
+local function show_system(shown, allow_sockets)
+  local so = surroundings.core_so()
+  local helper = so and so:gsub("core%.so$", "flemma-sandbox-exec")
+  if helper and core.exists(helper) then
+    shown[#shown + 1] = core.resolve(helper, "/")
+  end
+  local outputs = M.outputs_path()
+  if outputs and core.exists(outputs) then
+    shown[#shown + 1] = outputs
+  end
+  for _, path in ipairs(M.RUN_SHOW) do
+    if core.exists(path) then
+      shown[#shown + 1] = path
+    end
+  end
+  for _, link in ipairs(M.ETC_LINKS) do
+    local real = core.resolve(link, "/")
+    if real and core.is_within(real, "/run") and core.exists(real) then
+      shown[#shown + 1] = real
+    end
+  end
+  for _, socket in ipairs(allow_sockets) do
+    if core.exists(socket) then
+      shown[#shown + 1] = socket
+    end
+  end
+end
+
+--- What of `shown` is inside a private folder (a bind matters only there).
+---@return string[]
+local function inside_folders(shown, folders)
+  local inside = {}
+  for _, path in ipairs(core.dedupe(shown)) do
+    for _, f in ipairs(folders) do
+      if core.is_within(path, f.path) then
+        inside[#inside + 1] = path
+        break
+      end
+    end
+  end
+  return inside
+end
+
 --- The private folders for a policy and what is shown in them.
 ---@param home_allow string[] effective entries (expanded by `expand`)
 ---@param expand fun(entry: string): string|nil
@@ -89,83 +177,15 @@ function M.folders(home_allow, expand, rw, allow_sockets, home_writable)
   if not whole_home then
     local home_rule = { path = home, rule = "private home (not in policy.home_allow)" }
     folders[#folders + 1] = home_rule
-    local all_writable = false
-    -- the folder as named under $HOME, not where a host symlink points:
-    -- the private home is a fresh tmpfs, with no such link in it
-    local named_home = core.normalize(surroundings.getenv("HOME") or "")
-    for _, entry in ipairs(home_writable or {}) do
-      local real, _, raw = expand(entry)
-      raw = raw and core.normalize(raw)
-      if raw and raw ~= named_home and core.is_within(raw, named_home) then
-        real = home .. raw:sub(#named_home + 1)
-      end
-      -- inside a writable root or a shown folder it would be made in the
-      -- host's folder (a mount point bwrap creates there, or cannot)
-      local on_host = false
-      for _, list in ipairs({ rw, shown }) do
-        for _, path in ipairs(list) do
-          on_host = on_host or (real ~= nil and core.is_within(real, path))
-        end
-      end
-      if real == home then
-        all_writable = true
-      elseif real and not on_host and core.is_within(real, home) then
-        inner[#inner + 1] = real
-        folders[#folders + 1] = {
-          path = real,
-          rule = "private home ("
-            .. real
-            .. " in policy.home_writable: each command has its own, thrown away after it)",
-        }
-      end
-    end
-    if not all_writable then
+    if not home_writable_folders(home, expand, rw, shown, home_writable, folders, inner) then
       readonly[#readonly + 1] = home
       home_rule.write_rule = "private home, read-only: nothing written there would reach the real home "
         .. "(policy.home_writable lists the folders commands may write: a chat keeps its own between its calls, "
         .. "another buffer's command gets them empty)"
     end
   end
-  -- the helper runs inside the sandbox (limits, seccomp): from a plugin
-  -- folder in the home folder too (lazy.nvim installs under ~/.local/share)
-  local so = surroundings.core_so()
-  local helper = so and so:gsub("core%.so$", "flemma-sandbox-exec")
-  if helper and core.exists(helper) then
-    shown[#shown + 1] = core.resolve(helper, "/")
-  end
-  -- the whole outputs of earlier commands of this project, which the bash
-  -- tool names for read (tools/outputs.lua): the sandbox's own output,
-  -- read-only; never another project's, nor a run's with the sandbox off
-  local outputs = M.outputs_path()
-  if outputs and core.exists(outputs) then
-    shown[#shown + 1] = outputs
-  end
-  for _, path in ipairs(M.RUN_SHOW) do
-    if core.exists(path) then
-      shown[#shown + 1] = path
-    end
-  end
-  for _, link in ipairs(M.ETC_LINKS) do
-    local real = core.resolve(link, "/")
-    if real and core.is_within(real, "/run") and core.exists(real) then
-      shown[#shown + 1] = real
-    end
-  end
-  for _, socket in ipairs(allow_sockets) do
-    if core.exists(socket) then
-      shown[#shown + 1] = socket
-    end
-  end
-  -- a bind matters only inside a private folder
-  local inside = {}
-  for _, path in ipairs(core.dedupe(shown)) do
-    for _, f in ipairs(folders) do
-      if core.is_within(path, f.path) then
-        inside[#inside + 1] = path
-        break
-      end
-    end
-  end
+  show_system(shown, allow_sockets)
+  local inside = inside_folders(shown, folders)
   return { folders = folders, shown = inside, writable = writable, inner = core.dedupe(inner), readonly = readonly }
 end
 
