@@ -112,30 +112,97 @@ local function workspace_view(policy, backend_config)
   return out
 end
 
+--- backend_config with the options every sandbox gets from this bwrap:
+--- no nested user namespaces (they reopen kernel attack surface).
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param backend_config flemma_sandbox.BwrapConfig|table
----@param inner_cmd string[]
----@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record what the run's end needs
-function M.wrap(policy, backend_config, inner_cmd)
-  local helper, herr = client.helper()
-  if not helper then
-    return nil, herr
+---@return flemma_sandbox.BwrapConfig|table
+local function hardened_config(policy, backend_config)
+  if policy.allow_privileged or not probe.features(backend_config)["disable-userns"] then
+    return backend_config
   end
-  if not policy.allow_privileged and probe.features(backend_config)["disable-userns"] then
-    -- no nested user namespaces: they reopen kernel attack surface
-    local extra = { "--disable-userns" }
-    for _, arg in ipairs(backend_config.extra_args or {}) do
-      extra[#extra + 1] = arg
-    end
-    backend_config = setmetatable({ extra_args = extra }, { __index = backend_config })
+  local extra = { "--disable-userns" }
+  for _, arg in ipairs(backend_config.extra_args or {}) do
+    extra[#extra + 1] = arg
   end
-  -- a chat's own folders, made (and checked: folders, not links) before bwrap binds them
-  if policy.chat and policy.persist_subs and #policy.persist_subs > 0 then
-    local ok, perr = chat_dirs.prepare(policy.chat, policy.persist_subs, policy.persist_copies)
-    if not ok then
-      return nil, perr
-    end
+  return setmetatable({ extra_args = extra }, { __index = backend_config })
+end
+
+--- The chat's live sandbox folder when its calls share one (nil when not).
+---@param policy flemma_sandbox.ResolvedPolicy
+---@return string|nil dir, string|nil err
+local function live_dir_of(policy)
+  if not live.wanted(policy) then
+    return nil, nil
   end
+  local dir, derr = live.dir_for(policy.chat)
+  if not dir then
+    return nil, "flemma-sandbox: no state folder for the chat's sandbox: " .. tostring(derr)
+  end
+  return dir, nil
+end
+
+--- Appends the words to list.
+---@param list string[]
+local function add(list, ...)
+  for _, word in ipairs({ ... }) do
+    list[#list + 1] = word
+  end
+end
+
+--- Appends the words of more to list (plain Lua: the wrap runs outside
+--- Neovim too, in the escape suites under LuaJIT).
+---@param list string[]
+---@param more string[]
+local function extend(list, more)
+  for _, word in ipairs(more) do
+    list[#list + 1] = word
+  end
+end
+
+--- The allowlist proxy's part: bwrap's options (its socket inside, the
+--- proxy variables) put in front of backend_config's, and the helper's
+--- proxy options. A chat's calls share its sandbox, and so its proxy.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@param live_dir string|nil
+---@param base string the run's name
+---@return flemma_sandbox.BwrapConfig|table backend_config, string[] proxy the helper's options
+local function proxy_parts(policy, backend_config, live_dir, base)
+  if not client.uses_proxy(policy) then
+    return backend_config, {}
+  end
+  local socket = live_dir and live_dir .. "/proxy.sock" or base .. ".sock"
+  local url = "http://127.0.0.1:" .. client.PROXY_PORT
+  local extra = { "--ro-bind", socket, client.PROXY_INSIDE }
+  for _, name in ipairs({ "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy" }) do
+    add(extra, "--setenv", name, url)
+  end
+  add(extra, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1", "--setenv", "no_proxy", "localhost,127.0.0.1,::1")
+  extend(extra, backend_config.extra_args or {})
+  local proxy = { "--proxy", socket }
+  for _, entry in ipairs(policy.allow_domains or {}) do
+    add(proxy, "--allow", entry)
+  end
+  for _, entry in ipairs(policy.deny_domains or {}) do
+    add(proxy, "--deny", entry)
+  end
+  if client.network_mode(policy) == "ask" and policy.ask_socket then
+    add(proxy, "--ask", policy.ask_socket)
+  end
+  return setmetatable({ extra_args = extra }, { __index = backend_config }), proxy
+end
+
+--- What bwrap mounts and sets: the policy with the pins writable, the
+--- network only in "host" mode, RAM-backed folders capped where bwrap has
+--- --size (Debian 12's 0.8 has it), and, for a chat's sandbox, no
+--- environment in bwrap's words (they make its key: the environment goes
+--- with each call, live.call_env; bwrap still clears its own).
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@param live_dir string|nil
+---@return table mounts what core.bwrap_argv reads
+local function mounts_of(policy, backend_config, live_dir)
   local mounts = policy
   if policy.pins and #policy.pins > 0 then
     mounts = setmetatable({ rw_paths = {} }, { __index = policy })
@@ -145,71 +212,32 @@ function M.wrap(policy, backend_config, inner_cmd)
       end
     end
   end
-  local base, berr = client.run_base()
-  if not base then
-    return nil, berr
-  end
-  -- a chat's calls share its sandbox, and so its proxy
-  local live_dir = nil
-  if live.wanted(policy) then
-    local derr
-    live_dir, derr = live.dir_for(policy.chat)
-    if not live_dir then
-      return nil, "flemma-sandbox: no state folder for the chat's sandbox: " .. tostring(derr)
-    end
-  end
-  local proxy = {}
-  if client.uses_proxy(policy) then
-    local socket = live_dir and live_dir .. "/proxy.sock" or base .. ".sock"
-    local url = "http://127.0.0.1:" .. client.PROXY_PORT
-    local extra = { "--ro-bind", socket, client.PROXY_INSIDE }
-    local function add(list, ...)
-      for _, word in ipairs({ ... }) do
-        list[#list + 1] = word
-      end
-    end
-    for _, name in ipairs({ "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy" }) do
-      add(extra, "--setenv", name, url)
-    end
-    add(extra, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1", "--setenv", "no_proxy", "localhost,127.0.0.1,::1")
-    add(extra, unpack(backend_config.extra_args or {}))
-    backend_config = setmetatable({ extra_args = extra }, { __index = backend_config })
-    proxy = { "--proxy", socket }
-    for _, entry in ipairs(policy.allow_domains or {}) do
-      add(proxy, "--allow", entry)
-    end
-    for _, entry in ipairs(policy.deny_domains or {}) do
-      add(proxy, "--deny", entry)
-    end
-    if client.network_mode(policy) == "ask" and policy.ask_socket then
-      add(proxy, "--ask", policy.ask_socket)
-    end
-  end
-  -- bwrap shares the host's network only in "host" mode; RAM-backed
-  -- folders are capped where bwrap has --size (Debian 12's 0.8 has it)
   local tmpfs_mb = probe.features(backend_config)["size"] and (policy.limits or {}).tmpfs_mb or nil
   mounts = setmetatable({
     network = client.network_mode(policy) == "host",
     tmpfs_size = tmpfs_mb and tmpfs_mb * 1024 * 1024 or nil,
   }, { __index = mounts })
   if live_dir and policy.env then
-    -- a chat's sandbox: the environment goes with each call (live.call_env),
-    -- not into bwrap's words, which make its key; bwrap still clears its own
     mounts = setmetatable({ env = {} }, { __index = mounts })
   end
-  local inner = client.inner(policy, helper, inner_cmd)
+  return mounts
+end
+
+--- bwrap's argv through the C core, with the position of its own "--"
+--- (an option's value may be "--" too: counted from the end), refused past
+--- what bwrap accepts: it counts every argument after its name, --args
+--- ones included (it refuses the command itself if the helper's secret
+--- masks go past it).
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param mounts table
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@param inner string[] the inner helper and the command
+---@return string[]|nil argv, integer|string dash_or_err
+local function bwrap_words(policy, mounts, backend_config, inner)
   local argv, err = core.bwrap_argv(mounts, backend_config, inner)
   if not argv then
     return nil, err
   end
-  -- bwrap's own "--" (an option's value may be "--" too: counted from the end)
-  local dash = #argv - #inner
-  local options, bytes = dash - 2, 0
-  for i = 2, dash - 1 do
-    bytes = bytes + #argv[i] + 1
-  end
-  -- bwrap counts every argument after its name, --args ones included (it
-  -- refuses the command itself if the helper's secret masks go past it)
   if #argv - 1 > client.MAX_ARGS then
     return nil,
       string.format(
@@ -220,8 +248,25 @@ function M.wrap(policy, backend_config, inner_cmd)
         #(policy.ro_paths or {})
       )
   end
-  -- bwrap's own process is visible inside the sandbox (/proc/1/environ):
-  -- it must not carry Neovim's environment
+  return argv, #argv - #inner
+end
+
+--- The helper's options in front of bwrap's argv: a clean environment
+--- for bwrap's own process (visible inside the sandbox, /proc/1/environ:
+--- it must not carry Neovim's), bwrap's options in a file when they are
+--- many, the time limit, the disk reserve the helper watches while bwrap
+--- runs, and the inotify caps set in the sandbox's own user namespace
+--- before the command runs (csrc/exec/userns_caps.h; allow_privileged has
+--- none of its own).
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param argv string[] bwrap's
+---@param dash integer position of bwrap's "--" in argv
+---@return string[]|nil front, string[]|string argv_or_err, integer|nil dash
+local function front_options(policy, argv, dash)
+  local options, bytes = dash - 2, 0
+  for i = 2, dash - 1 do
+    bytes = bytes + #argv[i] + 1
+  end
   local front = policy.env and { "--clearenv" } or {}
   if options > client.ARGS_FILE_AT or bytes > client.ARGS_FILE_BYTES then
     local file, short, ferr = client.args_file(argv, dash)
@@ -229,83 +274,124 @@ function M.wrap(policy, backend_config, inner_cmd)
       return nil, ferr
     end
     argv, dash = short, 2
-    front[#front + 1] = "--args-file"
-    front[#front + 1] = file
+    add(front, "--args-file", file)
   end
   if policy.time_limit_ms and policy.time_limit_ms > 0 then
-    front[#front + 1] = "--time-limit"
-    front[#front + 1] = string.format("%d", policy.time_limit_ms)
+    add(front, "--time-limit", string.format("%d", policy.time_limit_ms))
   end
-  local reserve = (policy.limits or {}).disk_reserve_mb
-  if reserve then
-    -- the helper watches the writable roots' free space while bwrap runs
-    front[#front + 1] = "--disk-reserve"
-    front[#front + 1] = string.format("%d", reserve)
+  local limits = policy.limits or {}
+  if limits.disk_reserve_mb then
+    add(front, "--disk-reserve", string.format("%d", limits.disk_reserve_mb))
   end
   if not policy.allow_privileged then
-    -- set in the sandbox's own user namespace before the command runs
-    -- (csrc/exec/userns_caps.h); allow_privileged has none of its own
     for _, name in ipairs({ "inotify_instances", "inotify_watches" }) do
-      local value = (policy.limits or {})[name]
-      if value then
-        front[#front + 1] = "--" .. name:gsub("_", "-")
-        front[#front + 1] = string.format("%d", value)
+      if limits[name] then
+        add(front, "--" .. name:gsub("_", "-"), string.format("%d", limits[name]))
       end
     end
+  end
+  return front, argv, dash
+end
+
+--- The helper's live options for a chat's sandbox: its folder, what a
+--- call left held between calls unless the sandbox sees only copies, the
+--- policy's fields (its key) and the call's environment. Touching the
+--- sandbox may stop another chat's (sandboxes.max_running): said here.
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param helper string
+---@param live_dir string
+---@return string[]
+local function live_words(policy, helper, live_dir)
+  local sandboxes = policy.sandboxes
+  local words = live.options(live_dir, sandboxes, live.keeps_running(policy, sandboxes))
+  extend(words, live.fields(policy))
+  extend(words, policy.env and live.call_env(policy.env) or {})
+  local capped = live.touch(helper, live_dir, policy.chat, sandboxes)
+  if capped and type(vim) == "table" then
+    require("flemma_sandbox.notice").say(
+      string.format(
+        "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",
+        capped,
+        sandboxes.max_running
+      )
+    )
+  end
+  return words
+end
+
+--- The wrapped command's first words: the helper; in clone mode behind
+--- the workspace view's bwrap, so the helper and all it starts see the
+--- chat's copies at the repositories' paths (backends/workspace.lua).
+---@param clone boolean
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@param helper string
+---@return string[]|nil words, string|nil err
+local function helper_front(clone, policy, backend_config, helper)
+  if not clone then
+    return { helper }, nil
+  end
+  local view, verr = workspace_view(policy, backend_config)
+  if not view then
+    return nil, verr
+  end
+  view[#view + 1] = helper
+  return view, nil
+end
+
+---@param policy flemma_sandbox.ResolvedPolicy
+---@param backend_config flemma_sandbox.BwrapConfig|table
+---@param inner_cmd string[]
+---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record what the run's end needs
+function M.wrap(policy, backend_config, inner_cmd)
+  local helper, herr = client.helper()
+  if not helper then
+    return nil, herr
+  end
+  backend_config = hardened_config(policy, backend_config)
+  -- a chat's own folders, made (and checked: folders, not links) before bwrap binds them
+  if policy.chat and policy.persist_subs and #policy.persist_subs > 0 then
+    local ok, perr = chat_dirs.prepare(policy.chat, policy.persist_subs, policy.persist_copies)
+    if not ok then
+      return nil, perr
+    end
+  end
+  local base, berr = client.run_base()
+  if not base then
+    return nil, berr
+  end
+  local live_dir, derr = live_dir_of(policy)
+  if derr then
+    return nil, derr
+  end
+  local proxy
+  backend_config, proxy = proxy_parts(policy, backend_config, live_dir, base)
+  local inner = client.inner(policy, helper, inner_cmd)
+  local argv, dash = bwrap_words(policy, mounts_of(policy, backend_config, live_dir), backend_config, inner)
+  if not argv then
+    return nil, dash
+  end
+  local front
+  front, argv, dash = front_options(policy, argv, dash)
+  if not front then
+    return nil, argv
   end
   -- always: the host's sockets are covered as they are right before the run
   local check, cerr = client.check_options(policy, dash - 1, base)
   if not check then
     return nil, cerr
   end
-  local out = { helper }
-  if policy.workspaces and #policy.workspaces > 0 then
-    -- clone mode: the helper and all it starts see the chat's copies at
-    -- the repositories' paths (backends/workspace.lua)
-    local view, verr = workspace_view(policy, backend_config)
-    if not view then
-      return nil, verr
-    end
-    out = view
-    out[#out + 1] = helper
+  local clone = policy.workspaces ~= nil and #policy.workspaces > 0
+  local out, verr = helper_front(clone, policy, backend_config, helper)
+  if not out then
+    return nil, verr
   end
-  if live_dir then
-    local sandboxes = policy.sandboxes
-    -- what a call left is held between calls unless the sandbox sees only copies
-    for _, word in ipairs(live.options(live_dir, sandboxes, live.keeps_running(policy, sandboxes))) do
-      out[#out + 1] = word
-    end
-    for _, word in ipairs(live.fields(policy)) do
-      out[#out + 1] = word
-    end
-    for _, word in ipairs(policy.env and live.call_env(policy.env) or {}) do
-      out[#out + 1] = word
-    end
-    local capped = live.touch(helper, live_dir, policy.chat, sandboxes)
-    if capped and type(vim) == "table" then
-      require("flemma_sandbox.notice").say(
-        string.format(
-          "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",
-          capped,
-          sandboxes.max_running
-        )
-      )
-    end
-  end
-  for _, word in ipairs(check) do
-    out[#out + 1] = word
-  end
-  for _, word in ipairs(proxy) do
-    out[#out + 1] = word
-  end
-  for _, word in ipairs(front) do
-    out[#out + 1] = word
+  for _, words in ipairs({ live_dir and live_words(policy, helper, live_dir) or {}, check, proxy, front }) do
+    extend(out, words)
   end
   out[#out + 1] = "--"
-  for _, word in ipairs(argv) do
-    out[#out + 1] = word
-  end
-  return out, nil, client.wrap_record(base, out, live_dir, policy.workspaces ~= nil and #policy.workspaces > 0)
+  extend(out, argv)
+  return out, nil, client.wrap_record(base, out, live_dir, clone)
 end
 
 return M
