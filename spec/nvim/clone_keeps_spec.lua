@@ -161,7 +161,8 @@ describe("clone mode keeps hidden files", function()
     }
     local plain = 'GIT_DIR=/user.git git fetch -q --upload-pack="env GIT_COMMON_DIR=$1/.git git upload-pack" "$1"'
       .. " +refs/heads/master:refs/control/master && echo fetched"
-    local fetched = h.run(require("flemma_sandbox.backends.git_box").argv(spec.bwrap, binds, plain, { proj }))
+    local box = require("flemma_sandbox.backends.git_box").box(spec.bwrap, binds)
+    local fetched = h.run(vim.list_extend(box, { "sh", "-c", plain, "sh", proj }))
     assert.matches("fetched", fetched.stdout, fetched.stderr)
     assert.are.equal("", git("ls-tree", "--name-only", "refs/control/master", "--", ".env.example").stdout)
     assert.are.equal(".env.example\n", git("ls-tree", "--name-only", branch, "--", ".env.example").stdout)

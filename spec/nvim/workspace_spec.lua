@@ -280,7 +280,7 @@ cat evil-git/config
       local binds =
         { "--bind", spec.clone, proj, "--ro-bind", proj .. "/.git/objects", proj .. "/.git/flemma-user-objects" }
       local naive = 'cd "$1" && GIT_DIR="$1/.git" GIT_INDEX_FILE=/tmp/i git add -A; true'
-      h.run(git_box.argv(spec.bwrap, binds, naive, { proj }))
+      h.run(vim.list_extend(git_box.box(spec.bwrap, binds), { "sh", "-c", naive, "sh", proj }))
       assert.are.equal(1, vim.fn.filereadable(spec.clone .. "/pwned"), "control: the planted filter runs")
     end
   )

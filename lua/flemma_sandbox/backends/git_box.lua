@@ -86,7 +86,7 @@ end
 ---@param bwrap string
 ---@param binds string[]
 ---@return string[]
-local function box(bwrap, binds)
+function M.box(bwrap, binds)
   local out = { bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv" }
   vim.list_extend(out, { "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "LC_ALL", "C" })
   for _, pair in ipairs(M.GIT_ENV) do
@@ -98,18 +98,6 @@ local function box(bwrap, binds)
   return vim.list_extend(out, binds)
 end
 
---- bwrap's argv: binds, then `sh -c script sh args...`.
----@param bwrap string
----@param binds string[]
----@param script string
----@param args string[]
----@return string[]
-function M.argv(bwrap, binds, script, args)
-  local out = box(bwrap, binds)
-  vim.list_extend(out, { "sh", "-c", script, "sh" })
-  return vim.list_extend(out, args)
-end
-
 --- bwrap's argv: binds, then a script of M.SCRIPTS (shown read-only) run
 --- by `sh` with args.
 ---@param bwrap string
@@ -118,7 +106,7 @@ end
 ---@param args string[]
 ---@return string[]
 function M.script_argv(bwrap, binds, script, args)
-  local out = box(bwrap, binds)
+  local out = M.box(bwrap, binds)
   local inside = SCRIPT_AT .. script
   vim.list_extend(out, { "--ro-bind", M.script_path(script), inside, "sh", inside })
   return vim.list_extend(out, args)
