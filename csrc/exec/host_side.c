@@ -110,6 +110,20 @@ static int write_live_masks(const fs_vec *masks)
     return rc;
 }
 
+/* The names a live sandbox's calls protect again (live_reprotect.h). */
+static int write_live_protected(const exec_run_watch *watch)
+{
+    fs_buf list;
+    int rc;
+
+    fs_buf_init(&list);
+    rc = exec_run_watch_protected(watch, &list);
+    if (rc == 0)
+        rc = exec_live_write(AT_FDCWD, "protected", list.data ? list.data : "", list.len);
+    fs_buf_free(&list);
+    return rc;
+}
+
 /* bwrap's first process inside the sandbox is a copy of bwrap, and the
  * sandbox can read its /proc/1/environ: so bwrap itself gets no environment
  * (the command's comes from --setenv), else Neovim's API keys would show. */
@@ -139,14 +153,6 @@ static void close_all(const fs_vec *opened)
 
     for (i = 0; i < opened->len; i++)
         close(atoi(opened->items[i]));
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Waits for bwrap, passing signals on. Past the time limit, or when a
@@ -189,39 +195,53 @@ static void kill_bwrap(pid_t child)
     kill(child, SIGKILL);
 }
 
+/* Whether a live sandbox's keeper lets a replaced name be (run_watch.h):
+ * when the last call left nothing running in it (the live folder's
+ * "quiet", its cwd: live_dir.h), nothing in the sandbox can use the name
+ * unprotected, and the next call protects it again before anything
+ * runs (live_reprotect.h). Said in the keeper's log. */
+static int protected_at_next_call(const exec_host_opts *o, const exec_run_watch *watch, const char *why)
+{
+    if (o->listen_fd <= 0 || !watch->listed || faccessat(AT_FDCWD, "quiet", F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+        return 0;
+    fprintf(stderr, "flemma-sandbox: %s while nothing ran in the sandbox: protected again at the next call\n", why);
+    return 1;
+}
+
 /* Looks at the watch; when it says stop: the reason on stderr and in the
  * records, bwrap signalled, the grace period set. 1 when it stopped the
  * command. */
-static int stop_if_watch_says(pid_t child, exec_run_watch *watch, long long *deadline, int records_fd)
+static int stop_if_watch_says(const exec_host_opts *o, pid_t child, exec_run_watch *watch, long long *deadline,
+                              int records_fd)
 {
-    char why[4500];
-    int kind = exec_run_watch_check(watch, now_ms(), why, sizeof(why));
+    char why[4600];
+    int kind = exec_run_watch_check(watch, fs_now_ms(), why, sizeof(why));
 
-    if (!kind)
+    if (kind == EXEC_WATCH_OK || (kind == EXEC_WATCH_REPLACED && protected_at_next_call(o, watch, why)))
         return 0;
+    if (kind == EXEC_WATCH_REPLACED)
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), " while it ran");
     fprintf(stderr, "flemma-sandbox: stopped: %s\n", why);
-    if (kind == 2) {
+    if (kind == EXEC_WATCH_DISK) {
         char free_mb[24], reserve_mb[24];
 
         snprintf(free_mb, sizeof(free_mb), "%llu", watch->short_free_mb);
         snprintf(reserve_mb, sizeof(reserve_mb), "%ld", watch->reserve_mb);
         fs_record(records_fd, "stopped", "reason", "disk_reserve", "why", why, "root", watch->short_root, "free_mb",
                   free_mb, "reserve_mb", reserve_mb, FS_RECORD_END);
+        kill(child, SIGTERM);
     } else {
         fs_record(records_fd, "stopped", "reason", "protection_changed", "why", why, FS_RECORD_END);
-    }
-    if (kind == 1)
         kill_bwrap(child);
-    else
-        kill(child, SIGTERM);
-    *deadline = now_ms() + GRACE_MS;
+    }
+    *deadline = fs_now_ms() + GRACE_MS;
     return 1;
 }
 
 static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opts *o, exec_run_watch *watch,
                            int records_fd, int owner_fd, pid_t *proxy, int *stopped)
 {
-    long long deadline = o->time_limit_ms > 0 ? now_ms() + o->time_limit_ms : 0;
+    long long deadline = o->time_limit_ms > 0 ? fs_now_ms() + o->time_limit_ms : 0;
     int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), status;
 
     *stopped = 0;
@@ -229,15 +249,15 @@ static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opt
         struct pollfd p[3];
         struct signalfd_siginfo info;
         int watching = *stopped == 0;
-        long wait_ms = watching ? exec_run_watch_wait_ms(watch, now_ms()) : -1;
-        long long left = deadline ? deadline - now_ms() : -1;
+        long wait_ms = watching ? exec_run_watch_wait_ms(watch, fs_now_ms()) : -1;
+        long long left = deadline ? deadline - fs_now_ms() : -1;
 
         if (deadline && left <= 0) {
             if (*stopped)
                 kill_bwrap(child);
             else
                 kill(child, SIGTERM);
-            deadline = *stopped ? 0 : now_ms() + GRACE_MS;
+            deadline = *stopped ? 0 : fs_now_ms() + GRACE_MS;
             if (!*stopped)
                 *stopped = 1;
             continue;
@@ -272,8 +292,8 @@ static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opt
             *stopped = 3;
         }
         /* an event, or the time the watch asked for */
-        if (watching && ((p[1].fd >= 0 && (p[1].revents & POLLIN)) || exec_run_watch_wait_ms(watch, now_ms()) == 0) &&
-            stop_if_watch_says(child, watch, &deadline, records_fd))
+        if (watching && ((p[1].fd >= 0 && (p[1].revents & POLLIN)) || exec_run_watch_wait_ms(watch, fs_now_ms()) == 0) &&
+            stop_if_watch_says(o, child, watch, &deadline, records_fd))
             *stopped = 2;
         while (sfd >= 0 && read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info))
             if (info.ssi_signo != SIGCHLD)
@@ -403,6 +423,8 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
     }
     /* before bwrap starts: a name replaced from now on is caught */
     exec_run_watch_init(&watch, &roots, &masks, o->disk_reserve_mb);
+    if (o->listen_fd > 0)
+        watch.listed = write_live_protected(&watch) == 0;
     child = fork();
     if (child == 0) {
         /* bwrap's --die-with-parent covers the sandbox, not bwrap: if this

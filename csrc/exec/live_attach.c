@@ -24,6 +24,7 @@
 #include "fd_io.h"
 #include "live_dir.h"
 #include "live_relay.h"
+#include "live_reprotect.h"
 #include "live_why.h"
 #include "live_wire.h"
 #include "record.h"
@@ -58,14 +59,6 @@ static int fail(live_call *c, const char *what, int errnum)
     fprintf(stderr, "flemma-sandbox-exec: %s\n", text);
     fs_record(c->records_fd, "setup_failed", "error", text, FS_RECORD_END);
     return EXIT_SETUP;
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int read_fd_all(int fd, fs_buf *out)
@@ -280,10 +273,11 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
  * (stopping one with another key first). 0, or an exit status. */
 static int find_or_start(live_call *c, const exec_host_opts *o, const char *self, char **cmd)
 {
-    long long give_up = now_ms() + REPLACE_MS, keyless_by = now_ms() + KEYLESS_MS;
+    long long give_up = fs_now_ms() + REPLACE_MS, keyless_by = fs_now_ms() + KEYLESS_MS;
     pid_t signalled = 0;
     fs_buf key, masks, fields;
-    int rc, have_key;
+    int rc, have_key, unprotected = 0;
+    char unprotected_why[4300];
 
     fs_buf_init(&key);
     fs_buf_init(&masks);
@@ -297,25 +291,30 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
         if (have_key && key.len == c->key.len && memcmp(key.data, c->key.data, key.len) == 0) {
             /* the keeper writes its masks once planned: a call right
              * after the start waits for them */
-            long long masks_by = now_ms() + REPLACE_MS;
+            long long masks_by = fs_now_ms() + REPLACE_MS;
 
-            while (exec_live_read(c->dirfd, "masks", &masks) != 0 && errno == ENOENT && now_ms() < masks_by) {
+            while (exec_live_read(c->dirfd, "masks", &masks) != 0 && errno == ENOENT && fs_now_ms() < masks_by) {
                 struct timespec pause = {0, 2 * 1000 * 1000};
 
                 nanosleep(&pause, NULL);
             }
-            if (exec_live_mask_subset(&c->mask_set, &masks)) {
-                rc = 0; /* the same sandbox, masking all this call needs: join it */
-                break;
+            if (exec_live_mask_subset(&c->mask_set, &masks) && !unprotected) {
+                /* the same sandbox, masking all this call needs: join it,
+                 * once what the host replaced is protected again */
+                if (exec_reprotect_join(c->dirfd, c->records_fd, unprotected_why, sizeof(unprotected_why)) == 0) {
+                    rc = 0;
+                    break;
+                }
+                unprotected = 1;
             }
         }
-        if (now_ms() > give_up) {
+        if (fs_now_ms() > give_up) {
             rc = fail(c, "its keeper with another policy would not stop", ETIMEDOUT);
             break;
         }
         /* no key yet: a keeper is starting; wait for it, but not for one
          * whose starter died before writing the key */
-        if ((have_key || now_ms() > keyless_by) && !signalled &&
+        if ((have_key || fs_now_ms() > keyless_by) && !signalled &&
             (signalled = exec_live_keeper_pid(c->dirfd)) > 0) {
             /* kept beside the new one: what changed can be looked up */
             exec_live_write(c->dirfd, "key.old", key.data ? key.data : "", key.len);
@@ -324,7 +323,10 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
                 fs_buf_truncate(&fields, 0);
             exec_live_write(c->dirfd, "fields.old", fields.data ? fields.data : "", fields.len);
             /* why, said here and kept for the calls it stops (live_why.h) */
-            exec_live_say_restart(c->dirfd, &c->fields, &c->mask_set, c->records_fd);
+            if (unprotected)
+                exec_reprotect_say_restart(c->dirfd, c->records_fd, unprotected_why);
+            else
+                exec_live_say_restart(c->dirfd, &c->fields, &c->mask_set, c->records_fd);
             kill(signalled, SIGTERM);
         }
         {
@@ -459,7 +461,9 @@ again:
      * at a protected name may be the sandbox's (host_side.c) */
     unlinkat(c.dirfd, "quiet", 0);
     status = exec_live_relay(conn, cmd + c.inner_at + 1, o, c.records_fd, &started, &quiet);
-    if (status >= 0 && quiet)
+    /* a name replaced while the call ran is the keeper's to stop for,
+     * however late its watch tells it: never with "quiet" in place */
+    if (status >= 0 && quiet && !exec_reprotect_changed(c.dirfd))
         exec_live_write(c.dirfd, "quiet", "1", 1);
     close(conn);
     if (status < 0 && !started && !c.started_keeper && !retried) {

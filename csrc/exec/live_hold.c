@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fd_io.h"
 
 /* how long stopping may take before what still runs is killed; and then
  * how long the killing may take */
@@ -43,14 +44,6 @@ typedef struct {
     int killing; /* the time is up: kill what may run */
     fs_buf pass; /* in a pass: each task, its state and switches */
 } hold_pass;
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A process's start time (field 22 of /proc/PID/stat), or 0. */
 static unsigned long long start_time(pid_t pid)
@@ -186,7 +179,7 @@ int exec_hold(const exec_own_process *own, int nown)
 {
     hold_pass h;
     fs_buf last;
-    long long start = now_ms();
+    long long start = fs_now_ms();
     int rc = 0;
     struct timespec pause = {0, 1000 * 1000};
 
@@ -207,9 +200,9 @@ int exec_hold(const exec_own_process *own, int nown)
         fs_buf_truncate(&last, 0);
         if (h.pass.len > 0 && fs_buf_append(&last, h.pass.data, h.pass.len) != 0)
             rc = -1;
-        else if (now_ms() - start > HOLD_MS + HOLD_KILL_MS)
+        else if (fs_now_ms() - start > HOLD_MS + HOLD_KILL_MS)
             rc = -1;
-        else if (!h.killing && now_ms() - start > HOLD_MS) {
+        else if (!h.killing && fs_now_ms() - start > HOLD_MS) {
             h.killing = 1;
             fprintf(stderr, "flemma-sandbox-exec: a process left by a call would not stop: killed\n");
         }

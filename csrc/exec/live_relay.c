@@ -20,14 +20,6 @@
 
 #define GRACE_MS 2000
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int add_word(fs_buf *b, const char *w)
 {
     return fs_buf_append(b, w, strlen(w) + 1);
@@ -68,7 +60,7 @@ static int send_signal(int conn, int sig)
 int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_fd, int *started, int *quiet)
 {
     int out[2], err[2], fds[3], sfd, status = -1, stopped = 0, broken = 0;
-    long long deadline = o->time_limit_ms > 0 ? now_ms() + o->time_limit_ms : 0;
+    long long deadline = o->time_limit_ms > 0 ? fs_now_ms() + o->time_limit_ms : 0;
     char cwd[4096];
     fs_buf req, msg;
     sigset_t set;
@@ -131,7 +123,7 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
     while (status < 0 && !broken) {
         struct pollfd p[4];
         struct signalfd_siginfo info;
-        long long left = deadline ? deadline - now_ms() : -1;
+        long long left = deadline ? deadline - fs_now_ms() : -1;
         int nfds = 0;
         char type;
 
@@ -145,7 +137,7 @@ int exec_live_relay(int conn, char **argv, const exec_host_opts *o, int records_
                 fprintf(stderr, "flemma-sandbox: stopped after %s ms (tools.max_timeout_ms)\n", ms);
                 fs_record(records_fd, "stopped", "reason", "time_limit", "ms", ms, FS_RECORD_END);
             }
-            deadline = stopped ? 0 : now_ms() + GRACE_MS;
+            deadline = stopped ? 0 : fs_now_ms() + GRACE_MS;
             stopped = 1;
             continue;
         }

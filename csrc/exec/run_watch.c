@@ -32,7 +32,10 @@ static int node_id(const char *path, char *out, size_t n)
     return 0;
 }
 
-static void add_path(exec_run_watch *w, const char *path)
+/* Watches path, kept as kind (run_watch.h): the first kind a path is
+ * added with stays (the masks come first: a secret also read-only is
+ * hidden). */
+static void add_path(exec_run_watch *w, const char *path, const char *kind)
 {
     char id[48];
 
@@ -42,8 +45,10 @@ static void add_path(exec_run_watch *w, const char *path)
         w->failed = 1; /* out of memory: a name left unwatched stops the run */
         return;
     }
-    if (fs_vec_push_str(&w->ids, id) != 0) {
-        free(w->paths.items[--w->paths.len]); /* the pair stays whole */
+    if (fs_vec_push_str(&w->ids, id) != 0 || fs_vec_push_str(&w->kinds, kind) != 0) {
+        if (w->ids.len > w->kinds.len)
+            free(w->ids.items[--w->ids.len]);
+        free(w->paths.items[--w->paths.len]); /* the triple stays whole */
         w->failed = 1;
     }
 }
@@ -101,6 +106,7 @@ void exec_run_watch_init(exec_run_watch *w, const fs_vec *pairs, const fs_vec *m
     memset(w, 0, sizeof(*w));
     fs_vec_init(&w->paths);
     fs_vec_init(&w->ids);
+    fs_vec_init(&w->kinds);
     fs_vec_init(&w->dirs);
     fs_vec_init(&w->wds);
     fs_vec_init(&w->patterns);
@@ -108,14 +114,17 @@ void exec_run_watch_init(exec_run_watch *w, const fs_vec *pairs, const fs_vec *m
     w->reserve_mb = reserve_mb;
     /* the secret masks (/dev/null over a file) and the binds by descriptor */
     for (i = 0; i + 2 < masks->len; i++)
-        if ((strcmp(masks->items[i], "--ro-bind") == 0 && strcmp(masks->items[i + 1], "/dev/null") == 0) ||
-            strcmp(masks->items[i], "--ro-bind-fd") == 0)
-            add_path(w, masks->items[i + 2]);
+        if (strcmp(masks->items[i], "--ro-bind") == 0 && strcmp(masks->items[i + 1], "/dev/null") == 0)
+            add_path(w, masks->items[i + 2], EXEC_WATCH_HIDDEN);
+        else if (strcmp(masks->items[i], "--ro-bind-fd") == 0)
+            add_path(w, masks->items[i + 2], EXEC_WATCH_READ_ONLY);
     for (i = 0; i + 1 < pairs->len; i += 2) {
         const char *key = pairs->items[i], *value = pairs->items[i + 1];
 
-        if (strcmp(key, "ro") == 0 || strcmp(key, "hidden") == 0)
-            add_path(w, value);
+        if (strcmp(key, "ro") == 0)
+            add_path(w, value, EXEC_WATCH_READ_ONLY);
+        else if (strcmp(key, "hidden") == 0)
+            add_path(w, value, EXEC_WATCH_HIDDEN);
         else if (strcmp(key, "pattern") == 0 && fs_vec_push_str(&w->patterns, value) != 0)
             w->failed = 1;
         else if (strcmp(key, "disk") == 0 && fs_vec_push_str(&w->roots, value) != 0)
@@ -188,7 +197,12 @@ static int matches_pattern(const exec_run_watch *w, const char *name)
     return 0;
 }
 
-/* What inotify reported: 1 with why set for a change that stops the run. */
+#define REPLACED_WHY "%.4000s, protected or hidden when it started, was replaced"
+
+/* What inotify reported: EXEC_WATCH_STOP with why set for a change that
+ * stops the run at once, else EXEC_WATCH_REPLACED (why: the first name)
+ * when a watched name was made again, which the caller may protect
+ * again (run_watch.h); every queued event is read. */
 static int read_events(exec_run_watch *w, char *why, size_t n)
 {
     union {
@@ -196,6 +210,7 @@ static int read_events(exec_run_watch *w, char *why, size_t n)
         char bytes[8192];
     } buf;
     ssize_t got;
+    int verdict = EXEC_WATCH_OK;
 
     while ((got = read(w->fd, buf.bytes, sizeof(buf.bytes))) > 0) {
         char *p;
@@ -208,7 +223,7 @@ static int read_events(exec_run_watch *w, char *why, size_t n)
             p += sizeof(*e) + e->len;
             if (e->mask & IN_Q_OVERFLOW) {
                 snprintf(why, n, "too many changes in the project to watch them all while it ran");
-                return 1;
+                return EXEC_WATCH_STOP;
             }
             if (e->len == 0)
                 continue;
@@ -220,16 +235,44 @@ static int read_events(exec_run_watch *w, char *why, size_t n)
             snprintf(path, sizeof(path), "%s/%s", strcmp(w->dirs.items[i], "/") == 0 ? "" : w->dirs.items[i],
                      e->name);
             if (fs_vec_contains(&w->paths, path)) {
-                snprintf(why, n, "%.4000s, protected or hidden when it started, was replaced while it ran", path);
-                return 1;
-            }
-            if (matches_pattern(w, e->name)) {
+                if (verdict == EXEC_WATCH_OK)
+                    snprintf(why, n, REPLACED_WHY, path);
+                verdict = EXEC_WATCH_REPLACED;
+            } else if (matches_pattern(w, e->name)) {
                 snprintf(why, n, "%.4000s, a name secret_files hides, was created while it ran", path);
-                return 1;
+                return EXEC_WATCH_STOP;
             }
         }
     }
-    return 0;
+    return verdict;
+}
+
+/* The names polled (no inotify) that are another file than last time:
+ * EXEC_WATCH_REPLACED with why set (the first), each taken as seen now,
+ * so one change is told once; EXEC_WATCH_STOP out of memory. */
+static int poll_names(exec_run_watch *w, char *why, size_t n)
+{
+    size_t i;
+    char id[48];
+    int verdict = EXEC_WATCH_OK;
+
+    for (i = 0; i < w->paths.len; i++) {
+        char *seen;
+
+        if (node_id(w->paths.items[i], id, sizeof(id)) != 0 || strcmp(id, w->ids.items[i]) == 0)
+            continue;
+        if (verdict == EXEC_WATCH_OK)
+            snprintf(why, n, REPLACED_WHY, w->paths.items[i]);
+        verdict = EXEC_WATCH_REPLACED;
+        seen = strdup(id);
+        if (!seen) {
+            snprintf(why, n, "out of memory while watching protected names (fail closed)");
+            return EXEC_WATCH_STOP;
+        }
+        free(w->ids.items[i]);
+        w->ids.items[i] = seen;
+    }
+    return verdict;
 }
 
 int exec_run_watch_fd(const exec_run_watch *w)
@@ -239,25 +282,20 @@ int exec_run_watch_fd(const exec_run_watch *w)
 
 int exec_run_watch_check(exec_run_watch *w, long long now_ms, char *why, size_t n)
 {
+    int verdict = EXEC_WATCH_OK;
+
     if (w->failed) {
         snprintf(why, n, "out of memory while setting up the watch of protected names (fail closed)");
-        return 1;
+        return EXEC_WATCH_STOP;
     }
-    if (w->fd >= 0 && read_events(w, why, n))
-        return 1;
+    if (w->fd >= 0)
+        verdict = read_events(w, why, n);
     if (w->fd < 0 && w->paths.len > 0 && now_ms >= w->next_poll_ms) {
-        size_t i;
-        char id[48];
-
         w->next_poll_ms = now_ms + WATCH_POLL_MS;
-        for (i = 0; i < w->paths.len; i++) {
-            if (node_id(w->paths.items[i], id, sizeof(id)) == 0 && strcmp(id, w->ids.items[i]) != 0) {
-                snprintf(why, n, "%.4000s, protected or hidden when it started, was replaced while it ran",
-                         w->paths.items[i]);
-                return 1;
-            }
-        }
+        verdict = poll_names(w, why, n);
     }
+    if (verdict != EXEC_WATCH_OK)
+        return verdict;
     if (w->reserve_mb > 0 && w->roots.len > 0 && now_ms >= w->next_disk_ms) {
         unsigned long long free_mb = 0;
         const char *root = short_of_space(w, &free_mb);
@@ -268,10 +306,23 @@ int exec_run_watch_check(exec_run_watch *w, long long now_ms, char *why, size_t 
                      root, w->reserve_mb);
             w->short_root = root;
             w->short_free_mb = free_mb;
-            return 2;
+            return EXEC_WATCH_DISK;
         }
     }
-    return 0;
+    return EXEC_WATCH_OK;
+}
+
+int exec_run_watch_protected(const exec_run_watch *w, fs_buf *out)
+{
+    size_t i;
+    int rc = 0;
+
+    fs_buf_truncate(out, 0);
+    for (i = 0; i < w->paths.len; i++)
+        rc |= fs_buf_append(out, w->kinds.items[i], strlen(w->kinds.items[i]) + 1) |
+              fs_buf_append(out, w->ids.items[i], strlen(w->ids.items[i]) + 1) |
+              fs_buf_append(out, w->paths.items[i], strlen(w->paths.items[i]) + 1);
+    return rc ? -1 : 0;
 }
 
 void exec_run_watch_free(exec_run_watch *w)
@@ -280,6 +331,7 @@ void exec_run_watch_free(exec_run_watch *w)
         close(w->fd);
     fs_vec_free(&w->paths);
     fs_vec_free(&w->ids);
+    fs_vec_free(&w->kinds);
     fs_vec_free(&w->dirs);
     fs_vec_free(&w->wds);
     fs_vec_free(&w->patterns);

@@ -19,7 +19,8 @@
 typedef struct {
     int fd;          /* inotify, or -1 (then names are polled) */
     fs_vec paths;    /* every watched name, as a path */
-    fs_vec ids;      /* per path: "DEV:INO" at the start, "" when missing */
+    fs_vec ids;      /* per path: "DEV:INO" at the start (polled: as last seen) */
+    fs_vec kinds;    /* per path: EXEC_WATCH_READ_ONLY or EXEC_WATCH_HIDDEN */
     fs_vec dirs;     /* per inotify watch: the folder (wds holds its descriptor at the same index) */
     fs_vec wds;      /* per folder: the watch descriptor, as text */
     fs_vec patterns; /* secret name patterns: a new file matching one in a watched folder */
@@ -27,9 +28,21 @@ typedef struct {
     long reserve_mb; /* 0: no free-space check */
     long long next_poll_ms, next_disk_ms;
     int failed;                   /* a name, pattern or root could not be kept (out of memory): stop */
+    int listed;                   /* the names are in the live sandbox's "protected" (live_reprotect.h) */
     const char *short_root;       /* after a stop for disk space: the root short of it (in roots) */
     unsigned long long short_free_mb; /* and its free space then */
 } exec_run_watch;
+
+/* How a watched name is protected in the sandbox: bound read-only onto
+ * itself, or hidden (/dev/null over a file, a tmpfs over a folder). */
+#define EXEC_WATCH_READ_ONLY "ro"
+#define EXEC_WATCH_HIDDEN "hidden"
+
+/* What exec_run_watch_check found. */
+#define EXEC_WATCH_OK 0
+#define EXEC_WATCH_STOP 1     /* stop the command now (why says) */
+#define EXEC_WATCH_DISK 2     /* a writable root ran short of space */
+#define EXEC_WATCH_REPLACED 3 /* a watched name was made again (why: the first) */
 
 /* Sets up the watch from the check file's pairs (ro, hidden, secrets,
  * pattern, disk: a writable root on the host's disk) and the masks the helper planned (secret masks and binds by
@@ -46,12 +59,20 @@ long exec_run_watch_wait_ms(const exec_run_watch *w, long long now_ms);
  * once (inotify's), or -1. */
 int exec_run_watch_fd(const exec_run_watch *w);
 
-/* Looks at what happened since the last call: 1 with why filled when the
- * command must stop now because a name was replaced or appeared, or the
- * watch could not be set up whole (failed), 2 when a
- * writable root ran short of space (then short_root and short_free_mb say
- * which), else 0. */
+/* Looks at what happened since the last call: EXEC_WATCH_STOP with why
+ * filled when the command must stop now (a new name secret_files hides,
+ * too many events, the watch not set up whole), EXEC_WATCH_REPLACED when
+ * a protected or hidden name was made again (saved by rename: the
+ * sandbox sees the new file unprotected, a bind holding the old one; a
+ * fresh run stops, a live sandbox that runs nothing has it protected
+ * again at its next call, live_reprotect.h), EXEC_WATCH_DISK when a
+ * writable root ran short of space (then short_root and short_free_mb
+ * say which), else EXEC_WATCH_OK. */
 int exec_run_watch_check(exec_run_watch *w, long long now_ms, char *why, size_t n);
+
+/* The watched names as "KIND\0DEV:INO\0PATH\0" triples into out
+ * (replaced), as last seen: 0, or -1 out of memory. */
+int exec_run_watch_protected(const exec_run_watch *w, fs_buf *out);
 
 void exec_run_watch_free(exec_run_watch *w);
 

@@ -53,14 +53,6 @@ int proxy_shared_init(proxy_shared *s)
     return pthread_mutex_init(&s->lock, NULL);
 }
 
-static long long now_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 
 /* The line on stdout (the run's stderr, for people) and the record (for
  * Neovim) of a refusal: kind is "blocked" or "unreachable". */
@@ -97,7 +89,7 @@ static void refuse(conn *c, int code, const char *reason, int blocked)
 /* Reads until the head is whole: 0, or -1 with c->why set. */
 static int read_head(conn *c)
 {
-    long long deadline = now_ms() + HEAD_TIMEOUT_MS;
+    long long deadline = fs_now_ms() + HEAD_TIMEOUT_MS;
     fs_err err;
 
     for (;;) {
@@ -113,7 +105,7 @@ static int read_head(conn *c)
         }
         p.fd = c->client;
         p.events = POLLIN;
-        if (now_ms() >= deadline || poll(&p, 1, (int)(deadline - now_ms())) <= 0) {
+        if (fs_now_ms() >= deadline || poll(&p, 1, (int)(deadline - fs_now_ms())) <= 0) {
             snprintf(c->why, sizeof(c->why), "no whole request within %d s", HEAD_TIMEOUT_MS / 1000);
             return -1;
         }
@@ -264,7 +256,7 @@ static long long send_head(conn *c)
  * Bytes that are not TLS go on unchecked. */
 static int check_server_name(conn *c)
 {
-    long long deadline = now_ms() + HEAD_TIMEOUT_MS;
+    long long deadline = fs_now_ms() + HEAD_TIMEOUT_MS;
     char name[256];
 
     c->have -= c->req.head_len;
@@ -287,7 +279,7 @@ static int check_server_name(conn *c)
         }
         p.fd = c->client;
         p.events = POLLIN;
-        if (now_ms() >= deadline || poll(&p, 1, (int)(deadline - now_ms())) <= 0 ||
+        if (fs_now_ms() >= deadline || poll(&p, 1, (int)(deadline - fs_now_ms())) <= 0 ||
             (got = recv(c->client, c->head + c->have, sizeof(c->head) - c->have, 0)) <= 0) {
             snprintf(c->why, sizeof(c->why), "no TLS hello to %.255s within %d s", c->req.host,
                      HEAD_TIMEOUT_MS / 1000);
@@ -305,7 +297,7 @@ static int ask_user(conn *c)
 {
     char line[320], answer[16];
     size_t got = 0;
-    long long deadline = now_ms() + ASK_TIMEOUT_MS;
+    long long deadline = fs_now_ms() + ASK_TIMEOUT_MS;
     fs_vec *kept;
     int fd, n, yes, full;
 
@@ -337,7 +329,7 @@ static int ask_user(conn *c)
          * down its sending side may still wait for the reply */
         p[1].fd = c->client;
         p[1].events = 0;
-        if (now_ms() >= deadline || poll(p, 2, (int)(deadline - now_ms())) <= 0) {
+        if (fs_now_ms() >= deadline || poll(p, 2, (int)(deadline - fs_now_ms())) <= 0) {
             snprintf(c->why, sizeof(c->why), "%.255s is not in allow_domains, and the user did not answer within %d s",
                      c->req.host, ASK_TIMEOUT_MS / 1000);
             close(fd);

@@ -1,5 +1,6 @@
 /* The "reached" records of flemma-sandbox-proxy (proxy_conn.h). */
 #define _GNU_SOURCE
+#include "fd_io.h"
 #include "proxy_conn.h"
 
 #include <stdio.h>
@@ -10,17 +11,9 @@
 
 #define REACHED_AGAIN_MS 1000
 
-static long long now_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 void proxy_say_reached(proxy_shared *s, const char *host, unsigned port)
 {
-    long long now = now_ms();
+    long long now = fs_now_ms();
     char port_text[8];
     unsigned i, seen = 0;
 

@@ -1,6 +1,7 @@
 /* The proxy's relay between a client and its upstream (proxy_relay.h). */
 #define _GNU_SOURCE
 #include "proxy_relay.h"
+#include "fd_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,14 +23,6 @@ typedef struct {
     int shut;    /* `to` was shut down after that */
     long long left; /* bytes `from` may still send; -1: no limit */
 } relay_way;
-
-static long long now_ms(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* Moves what can move on one way: -1 on error, 1 when bytes moved. */
 static int step(relay_way *w, short from_events, short to_events)
@@ -83,7 +76,7 @@ static int step(relay_way *w, short from_events, short to_events)
 void proxy_relay(int client, int upstream, long long client_left, long long idle_ms)
 {
     relay_way way[2];
-    long long last = now_ms();
+    long long last = fs_now_ms();
     int i;
 
     memset(way, 0, sizeof(way));
@@ -128,8 +121,8 @@ void proxy_relay(int client, int upstream, long long client_left, long long idle
         if (moved < 0)
             break;
         if (moved)
-            last = now_ms();
-        else if (now_ms() - last > idle_ms)
+            last = fs_now_ms();
+        else if (fs_now_ms() - last > idle_ms)
             break;
     }
     for (i = 0; i < 2; i++) {

@@ -1,6 +1,7 @@
 /* Small descriptor and file helpers shared by the core, flemma-sandbox-exec
  * and flemma-sandbox-proxy: a whole write, a connection to a unix socket by
- * path, the close-on-exec sweep, a file's node id. No state. */
+ * path, the close-on-exec sweep, a file's node id, the monotonic clock.
+ * No state. */
 #ifndef FS_FD_IO_H
 #define FS_FD_IO_H
 
@@ -24,5 +25,8 @@ void fs_cloexec_from(int lowfd);
 /* "DEV:INO" of the entry at path (not following a symlink) into out (48
  * bytes are enough); -1 when it does not exist. */
 int fs_node_id(const char *path, char *out, size_t n);
+
+/* Milliseconds of CLOCK_MONOTONIC: for deadlines and waits. */
+long long fs_now_ms(void);
 
 #endif

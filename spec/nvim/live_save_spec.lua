@@ -4,8 +4,12 @@
 --- file renamed over the old one), the next call still sees the process.
 --- A chat buffer is written in place ('backupcopy' "yes", buffer-local,
 --- nvim/autocmds.lua), so the chat file's read-only bind in the sandbox
---- stays. Control: with 'backupcopy' "no" forced for the buffer the save
---- replaces the file, and the sandbox stops (fail closed, run_watch.c).
+--- stays. With 'backupcopy' "no" forced for the buffer the save replaces
+--- the file: the sandbox lives on (nothing ran in it then) and the next
+--- call binds the new file read-only before its command runs
+--- (live_reprotect.h); so for a protected .mcp.json and a hidden .envrc
+--- saved by rename while a loop the first call left is held. Control:
+--- with neither protected, the same loop writes and reads them.
 local h = require("support.helpers")
 local n = require("support.nvim")
 local approval = require("flemma_sandbox.questions")
@@ -143,11 +147,85 @@ describe("saving a chat between calls of its live sandbox", function()
     assert.are.equal("yes", vim.api.nvim_buf_get_option(buf, "backupcopy"), "a chat buffer writes in place")
   end)
 
-  it("control: with 'backupcopy' no forced for the buffer, the save replaces the file and the sandbox stops", function()
-    local buf, path, pid, marker = chat_that_left_a_process()
-    vim.api.nvim_buf_set_option(buf, "backupcopy", "no")
-    assert.is_false(save(buf, path), "a new file renamed over the chat")
-    assert.are.same({}, n.survivors({ pid }), "the sandbox stopped, and what it held with it")
-    assert.are.equal("gone", look_again(buf, marker))
+  --- Adds a call running command to the chat, runs it; its output.
+  local function call(buf, id, command)
+    local lines = { "@You:", "go on", "" }
+    vim.list_extend(lines, use_lines(id, command))
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+    run_calls(buf)
+    return result_of(buf, id)
+  end
+
+  --- Writes content to path by a new file renamed over it, as an editor
+  --- saves; the file is another one after (its inode).
+  local function save_by_rename(path, content)
+    local before = uv.fs_stat(path).ino
+    h.write(path .. ".new", content)
+    assert.is_true(os.rename(path .. ".new", path))
+    assert.are_not.equal(before, uv.fs_stat(path).ino)
+  end
+
+  it(
+    "with 'backupcopy' no the save replaces the chat file: the sandbox lives on, the new one read-only to it",
+    function()
+      local buf, path, pid, marker = chat_that_left_a_process()
+      vim.api.nvim_buf_set_option(buf, "backupcopy", "no")
+      assert.is_false(save(buf, path), "a new file renamed over the chat")
+      n.pause(500) -- the keeper's watch sees the rename at once (inotify)
+      assert.is_true(n.alive(pid), "the sandbox lives on: nothing ran in it when the chat was replaced")
+      local out = call(buf, "toolu_9", "{ echo planted >> " .. path .. "; } 2>/dev/null || echo refused")
+      assert.are.equal("refused", out, "protected again before the call ran")
+      assert.is_nil(h.read(path):find("planted", 1, true), "the chat file is as the save left it")
+      assert.are.equal("alive", look_again(buf, marker))
+      assert.is_true(n.alive(pid))
+    end
+  )
+
+  --- A chat whose first call leaves a loop that, every 50 ms, appends "y"
+  --- to .mcp.json and copies .envrc to seen (a file in the project);
+  --- the host then saves both by rename; the second call lets the loop run
+  --- for a second. What the host has after, and the loop's pid then.
+  ---@return string mcp, string|nil seen, boolean alive
+  local function loop_across_saves(seen)
+    local marker = n.marker()
+    h.write(proj .. "/.mcp.json", "orig")
+    h.write(proj .. "/.envrc", "secret1")
+    local loop = "(while :; do printf y >> .mcp.json; cat .envrc > "
+      .. seen
+      .. "; sleep 0.05; done) > /dev/null 2>&1 & echo started "
+      .. marker
+    local lines = { "@You:", "start it", "" }
+    vim.list_extend(lines, use_lines("toolu_1", loop))
+    local buf = n.open_chat(proj .. "/b.chat", lines)
+    run_calls(buf)
+    assert.are.equal("started " .. marker, result_of(buf, "toolu_1"))
+    local pids = n.pids_with(marker)
+    assert.is_true(#pids >= 1, "the loop runs")
+    save_by_rename(proj .. "/.mcp.json", "new")
+    save_by_rename(proj .. "/.envrc", "secret2")
+    n.pause(500)
+    assert.are.equal("ok", call(buf, "toolu_2", "sleep 1; echo ok"))
+    return h.read(proj .. "/.mcp.json"), h.read(seen), #n.survivors(pids) > 0
+  end
+
+  it("a protected .mcp.json and a hidden .envrc saved by rename while a process is held stay so to it", function()
+    local mcp, seen, alive = loop_across_saves(proj .. "/seen.txt")
+    assert.are.equal("new", mcp, "the new .mcp.json is read-only to the loop")
+    assert.is_nil((seen or ""):find("secret2", 1, true), "the new .envrc is hidden from the loop")
+    assert.is_true(alive, "the sandbox lived on")
+  end)
+
+  it("control: with neither protected, the same loop writes the new .mcp.json and reads the new .envrc", function()
+    n.live_setup({
+      policy = {
+        rw_paths = { "$CWD", "/tmp" },
+        network = false,
+        deny_write = { "!.mcp.json", "!.envrc" },
+        secret_files = { "!.envrc" },
+      },
+    })
+    local mcp, seen = loop_across_saves(proj .. "/seen.txt")
+    assert.matches("^newy", mcp, "the loop wrote it")
+    assert.are.equal("secret2", seen, "the loop read it")
   end)
 end)
