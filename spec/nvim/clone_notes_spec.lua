@@ -4,7 +4,8 @@
 --- word in clone mode is the workspace view's bwrap. A file planted at a
 --- protected name is moved to the quarantine and the result says so, as in
 --- direct mode (the control: the same call there, and the quarantine
---- holding the clone run's file either way).
+--- holding the clone run's file either way); so are a restart of the
+--- chat's sandbox and what the proxy blocked.
 local h = require("support.helpers")
 local n = require("support.nvim")
 local project = require("support.project")
@@ -60,6 +61,33 @@ describe("clone mode's notes", function()
     local direct_notes, direct_moved = plant("d.chat")
     assert.are.equal(1, #direct_moved)
     assert.matches("moved to the quarantine", direct_notes)
+  end)
+
+  it("says why the chat's sandbox was started again (a restarted record)", function()
+    local function restarted_notes(chat, workspace)
+      sandbox.setup({
+        backend = "bwrap",
+        policy = { rw_paths = { "$CWD", "/tmp" }, network = "host" },
+        sandboxes = { workspace = workspace },
+      })
+      local bufnr = n.open_chat(p.dir .. "/" .. chat, { "@You:", "hi" })
+      local r = n.run_tool("bash", { command = "echo one" }, { bufnr = bufnr, approved = true })
+      assert.matches("one", r.stdout or "", r.stderr)
+      -- the frontmatter turns the network off (it tightens: applied at once)
+      vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, {
+        "```lua",
+        "flemma.opt.sandbox = { policy = { network = false } }",
+        "```",
+      })
+      vim.cmd("doautocmd TextChanged")
+      r = n.run_tool("bash", { command = "echo two" }, { bufnr = bufnr, approved = true })
+      assert.matches("two", r.stdout or "", r.stderr)
+      return table.concat(r.notes or {}, "\n")
+    end
+    local note = "%[sandbox%] policy%.network: host %-> false: this chat's sandbox was started again"
+    assert.matches(note, restarted_notes("c.chat", "clone"))
+    -- control: direct mode has always said it
+    assert.matches(note, restarted_notes("d.chat", "direct"))
   end)
 
   it("says what the allowlist proxy blocked (the run's records)", function()
