@@ -90,6 +90,7 @@ lint:
 	luacheck --formatter plain --codes $(LUA_TREES)
 	$(LUAJIT) scripts/check_layers.lua
 	$(LUAJIT) scripts/check_sizes.lua
+	$(LUAJIT) scripts/check_functions.lua --c-report-only
 	$(LUAJIT) scripts/config_doc.lua --check
 	stylua --check $(LUA_TREES)
 	shellcheck --shell=sh lua/flemma_sandbox/libexec/*.sh
@@ -150,7 +151,7 @@ help:
 	@echo "make            the C core, the helper, the proxy and the help tags"
 	@echo "make demo       a real sandboxed tool call, showing what was blocked"
 	@echo "make test       every spec (spec/run.sh; SUITES: spec/run.sh unit nvim ...)"
-	@echo "make lint       luacheck, the layer and size checks, the doc's drift check, stylua --check, shellcheck, cppcheck"
+	@echo "make lint       luacheck, the layer, size and function-length checks, the doc's drift check, stylua --check, shellcheck, cppcheck"
 	@echo "make sanitize   the unit specs with the C built under ASan and UBSan"
 	@echo "make valgrind   the C core's specs under valgrind"
 	@echo "make fuzz       the libFuzzer targets of the parsers (clang)"

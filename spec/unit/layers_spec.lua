@@ -215,6 +215,95 @@ describe("the size gate", function()
   end)
 end)
 
+describe("the function-length gate", function()
+  local gate = io.popen("pwd"):read("*l") .. "/scripts/check_functions.lua"
+  local t
+  before_each(function()
+    t = h.tmpdir()
+    h.sh("mkdir -p " .. t .. "/lua/x " .. t .. "/csrc/y")
+  end)
+  after_each(function()
+    h.rmdir(t)
+  end)
+
+  --- A Lua function of n lines from its header to its end, both counted,
+  --- whose body holds what looks like block words to a line-based count:
+  --- "end" and "function" in strings and comments.
+  local function lua_function(header, n)
+    local kinds = {
+      [0] = '  local s = "end function do if" -- end end',
+      "  local y = 1",
+      "  --[[ end function",
+      "  end ]] local x = [[end]]",
+    }
+    local body = { header }
+    for i = 2, n - 1 do
+      body[#body + 1] = kinds[i % 4]
+    end
+    assert(n % 4 ~= 3, "the long comment closes")
+    body[#body + 1] = "end"
+    return table.concat(body, "\n")
+  end
+
+  local function c_function(name, n)
+    local body = { "static int " .. name .. "(int a,", "                int b)", "{" }
+    for _ = 4, n - 1 do
+      body[#body + 1] = "    a += b; /* } */"
+    end
+    body[#body + 1] = "}"
+    return table.concat(body, "\n") .. "\n"
+  end
+
+  it("passes the real tree (C reported only, as make lint runs it)", function()
+    local r = h.run({ "luajit", gate, "--c-report-only", "." })
+    assert.are.equal(0, r.code, r.stderr)
+  end)
+
+  it("passes 100-line functions and fails a 101-line one with file:line name length", function()
+    h.write(t .. "/lua/x/a.lua", "local M = {}\n" .. lua_function("function M.ok()", 100) .. "\n" .. "return M\n")
+    h.write(t .. "/csrc/y/a.c", "#include <stdio.h>\n\n" .. c_function("ok", 100))
+    local r = h.run({ "luajit", gate, t })
+    assert.are.equal(0, r.code, r.stderr)
+    h.write(
+      t .. "/lua/x/a.lua",
+      "local M = {}\n"
+        .. lua_function("function M.ok()", 100)
+        .. "\n"
+        .. lua_function("M.big = function(a)", 101)
+        .. "\n"
+        .. "return M\n"
+    )
+    r = h.run({ "luajit", gate, t })
+    assert.are.equal(1, r.code)
+    assert.matches("lua/x/a.lua:102 M.big 101 lines %(at most 100%)", r.stderr)
+    assert.is_nil(r.stderr:find("M.ok", 1, true))
+  end)
+
+  it("fails a 101-line C function; --c-report-only lists it and passes", function()
+    h.write(t .. "/csrc/y/a.c", "#include <stdio.h>\n\n" .. c_function("ok", 100) .. "\n" .. c_function("big", 101))
+    local r = h.run({ "luajit", gate, t })
+    assert.are.equal(1, r.code)
+    assert.matches("csrc/y/a.c:104 big 101 lines %(at most 100%)", r.stderr)
+    assert.is_nil(r.stderr:find(" ok ", 1, true))
+    r = h.run({ "luajit", gate, "--c-report-only", t })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.matches("csrc/y/a.c:104 big 101 lines %(at most 100%) %[C: reported only%]", r.stderr)
+    -- the body's "{" on the header's line is a function too
+    h.write(
+      t .. "/csrc/y/a.c",
+      (c_function("big", 101):gsub("%(int a,\n +int b%)\n{\n", "(int a, int b) {\n    a++;\n    b++;\n"))
+    )
+    r = h.run({ "luajit", gate, t })
+    assert.are.equal(1, r.code)
+    assert.matches("csrc/y/a.c:1 big 101 lines", r.stderr)
+    -- the Lua part is enforced with it
+    h.write(t .. "/lua/x/b.lua", lua_function("local function big()", 101) .. "\nreturn big\n")
+    r = h.run({ "luajit", gate, "--c-report-only", t })
+    assert.are.equal(1, r.code)
+    assert.matches("lua/x/b.lua:1 big 101 lines", r.stderr)
+  end)
+end)
+
 describe("the vimdoc's config defaults", function()
   local gen = io.popen("pwd"):read("*l") .. "/scripts/config_doc.lua"
 
