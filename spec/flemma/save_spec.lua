@@ -4,9 +4,10 @@
 -- Written by the user (:write, Neovim's default 'backupcopy' globally) and
 -- by Flemma itself (editing.auto_write: its `:write!` of the buffer after
 -- each result). A chat buffer writes in place (nvim/autocmds.lua), so the
--- chat file's read-only bind in the sandbox stays. Control: 'backupcopy'
--- "no" forced for the buffer, the save renames a new file over the chat and
--- the sandbox stops (fail closed), the process with it.
+-- chat file's read-only bind in the sandbox stays. With 'backupcopy' "no"
+-- forced for the buffer, the save renames a new file over the chat: the
+-- sandbox lives on (nothing ran in it then) and the next call binds the new
+-- file read-only before its command runs (csrc/exec/live_reprotect.h).
 local n = require("support.nvim")
 local flemma_chat = require("support.flemma_chat")
 
@@ -60,13 +61,10 @@ describe("saving a chat under Flemma between two calls", function()
     return bufnr, pids[1], marker, ino
   end
 
-  --- A second tool use in the same chat, run with :Flemma tool:execute;
-  --- its result's text.
-  local function second_call(bufnr, marker)
-    local id = "toolu_2_" .. marker
-    -- "1000[.]": the pattern must not match the shell that runs pgrep
-    local look = "pgrep -f 'sleep 1000[.]" .. marker .. "' >/dev/null && echo alive || echo gone"
-    local lines = flemma_chat.lines("bash", id, { label = "t", command = look })
+  --- A tool use of command in the same chat, run with :Flemma
+  --- tool:execute; its result's text.
+  local function call(bufnr, id, command)
+    local lines = flemma_chat.lines("bash", id, { label = "t", command = command })
     table.insert(lines, 1, "")
     vim.api.nvim_buf_set_lines(bufnr, -1, -1, false, lines)
     vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(bufnr) - 3, 0 })
@@ -78,9 +76,16 @@ describe("saving a chat under Flemma between two calls", function()
         result = text:match("%*%*Tool Result:%*%* `" .. id .. "`[^\n]*\n(.-```.-```)")
         return result ~= nil and not require("flemma.tools.executor").get_pending(bufnr)[1]
       end, 20),
-      "no result of the second call"
+      "no result of the call " .. id
     )
     return result
+  end
+
+  --- A second tool use in the same chat that looks for the process.
+  local function second_call(bufnr, marker)
+    -- "1000[.]": the pattern must not match the shell that runs pgrep
+    local look = "pgrep -f 'sleep 1000[.]" .. marker .. "' >/dev/null && echo alive || echo gone"
+    return call(bufnr, "toolu_2_" .. marker, look)
   end
 
   it("written by the user with :write, keeps what the first call left for the second", function()
@@ -116,14 +121,22 @@ describe("saving a chat under Flemma between two calls", function()
     assert.are.equal(ino, uv.fs_stat(chat).ino, "written in place")
   end)
 
-  it("control: with 'backupcopy' no forced for the chat, :write replaces it and the sandbox stops", function()
-    setup(false)
-    local chat = p.proj .. "/control.chat"
-    local bufnr, pid, marker, ino = first_call(chat)
-    vim.bo[bufnr].backupcopy = "no"
-    vim.cmd("silent write")
-    assert.are_not.equal(ino, uv.fs_stat(chat).ino, "a new file renamed over the chat")
-    assert.are.same({}, n.survivors({ pid }), "the sandbox stopped, and what it held with it")
-    assert.matches("gone", second_call(bufnr, marker))
-  end)
+  it(
+    "with 'backupcopy' no forced for the chat, :write replaces it: the sandbox lives on, the new file read-only",
+    function()
+      setup(false)
+      local chat = p.proj .. "/control.chat"
+      local bufnr, pid, marker, ino = first_call(chat)
+      vim.bo[bufnr].backupcopy = "no"
+      vim.cmd("silent write")
+      assert.are_not.equal(ino, uv.fs_stat(chat).ino, "a new file renamed over the chat")
+      n.pause(500) -- the keeper's watch sees the rename at once (inotify)
+      assert.is_true(n.alive(pid), "nothing ran in the sandbox then: it lives on")
+      local out = call(bufnr, "toolu_w_" .. marker, "{ echo planted >> " .. chat .. "; } 2>/dev/null || echo refused")
+      assert.matches("refused", out, "bound read-only again before the call ran")
+      assert.is_nil(io.open(chat):read("*a"):find("planted", 1, true))
+      assert.matches("alive", second_call(bufnr, marker))
+      assert.is_true(n.alive(pid))
+    end
+  )
 end)
