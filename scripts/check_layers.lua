@@ -10,7 +10,8 @@
 ---   - a module outside the bridge requiring one of Flemma's;
 ---   - a require cycle;
 ---   - a require, lazy_require or package.loaded read whose module is not a
----     literal string (outside the two modules of DYNAMIC);
+---     literal string, and dofile or loadfile (outside the two modules of
+---     DYNAMIC);
 ---   - a hooks.NAME use that ARCHITECTURE.md's Hooks table does not
 ---     declare, or declares otherwise (check_hooks below).
 --- Known violations are listed in scripts/layers.allow, which may only
@@ -109,7 +110,8 @@ local function deps_of(tokens)
     deps[#deps + 1] = { name = name, line = line }
   end
   for i, t in ipairs(tokens) do
-    local field = v(i - 1) == "." or v(i - 1) == ":"
+    -- _G.require is require too
+    local field = (v(i - 1) == "." or v(i - 1) == ":") and not (v(i - 1) == "." and v(i - 2) == "_G")
     if t.kind == "name" and t.value == "require" and not field and v(i - 1) ~= "function" then
       local name = (v(i + 1) == "(" and v(i + 3) == ")" and str(i + 2))
         or str(i + 1)
@@ -144,6 +146,8 @@ local function deps_of(tokens)
       else
         dynamic[#dynamic + 1] = { line = t.line, what = "package.loaded without a literal module name" }
       end
+    elseif t.kind == "name" and (t.value == "dofile" or t.value == "loadfile") and not field then
+      dynamic[#dynamic + 1] = { line = t.line, what = t.value .. ", which loads a file past require" }
     end
   end
   return deps, dynamic
