@@ -141,7 +141,7 @@ describe("clone mode keeps hidden files", function()
     said = table.concat(said, "\n")
     assert.matches("%.env%.example: sandbox%-[^\n]*/master, sandbox%-[^\n]*/wip not updated", said)
     local full = require("flemma_sandbox.backends.workspace_hidden").held_note(
-      "held " .. branch .. " " .. bad .. "\t.env.example\n"
+      '{"answer":"held","ref":"' .. branch .. '","commit":"' .. bad .. '","files":[".env.example"]}\n'
     )
     assert.matches("not updated %(commit " .. bad:sub(1, 12) .. " changes or deletes a file hidden", full)
     assert.are.equal("EXAMPLE=1\n", git("show", branch .. ":.env.example").stdout)

@@ -9,7 +9,8 @@ local M = {}
 
 --- The scripts git runs in it: files of their own beside these modules
 --- (lua/flemma_sandbox/libexec/, shipped wherever the Lua files go;
---- shellcheck reads them in make lint), called with arguments.
+--- shellcheck reads them in make lint), called with arguments; they
+--- answer in JSON lines (M.answers).
 M.SCRIPTS = (surroundings.lua_dir() or ".") .. "/libexec"
 --- Where the script of a run is shown inside (read-only), off every
 --- path a caller binds.
@@ -80,6 +81,40 @@ end
 ---@return string
 function M.script_path(script)
   return M.SCRIPTS .. "/" .. script
+end
+
+--- The answers of a script: it answers in JSON lines, one object a line
+--- whose "answer" names what it says ({"answer":"created"}, {"answer":
+--- "held","ref":...}); the lines that are not one (git's stderr, which
+--- vim.fn.system mixes in) are left out. Neovim's JSON, else lua-cjson
+--- (plain LuaJIT).
+---@param out string|nil
+---@return table[]
+function M.answers(out)
+  local decode = type(vim) == "table" and vim.json and vim.json.decode or require("cjson").decode
+  local list = {}
+  for line in (out or ""):gmatch("[^\n]+") do
+    if line:sub(1, 1) == "{" then
+      local ok, value = pcall(decode, line)
+      if ok and type(value) == "table" and type(value.answer) == "string" then
+        list[#list + 1] = value
+      end
+    end
+  end
+  return list
+end
+
+--- The first answer of a kind in a script's output, or nil.
+---@param out string|nil
+---@param kind string
+---@return table|nil
+function M.answer(out, kind)
+  for _, value in ipairs(M.answers(out)) do
+    if value.answer == kind then
+      return value
+    end
+  end
+  return nil
 end
 
 --- bwrap's argv up to its command: binds (already bwrap options, in order).

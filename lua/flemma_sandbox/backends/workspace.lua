@@ -135,7 +135,7 @@ function M.sync(spec, name, done)
   end
   local function run(argv, word, next_step)
     local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
-      if out:match(word) then
+      if git_box.answer(out, word) then
         return next_step(out)
       end
       if not M.exists(spec.clone) then
@@ -161,8 +161,7 @@ end
 ---@return boolean
 function M.mark_applied(spec)
   local argv = git_box.script_argv(spec.bwrap, M.copy_binds(spec, true, false), MARK_APPLIED, { spec.top })
-  local out = vim.fn.system(argv)
-  return out:match("marked") ~= nil
+  return git_box.answer(vim.fn.system(argv), "marked") ~= nil
 end
 
 --- Whether a copy is there (made whole).
@@ -200,7 +199,7 @@ function M.ensure_now(spec)
     return nil, err
   end
   local out = vim.fn.system(argv)
-  if not out:match("created") or not M.exists(spec.clone) then
+  if not git_box.answer(out, "created") or not M.exists(spec.clone) then
     return nil, "flemma-sandbox: could not make the chat's copy of " .. spec.top .. ": " .. out
   end
   return true
@@ -231,7 +230,7 @@ function M.ensure(spec, done)
     end
   end
   local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
-    if out:match("created") and M.exists(spec.clone) then
+    if git_box.answer(out, "created") and M.exists(spec.clone) then
       return finish(nil)
     end
     finish("could not make the chat's copy of " .. spec.top .. ": " .. out .. errs)

@@ -91,7 +91,7 @@ function M.write_lists(spec)
   return parent
 end
 
---- The note on the refs the sync held back (workspace_sync_user.sh's "held" lines),
+--- The note on the refs the sync held back (workspace_sync_user.sh's "held" answers),
 --- said to the user; nil when none was.
 ---@param out string
 ---@return string|nil
@@ -103,11 +103,13 @@ function M.held_note(out)
       table.insert(list == "r" and refs or list == "c" and commits or files, item)
     end
   end
-  for ref, commit, names in out:gmatch("held (%S+) (%x+)\t([^\n]*)") do
-    add("r", (ref:gsub("^refs/remotes/", "")))
-    add("c", commit:sub(1, 12))
-    for name in names:gmatch("[^\t]+") do
-      add("f", name == "(unreadable-tree)" and "a tree git cannot read" or name)
+  for _, held in ipairs(git_box.answers(out)) do
+    if held.answer == "held" and type(held.ref) == "string" and type(held.commit) == "string" then
+      add("r", (held.ref:gsub("^refs/remotes/", "")))
+      add("c", held.commit:sub(1, 12))
+      for _, name in ipairs(type(held.files) == "table" and held.files or {}) do
+        add("f", name == "(unreadable-tree)" and "a tree git cannot read" or tostring(name))
+      end
     end
   end
   if #refs == 0 then

@@ -106,4 +106,4 @@ GIT_DIR="$tmp/.git" g ls-files --stage | grep '^160000 ' | cut -f2- | grep -v '^
   fi
 done
 mv "$tmp" "$clone"
-echo created
+echo '{"answer":"created"}'

@@ -21,4 +21,4 @@ wip=$(echo "the copy's tree after a call" | g commit-tree "$tree" ${head:+-p "$h
 g update-ref refs/flemma/wip "$wip"
 unset GIT_WORK_TREE GIT_INDEX_FILE
 g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules /user.git "+refs/heads/*:refs/remotes/origin/*"
-echo copied
+echo '{"answer":"copied"}'

@@ -10,10 +10,11 @@
 # refs/flemma-sandbox-incoming/NAME/. A ref whose new commits (not yet in
 # the user's branches, tags or sandbox-NAME refs) hold one that changes or
 # deletes a file the copy hides (one its parent has, of a secret name or
-# at a hidden path; in a merge, against every parent) is not updated: a
-# line "held REF COMMIT<TAB>FILE<TAB>..." says so ("(unreadable-tree)"
-# for a tree git cannot read, which the sandbox can forge). Nothing here
-# reads the copy's index.
+# at a hidden path; in a merge, against every parent) is not updated: an
+# answer {"answer":"held","ref":REF,"commit":COMMIT,"files":[FILE,...]}
+# says so ("(unreadable-tree)" for a tree git cannot read, which the
+# sandbox can forge); {"answer":"synced"} ends a sync that went through.
+# Nothing here reads the copy's index.
 set -eu
 top=$1 name=$2 secrets=$3 hidden=$4
 git_safe="git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0"
@@ -21,6 +22,9 @@ g() { $git_safe "$@"; }
 export GIT_DIR=/user.git
 in="refs/flemma-sandbox-incoming/$name"
 out="refs/remotes/sandbox-$name"
+# $1 as a JSON string's inside: \ and " escaped, a tab as \t, other
+# control characters as ?
+json() { printf '%s' "$1" | sed 's/[\\"]/\\&/g; s/\t/\\t/g' | tr '\001-\037' '?'; }
 drop_incoming() { g for-each-ref --format='delete %(refname)' "$in/" | g update-ref --stdin; }
 drop_incoming
 g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
@@ -60,14 +64,16 @@ for ref in $(g for-each-ref --format='%(refname)' "$in/"); do
   bad=""
   for c in $(g rev-list --reverse --topo-order "$ref" --not --branches --tags --glob="$out/*"); do
     files=$(touched "$c")
-    if [ -n "$files" ]; then bad="$c$files"; break; fi
+    if [ -n "$files" ]; then bad=$c; break; fi
   done
   if [ -n "$bad" ]; then
-    echo "held $dest $bad"
+    # the files, tab-separated after a tab, as a JSON list's strings
+    list=$(printf '%s' "${files#?}" | sed 's/[\\"]/\\&/g' | tr '\001-\010\012-\037' '?' | sed 's/\t/","/g')
+    printf '{"answer":"held","ref":"%s","commit":"%s","files":["%s"]}\n' "$(json "$dest")" "$bad" "$list"
   else
     echo "update $dest $(g rev-parse "$ref")" >>/tmp/updates
   fi
 done
 g update-ref --stdin </tmp/updates
 drop_incoming
-echo synced
+echo '{"answer":"synced"}'
