@@ -151,7 +151,7 @@ local function offenders(find, reader)
 end
 
 local lua_over = offenders("find lua scripts plugin -name '*.lua'", lua_functions)
-local c_over = offenders("find csrc -name '*.c'", c_functions)
+local c_over = offenders("find csrc -name '*.c' -o -name '*.h'", c_functions)
 for _, line in ipairs(lua_over) do
   io.stderr:write("functions: " .. line .. "\n")
 end
