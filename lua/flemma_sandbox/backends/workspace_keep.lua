@@ -95,16 +95,16 @@ function M.keep(spec, name, done, cli)
     local binds = workspace.copy_binds(spec, false, true)
     local argv = git_box.script_argv(spec.bwrap, binds, KEEP, { spec.top, name, ref, message })
     local started = surroundings.output_in_background(argv[1], vim.list_slice(argv, 2), function(out, errs)
-      local kept = out:match("kept (%S+)")
-      if kept then
+      local kept = git_box.answer(out, "kept")
+      if kept and type(kept.ref) == "string" then
         local tops = M.recorded()
         if not vim.tbl_contains(tops, spec.top) then
           tops[#tops + 1] = spec.top
           record(tops)
         end
-        return done(kept, nil)
+        return done(kept.ref, nil)
       end
-      if out:match("^nothing") then
+      if git_box.answer(out, "nothing") then
         return done(nil, nil)
       end
       done(nil, "could not keep the work of the copy of " .. spec.top .. ": " .. out .. errs)
@@ -176,24 +176,24 @@ function M.prune(bwrap, tops, now)
       local binds = { "--bind", top .. "/.git", "/user.git" }
       local out = vim.fn.system(git_box.script_argv(bwrap, binds, PRUNE, {}))
       local old = {}
-      for ref in out:gmatch("left (%S+)") do
+      for _, left in ipairs(git_box.answers(out)) do
         -- the time in the name, a -N after it when that name was taken
-        local stamp = ref:match("/(%d%d%d%d%d%d%d%dT%d%d%d%d%d%dZ)[-%d]*$")
+        local stamp = left.answer == "left" and tostring(left.ref):match("/(%d%d%d%d%d%d%d%dT%d%d%d%d%d%dZ)[-%d]*$")
         if stamp and stamp < cutoff then
-          old[#old + 1] = ref
+          old[#old + 1] = left.ref
         end
       end
       if #old > 0 then
         out = vim.fn.system(git_box.script_argv(bwrap, binds, PRUNE, old))
       end
-      if not out:match("listed\n$") then
+      if not git_box.answer(out, "listed") then
         errors[#errors + 1] = "could not prune the kept work in " .. top .. ": " .. out
       else
         for _, ref in ipairs(old) do
           pruned[#pruned + 1] = top .. ": " .. ref
         end
       end
-      if out:match("left ") then
+      if git_box.answer(out, "left") then
         still[#still + 1] = top
       end
     end

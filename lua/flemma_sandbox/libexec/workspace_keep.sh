@@ -8,12 +8,16 @@
 # too), and dropped after. Nothing is kept when wip's tree is base's and
 # no commit is new to the user's repository. Else one commit with wip's
 # tree and as parents wip and the copy's other branches. The ref is made
-# new (a name taken gets -2, -3, ...).
+# new (a name taken gets -2, -3, ...). Answers {"answer":"kept","ref":REF}
+# or {"answer":"nothing"}.
 set -eu
 top=$1 name=$2 ref=$3 msg=$4
 export GIT_DIR=/user.git
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c gc.auto=0 "$@"; }
 r=refs/flemma-sandbox/keeping/$name
+# $1 as a JSON string's inside: \ and " escaped, a tab as \t, other
+# control characters as ?
+json() { printf '%s' "$1" | sed 's/[\\"]/\\&/g; s/\t/\\t/g' | tr '\001-\037' '?'; }
 drop() { g for-each-ref --format='delete %(refname)' "$r/" | g update-ref --stdin; }
 drop
 g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
@@ -21,7 +25,7 @@ g fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules \
   "+refs/heads/*:$r/heads/*" "+refs/flemma/wip:$r/wip" "+refs/flemma/base:$r/base"
 wip=$(g rev-parse -q --verify "$r/wip^{commit}" || true)
 base=$(g rev-parse -q --verify "$r/base^{commit}" || true)
-if [ -z "$wip" ]; then drop; echo nothing; exit 0; fi
+if [ -z "$wip" ]; then drop; echo '{"answer":"nothing"}'; exit 0; fi
 parents=$wip
 for c in $(g for-each-ref --format='%(objecttype) %(objectname)' "$r/heads/" | sed -n 's/^commit //p'); do
   case " $parents " in *" $c "*) continue ;; esac
@@ -36,7 +40,7 @@ if [ -n "$base" ] && [ "$(g rev-parse "$wip^{tree}")" = "$(g rev-parse "$base^{t
   new=$(g rev-list -n 1 "$@" --not --exclude='refs/remotes/sandbox-*' --exclude='refs/flemma-sandbox/*' --all)
   if [ -z "$new" ]; then changed=no; fi
 fi
-if [ "$changed" = no ]; then drop; echo nothing; exit 0; fi
+if [ "$changed" = no ]; then drop; echo '{"answer":"nothing"}'; exit 0; fi
 tree=$(g rev-parse "$wip^{tree}")
 set --
 for c in $parents; do set -- "$@" -p "$c"; done
@@ -47,4 +51,4 @@ until g update-ref "$ref$n" "$keep" "" 2>/dev/null; do
   if [ "$i" -gt 50 ]; then drop; exit 1; fi
 done
 drop
-echo "kept $ref$n"
+printf '{"answer":"kept","ref":"%s"}\n' "$(json "$ref$n")"
