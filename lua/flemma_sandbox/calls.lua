@@ -68,13 +68,16 @@ function M.start(bufnr, tool, label, checkpoint, done)
     checkpointed = false,
   }
   local checkpoints = require("flemma_sandbox.checkpoints")
-  if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
-    return done(call, {})
-  end
-  checkpoints.take(bufnr, label, function(errors, specs)
-    call.checkpointed, call.stores = #errors == 0, specs
-    done(call, errors)
-  end, call.n)
+  -- never beside the chat's prestart's own run (backends/live.lua)
+  require("flemma_sandbox.backends.live").after_prestart(bufnr, function()
+    if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
+      return done(call, {})
+    end
+    checkpoints.take(bufnr, label, function(errors, specs)
+      call.checkpointed, call.stores = #errors == 0, specs
+      done(call, errors)
+    end, call.n)
+  end)
 end
 
 --- Ends a call: the checkpoint after it (when one was taken before), then

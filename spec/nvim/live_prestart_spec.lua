@@ -1,7 +1,10 @@
 --- A chat's sandbox started when the chat is opened (sandboxes.prestart,
 --- nvim/prestart.lua): the first call joins it (the same keeper), with
 --- sandboxes.prestart = false nothing starts before the first call, the
---- cap on running sandboxes is kept, and Neovim's exit ends it.
+--- cap on running sandboxes is kept, and Neovim's exit ends it. A call
+--- made while the prestart's own run runs waits for its end: sharing its
+--- check after the run, what the call left at a protected name would be
+--- moved in the prestart's name, the call's result saying nothing.
 local h = require("support.helpers")
 local n = require("support.nvim")
 local sandbox = require("flemma_sandbox")
@@ -104,6 +107,54 @@ describe("a chat's sandbox started when the chat is opened", function()
     assert.is_nil(keeper_pid(b), "b's sandbox did not start")
     assert.are.equal(keeper, keeper_pid(a), "a's runs on")
     assert.are.equal(1, #n.pids_with("sleep 1000." .. marker))
+  end)
+
+  it("a call made while the prestart runs waits for its end, and what it leaves is its own", function()
+    local job, chat = require("flemma_sandbox.run.job"), require("flemma_sandbox.chat")
+    local real = { run = job.run, began = live.prestart_began, ended = live.prestart_ended }
+    local events = {}
+    job.run = function(argv, opts)
+      events[#events + 1] = argv[1] == "true" and "prestart runs" or "call runs"
+      return real.run(argv, opts)
+    end
+    live.prestart_ended = function(bufnr)
+      events[#events + 1] = "prestart ended"
+      return real.ended(bufnr)
+    end
+    -- the call comes the moment the prestart begins
+    live.prestart_began = function(bufnr)
+      real.began(bufnr)
+      chat.execute_all(bufnr, 1)
+    end
+    local approval = require("flemma_sandbox.questions")
+    approval.reset()
+    approval.prompt = function(question, cb)
+      cb(question.answer or "once")
+    end
+    local ok, err = pcall(function()
+      n.live_setup()
+      require("flemma_sandbox.nvim.autocmds").setup_common()
+      local path = dir .. "/proj/p.chat"
+      local use = vim.json.encode({ command = "echo planted > .nvim.lua; echo done" })
+      h.write(path, table.concat({ "@You:", "go", "", "@Assistant:", "ok", "" }, "\n"))
+      h.write(path, h.read(path) .. "**Tool Use:** `bash` (`toolu_p1`)\n\n```json\n" .. use .. "\n```\n")
+      vim.cmd("edit " .. vim.fn.fnameescape(path))
+      local buf = vim.api.nvim_get_current_buf()
+      vim.bo[buf].filetype = "chat"
+      assert.is_true(
+        vim.wait(30000, function()
+          return vim.tbl_contains(events, "call runs") and #chat.running(buf) == 0
+        end, 20),
+        "the call ran: " .. table.concat(events, ", ")
+      )
+    end)
+    job.run, live.prestart_began, live.prestart_ended = real.run, real.began, real.ended
+    approval.reset()
+    assert(ok, err)
+    assert.are.same({ "prestart runs", "prestart ended", "call runs" }, events)
+    assert.is_nil(h.read(dir .. "/proj/.nvim.lua"), "moved to the quarantine after the call")
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    assert.matches("%.nvim%.lua", text:match("Tool Result.*") or "", "the call's result says so")
   end)
 
   it("leaves no process when Neovim exits", function()

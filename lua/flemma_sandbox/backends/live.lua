@@ -24,6 +24,60 @@ M.used = {}
 ---@type integer|nil
 M.owner_pid = nil
 
+--- Chats whose prestart (nvim/prestart.lua) runs its `true` now, by
+--- buffer: what their calls wait to do until it ended (M.after_prestart).
+---@type table<integer, fun()[]>
+local prestarting = {}
+
+--- How long a call waits at most for its chat's prestart (ms).
+M.PRESTART_WAIT_MS = 15000
+
+--- The prestart of bufnr's chat runs from now (nvim/prestart.lua).
+---@param bufnr integer
+function M.prestart_began(bufnr)
+  prestarting[bufnr] = prestarting[bufnr] or {}
+end
+
+--- The prestart of bufnr's chat ended: what waited for it goes on.
+---@param bufnr integer
+function M.prestart_ended(bufnr)
+  local waiting = prestarting[bufnr]
+  prestarting[bufnr] = nil
+  for _, go_on in ipairs(waiting or {}) do
+    go_on()
+  end
+end
+
+--- Every prestart ended (specs, a reset): what waited goes on.
+function M.prestarts_ended()
+  for bufnr in pairs(prestarting) do
+    M.prestart_ended(bufnr)
+  end
+end
+
+--- Runs go_on once the prestart of bufnr's chat is not running (at once
+--- when none runs): a call that overlapped the prestart's own run would
+--- share its check after the run, and what the call left at a protected
+--- name would be moved in the prestart's name, the call's result saying
+--- nothing. Never longer than M.PRESTART_WAIT_MS.
+---@param bufnr integer
+---@param go_on fun()
+function M.after_prestart(bufnr, go_on)
+  local waiting = prestarting[bufnr]
+  if not waiting then
+    return go_on()
+  end
+  local done = false
+  local function once()
+    if not done then
+      done = true
+      go_on()
+    end
+  end
+  waiting[#waiting + 1] = once
+  vim.defer_fn(once, M.PRESTART_WAIT_MS)
+end
+
 --- The sandbox the cap stopped last: { name, at }, for the status.
 ---@type { name: string, at: integer }|nil
 M.last_capped = nil

@@ -90,13 +90,18 @@ end
 --- the sandbox (its keeper stays) and the run ends.
 ---@param plan flemma_sandbox.PrestartPlan
 ---@param dir string
-local function start(plan, dir)
+---@param bufnr integer
+local function start(plan, dir, bufnr)
+  local live = require("flemma_sandbox.backends.live")
   busy[dir] = true
+  -- the chat's calls wait for this run (live.after_prestart)
+  live.prestart_began(bufnr)
   local ok, handle, err = pcall(require("flemma_sandbox").run, { "true" }, {
     wrap = plan.wrap,
     timeout_ms = 60000,
     on_exit = function(r)
       busy[dir] = nil
+      live.prestart_ended(bufnr)
       if r.exit_code == 0 and r.sandboxed then
         say(dir, "started")
       else
@@ -106,6 +111,7 @@ local function start(plan, dir)
   })
   if not ok or not handle then
     busy[dir] = nil
+    live.prestart_ended(bufnr)
     say(dir, "failed", ok and err or handle)
   end
 end
@@ -152,7 +158,7 @@ local function when_ready(plan, tries, bufnr)
       end
       -- a chat's outputs folder first: its coming changes the policy
       pcall(require("flemma_sandbox.tools.outputs").make_dir)
-      start(fresh, dir)
+      start(fresh, dir, bufnr)
     end)
   end)
   -- the test runs (another caller started it): asked again in a while
@@ -227,6 +233,7 @@ end
 function M.reset()
   generation = generation + 1
   busy, M.last = {}, {}
+  require("flemma_sandbox.backends.live").prestarts_ended()
 end
 
 --- The status's words for the last prestart of dir, or nil.
