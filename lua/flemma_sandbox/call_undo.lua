@@ -8,6 +8,7 @@
 local change_plan = require("flemma_sandbox.run.change_plan")
 local checkpoints = require("flemma_sandbox.checkpoints")
 local core = require("flemma_sandbox.core")
+local git_box = require("flemma_sandbox.backends.git_box")
 local policy_mod = require("flemma_sandbox.policy")
 local shadow = require("flemma_sandbox.run.shadow")
 local shadow_restore = require("flemma_sandbox.run.shadow_restore")
@@ -271,7 +272,7 @@ local function carry_out_one(prep, t, report, done)
     local argv = prep.redo and shadow.step_argv(spec, "record", label, t.undo_ref, plan.save, "redo")
       or shadow.step_argv(spec, "record", label, nil, plan.save, "undo")
     checkpoints.run_step(spec, argv, function(rec)
-      if not (rec or ""):match("recorded") then
+      if not git_box.answer(rec, "recorded") then
         report.errors[#report.errors + 1] = spec.top .. ": not recorded: " .. tostring(rec)
       end
       done()

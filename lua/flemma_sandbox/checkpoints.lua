@@ -6,6 +6,7 @@
 --- it back and again (call_undo.lua). Nothing of it shows in the user's
 --- repository.
 local core = require("flemma_sandbox.core")
+local git_box = require("flemma_sandbox.backends.git_box")
 local shadow = require("flemma_sandbox.run.shadow")
 local surroundings = require("flemma_sandbox.surroundings")
 
@@ -178,7 +179,7 @@ function M.take(bufnr, label, done, n)
   local scope = M.scope(bufnr)
   each(scope.specs, function(spec, next_one)
     step(spec, shadow.step_argv(spec, "take", label, n), function(out, err)
-      next_one(not (out or ""):match("checkpoint %d+") and (spec.top .. ": " .. (err or out or "")) or nil)
+      next_one(not git_box.answer(out, "checkpoint") and (spec.top .. ": " .. (err or out or "")) or nil)
     end)
   end, function(results)
     local errors = {}
@@ -213,7 +214,7 @@ function M.take_now(bufnr, label)
       ready[spec.store] = core.file_type(spec.store .. "/objects") == "directory" or nil
     end
     local out = init and vim.fn.system(shadow.step_argv(spec, "take", label)) or ""
-    if not out:match("checkpoint %d+") then
+    if not git_box.answer(out, "checkpoint") then
       errors[#errors + 1] = spec.top .. ": " .. (err or out)
     end
   end

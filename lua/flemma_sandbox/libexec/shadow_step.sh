@@ -1,8 +1,11 @@
 #!/bin/sh
 # shadow_step.sh (called from lua/flemma_sandbox/run/shadow.lua)
-# The shadow store's steps: $1 is the step, then the spec, then the step's own
-# arguments. git with the store as its repository and none of the user's
-# or the project's config but the project's own exclude file; hooks and
+# The shadow store's steps: $1 is the step, then the spec, then the
+# step's own arguments. Each step but "init" and "plan" answers in a JSON
+# line ({"answer":"checkpoint","n":"N","tree":TREE}, after, settled, warm,
+# recorded); "plan" in NUL-separated sections (run/change_plan.lua). git
+# with the store as its repository and none of the user's or the
+# project's config but the project's own exclude file; hooks and
 # fsmonitor off; pathspecs literal.
 #
 # Refs of the store (N: the call's number in the chat, 10 digits):
@@ -46,13 +49,13 @@ newest() { # the number of the newest ref under $1, 0 when none
 case $step in
 settled)
   # every step queued before this one has ended (the lock is held here)
-  echo settled
+  echo '{"answer":"settled"}'
   ;;
 warm)
   # the index brought up to date, nothing recorded: the next take only
   # looks at what changed since
   snapshot >/dev/null
-  echo warm
+  echo '{"answer":"warm"}'
   ;;
 take)
   tree=$(snapshot)
@@ -71,7 +74,7 @@ take)
     g for-each-ref --sort=-refname --format='%(refname)' "$kept" | tail -n +$((keep + 1)) |
       while read -r old; do g update-ref -d "$old"; done
   done
-  echo "checkpoint $n $tree"
+  printf '{"answer":"checkpoint","n":"%s","tree":"%s"}\n' "$n" "$tree"
   ;;
 after)
   # the tree when call n ended: its change is what differs from before
@@ -81,7 +84,7 @@ after)
     commit=$(printf 'after %s last %s\n' "$n" "$(newest refs/checkpoints/)" | g commit-tree "$tree")
     g update-ref "refs/after/$(printf %010d "$n")" "$commit"
   fi
-  echo "after $n $tree"
+  printf '{"answer":"after","n":"%s","tree":"%s"}\n' "$n" "$tree"
   ;;
 plan)
   # for taking a change from $from to $to back or again: the tree now
@@ -115,6 +118,6 @@ record)
   else
     g update-ref -d "refs/undone/$n"
   fi
-  echo "recorded $tree"
+  printf '{"answer":"recorded","tree":"%s"}\n' "$tree"
   ;;
 esac
