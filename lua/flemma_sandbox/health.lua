@@ -97,6 +97,45 @@ local function check_standalone(report)
   report.info("enabled: " .. tostring(cfg.enabled) .. ", network: " .. tostring(cfg.policy.network))
 end
 
+--- Whether Flemma has our backend (with its config schema) and knew it
+--- when its setup() read its config (flemma/registration.lua).
+---@param report table
+---@param name string
+---@return boolean registered
+function M.check_registration(report, name)
+  local state = require("flemma_sandbox.flemma.registration").state(name)
+  if not state.registered then
+    report.error("backend " .. name .. " is not in Flemma's sandbox backend registry (or has no config schema there)", {
+      "something unregistered it (require('flemma.sandbox').unregister or clear); restart Neovim",
+    })
+    return false
+  end
+  report.ok(
+    "registered with Flemma: backend "
+      .. name
+      .. " (priority "
+      .. require("flemma_sandbox.flemma.backend").priority
+      .. ")"
+  )
+  if not state.late then
+    return true
+  end
+  local advice = {
+    "with packages and no plugin manager, call require('flemma_sandbox').setup({}) before require('flemma').setup() "
+      .. "in init.lua: it registers the backend at once",
+    "or give these settings to require('flemma_sandbox').setup() (any order), or per chat in its frontmatter "
+      .. "(flemma.opt.sandbox.backends.flemma_sandbox), which Flemma reads when the chat runs",
+  }
+  local what = "Flemma's setup() ran before flemma-sandbox registered its backend: Flemma dropped what that setup() "
+    .. "had under sandbox.backends.flemma_sandbox"
+  if state.dropped then
+    report.warn(what .. ' (it said "' .. vim.trim(state.dropped) .. '")', advice)
+  else
+    report.info(what .. ' (if anything; Flemma\'s messages say "unknown config keys" then)')
+  end
+  return true
+end
+
 --- Under Flemma: is the bridge registered, is flemma_sandbox the backend
 --- Flemma picks for this buffer, and does a command wrapped by it run.
 ---@param report table
@@ -110,7 +149,9 @@ local function check_flemma(report)
     })
     return
   end
-  report.ok("registered with Flemma: backend " .. backend.name .. " (priority " .. backend.priority .. ")")
+  if not M.check_registration(report, backend.name) then
+    return
+  end
   local bufnr = vim.api.nvim_get_current_buf()
   local view = bridge.view(bufnr)
   if not view.enabled then

@@ -69,6 +69,7 @@ function M.setup(opts)
     cache.clear()
   end
   register_builtins()
+  require("flemma_sandbox.installed").plugin_file_now() -- before a Flemma setup() after this one
 end
 
 ---@param opts? integer|table buffer number, { bufnr = N }, or { sandbox = ... }

@@ -1,5 +1,6 @@
 --- Where a module of ours or Flemma's is installed, and a guard that makes
---- `require` find those modules there only.
+--- `require` find those modules there only; the plugin file loaded by an
+--- early setup() (plugin_file_now).
 ---
 --- LuaJIT's package.path and package.cpath start with "./?.lua" and
 --- "./?.so": a module that is not installed is looked up in the working
@@ -157,6 +158,20 @@ function M.guarded_now()
     end
   end
   return false
+end
+
+--- setup() in an init.lua, before Neovim loads the plugin files (its
+--- packages, no plugin manager): the plugin file now, so that its start-up
+--- registers the backend with Flemma before a require("flemma").setup()
+--- after this one reads sandbox.backends.flemma_sandbox (Flemma drops a
+--- key of a backend it does not know yet). Only where Neovim loads the
+--- file anyway (not with -u NONE, nor under lazy.nvim, which loads it
+--- itself, nor outside Neovim); the file's guard keeps it to one start.
+function M.plugin_file_now()
+  local nvim = rawget(_G, "vim")
+  if nvim and nvim.g.loaded_flemma_sandbox == nil and nvim.v.vim_did_enter == 0 and nvim.o.loadplugins then
+    nvim.cmd("runtime plugin/flemma_sandbox.lua")
+  end
 end
 
 return M

@@ -178,7 +178,10 @@ function M.attach()
   end
   local fs = require("flemma.sandbox")
   if not fs.has(backend.name) then
+    local registration = require("flemma_sandbox.flemma.registration")
+    registration.before_first()
     register_backend()
+    registration.say_when_dropped()
   end
   if not resolver_registered then
     local ok = pcall(function()
