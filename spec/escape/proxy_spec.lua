@@ -158,6 +158,30 @@ describe("escape: the network through the allowlist proxy", function()
     local function proxies()
       return tonumber((h.capture(count):gsub("%s", ""))) or 0
     end
+    -- another run's proxy on the machine (another user's sandbox, say) is
+    -- not counted; control: a count of every proxy sees it
+    local other_dir = h.tmpdir()
+    local program = require("flemma_sandbox.core").absolute(
+      "lua/flemma_sandbox/flemma-sandbox-proxy",
+      require("flemma_sandbox.core").getcwd()
+    )
+    local other =
+      assert(io.popen("exec " .. h.shell_quote(program) .. " --listen " .. h.shell_quote(other_dir .. "/p.sock"), "r"))
+    local other_pid = assert(other:read("*l"):match("^listening %S+ (%d+)$"))
+    local function stop_other()
+      if other then
+        -- (a proxy ends with its parent: this one's waits in close for it)
+        h.sh("kill " .. other_pid .. " 2>/dev/null || true")
+        other:close()
+        other = nil
+        h.rmdir(other_dir)
+      end
+    end
+    finally(stop_other)
+    local every = "pgrep -f '^[^ ]*/flemma-sandbox-proxy --listen '"
+    assert.matches("%f[%d]" .. other_pid .. "%f[^%d]", h.capture(every .. " || true"))
+    assert.are.equal(0, proxies(), "another run's proxy was counted")
+    stop_other()
     -- a chat's sandbox keeps its proxy while it runs: stopped here first
     f.stop_live()
     -- the proxy the spec above killed may take a moment to be reaped
@@ -168,6 +192,32 @@ describe("escape: the network through the allowlist proxy", function()
       h.sh("sleep 0.1")
     end
     assert.are.equal(0, proxies(), "a proxy of an earlier run is still alive")
+    -- control: the count sees this run's proxy while a transfer goes on
+    -- (counted on the host once the server marks the transfer's start)
+    local seen = os.tmpname()
+    os.remove(slow_mark)
+    h.sh(
+      "(i=0; until [ -e "
+        .. h.shell_quote(slow_mark)
+        .. " ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done; "
+        .. "{ "
+        .. count
+        .. "; } > "
+        .. h.shell_quote(seen)
+        .. ") >/dev/null 2>&1 </dev/null &"
+    )
+    local slow = "GET http://allowed.test:" .. port .. "/slow/2 HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
+    f.attack(w, through_proxy(slow), { env = env })
+    for _ = 1, 50 do
+      if (h.read(seen) or ""):find("\n") then
+        break
+      end
+      h.sh("sleep 0.1")
+    end
+    assert.are.equal(1, tonumber((h.read(seen) or ""):match("^(%d+)\n")), "the run's own proxy counted")
+    os.remove(seen)
+    f.stop_live()
+    assert.are.equal(0, proxies(), "this run's proxy outlived it")
     f.attack(w, through_proxy(get("allowed.test")), { env = env })
     f.stop_live()
     assert.are.equal(0, proxies(), "this run's proxy outlived it")
