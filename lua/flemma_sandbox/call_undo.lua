@@ -257,7 +257,8 @@ local function carry_out_one(prep, t, report, done)
     return done()
   end
   checkpoints.run_step(spec, shadow_restore.argv(spec), function(out)
-    local text, paths, conflicts, finished = change_plan.read_applied(out or "", string.rep("0", #plan.now))
+    local answers = git_box.answers(out)
+    local text, paths, conflicts, finished = change_plan.read_applied(answers, string.rep("0", #plan.now))
     for _, p in ipairs(paths) do
       report.written[#report.written + 1] = { top = spec.top, path = p }
     end

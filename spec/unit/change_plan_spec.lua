@@ -105,8 +105,14 @@ describe("change_plan", function()
     local f = assert(io.popen('sh -c \'p=$(printf "%bx" "$1"); printf %s "${p%x}"\' sh \'' .. enc .. "'"))
     assert.are.equal(odd, f:read("*a"))
     f:close()
+    -- the restore's answers as it prints them (libexec/shadow_restore.sh), with git's stderr between
+    local json_enc = enc:gsub("\\", "\\\\")
+    local done_line = '{"answer":"done","mode":"100644","oid":"' .. B .. '","path":"' .. json_enc .. '"}\n'
+    local said = done_line
+      .. "error: a line of git's\n"
+      .. '{"answer":"conflict","why":"changed since","path":"dir"}\n{"answer":"applied"}\n'
     local written, done_paths, conflicts, finished =
-      change_plan.read_applied("done 100644 " .. B .. " " .. enc .. "\nconflict changed since: dir\napplied\n", Z)
+      change_plan.read_applied(require("flemma_sandbox.backends.git_box").answers(said), Z)
     assert.are.same({ odd }, done_paths)
     assert.are.equal("100644 " .. B .. "\t" .. odd .. "\0", written)
     assert.are.same({ { path = "dir", why = "changed since" } }, conflicts)

@@ -6,7 +6,10 @@
 # printf's %b reads it, every byte but [A-Za-z0-9._/-] as \0ooo). A path
 # whose way holds a link or a non-folder, or that differs now from FROM,
 # is a conflict and left as it is. The store is read-only here; git's
-# index is a private one in /tmp.
+# index is a private one in /tmp. Answers in JSON lines, a path as
+# encoded in $store/apply: {"answer":"done","mode","oid","path"} for a
+# path written, {"answer":"conflict","why","path"} for one left, and
+# {"answer":"applied"} at the end.
 set -eu
 top=$1 store=$2
 export GIT_DIR="$store" GIT_WORK_TREE="$top" GIT_INDEX_FILE=/tmp/apply-index
@@ -14,6 +17,10 @@ cd "$top"
 exec 9<"$store/lock"
 flock 9
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+# $1 as a JSON string's inside (an encoded path: only \ needs escaping)
+json() { printf '%s' "$1" | sed 's/\\/\\\\/g'; }
+# an answer: {"answer":$1,"why":$2,"path":$3}
+answer() { printf '{"answer":"%s","why":"%s","path":"%s"}\n' "$1" "$2" "$(json "$3")"; }
 # "MODE OID" of what is at ./$1 now, "0 0" when nothing
 state() {
   if [ -L "./$1" ]; then
@@ -58,18 +65,18 @@ while IFS= read -r line; do
   path=$(printf '%bx' "$enc")
   path=${path%x}
   if ! clear_way "$path"; then
-    echo "conflict a link or a file is on the way: $enc"
+    answer conflict "a link or a file is on the way" "$enc"
     continue
   fi
   now=$(state "$path")
   if ! same "$fm" "$fo" "$now"; then
-    echo "conflict changed since: $enc"
+    answer conflict "changed since" "$enc"
     continue
   fi
   if write_one "$tm" "$to" "$path"; then
-    echo "done $tm $to $enc"
+    printf '{"answer":"done","mode":"%s","oid":"%s","path":"%s"}\n' "$tm" "$to" "$(json "$enc")"
   else
-    echo "conflict could not be written: $enc"
+    answer conflict "could not be written" "$enc"
   fi
 done <"$store/apply"
-echo applied
+echo '{"answer":"applied"}'

@@ -188,28 +188,30 @@ function M.apply_text(list)
   return table.concat(lines, "\n") .. (#lines > 0 and "\n" or "")
 end
 
---- What the restore step said: the paths written (as $store/written's
---- NUL-ended records for git update-index -z --index-info) and the
---- conflicts it found; whether it went through to the end.
----@param out string
+--- What the restore step answered (libexec/shadow_restore.sh, its JSON
+--- lines as git_box.answers reads them): the paths written (as
+--- $store/written's NUL-ended records for git update-index -z
+--- --index-info) and the conflicts it found; whether it went through to
+--- the end.
+---@param answers table[]
 ---@param zero_oid string
 ---@return string written, string[] written_paths, { path: string, why: string }[] conflicts, boolean finished
-function M.read_applied(out, zero_oid)
-  local written, paths, conflicts = {}, {}, {}
-  for line in out:gmatch("[^\n]+") do
-    local mode, oid, enc = line:match("^done (%d+) (%x+) (.+)$")
-    if mode then
+function M.read_applied(answers, zero_oid)
+  local written, paths, conflicts, finished = {}, {}, {}, false
+  for _, a in ipairs(answers) do
+    local enc = type(a.path) == "string" and a.path or nil
+    if a.answer == "done" and enc and tostring(a.mode):match("^%d+$") and tostring(a.oid):match("^%x+$") then
       local path = decode(enc)
-      written[#written + 1] = (mode == "0" and ("0 " .. zero_oid) or (mode .. " " .. oid)) .. "\t" .. path .. "\0"
+      local mode = a.mode == "0" and ("0 " .. zero_oid) or (a.mode .. " " .. a.oid)
+      written[#written + 1] = mode .. "\t" .. path .. "\0"
       paths[#paths + 1] = path
-    else
-      local why, cenc = line:match("^conflict (.-): (.+)$")
-      if why then
-        conflicts[#conflicts + 1] = { path = decode(cenc), why = why }
-      end
+    elseif a.answer == "conflict" and enc then
+      conflicts[#conflicts + 1] = { path = decode(enc), why = tostring(a.why) }
+    elseif a.answer == "applied" then
+      finished = true
     end
   end
-  return table.concat(written), paths, conflicts, out:match("applied%s*$") ~= nil
+  return table.concat(written), paths, conflicts, finished
 end
 
 return M
