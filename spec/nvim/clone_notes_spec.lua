@@ -65,21 +65,19 @@ describe("clone mode's notes", function()
 
   it("says why the chat's sandbox was started again (a restarted record)", function()
     local function restarted_notes(chat, workspace)
-      sandbox.setup({
-        backend = "bwrap",
-        policy = { rw_paths = { "$CWD", "/tmp" }, network = "host" },
-        sandboxes = { workspace = workspace },
-      })
+      local function setup_network(network)
+        sandbox.setup({
+          backend = "bwrap",
+          policy = { rw_paths = { "$CWD", "/tmp" }, network = network },
+          sandboxes = { workspace = workspace },
+        })
+      end
+      setup_network("host")
       local bufnr = n.open_chat(p.dir .. "/" .. chat, { "@You:", "hi" })
       local r = n.run_tool("bash", { command = "echo one" }, { bufnr = bufnr, approved = true })
       assert.matches("one", r.stdout or "", r.stderr)
-      -- the frontmatter turns the network off (it tightens: applied at once)
-      vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, {
-        "```lua",
-        "flemma.opt.sandbox = { policy = { network = false } }",
-        "```",
-      })
-      vim.cmd("doautocmd TextChanged")
+      -- the chat's next call has the network off: its sandbox's key changed
+      setup_network(false)
       r = n.run_tool("bash", { command = "echo two" }, { bufnr = bufnr, approved = true })
       assert.matches("two", r.stdout or "", r.stderr)
       return table.concat(r.notes or {}, "\n")
