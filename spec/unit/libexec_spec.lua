@@ -1,0 +1,94 @@
+--- The scripts git runs in its bwrap (lua/flemma_sandbox/libexec/): each
+--- one the Lua names is there, each one there is named, shellcheck reads
+--- them all in make lint (a planted finding fails it: the control), and
+--- their answers are read as JSON lines by one parser (git_box.answers).
+local LIBEXEC = "lua/flemma_sandbox/libexec"
+
+---@param cmd string
+---@return string out, boolean ok
+local function run(cmd)
+  local f = assert(io.popen(cmd .. ' 2>&1; echo "rc=$?"'))
+  local out = f:read("*a")
+  f:close()
+  local rc = out:match("rc=(%d+)%s*$")
+  return out, rc == "0"
+end
+
+---@param dir string
+---@param pattern string a find -name pattern
+---@return string[]
+local function files_in(dir, pattern)
+  local out = {}
+  local list = assert(io.popen("find " .. dir .. " -type f -name '" .. pattern .. "' | LC_ALL=C sort"))
+  for path in list:lines() do
+    out[#out + 1] = path
+  end
+  list:close()
+  return out
+end
+
+describe("libexec scripts", function()
+  it("are the ones the Lua names, each a POSIX sh file that stops at the first error", function()
+    local named = {}
+    for _, path in ipairs(files_in("lua", "*.lua")) do
+      local f = assert(io.open(path, "r"))
+      for name in f:read("*a"):gmatch('"([%w_]+%.sh)"') do
+        named[name] = path
+      end
+      f:close()
+    end
+    local present = {}
+    for _, path in ipairs(files_in(LIBEXEC, "*.sh")) do
+      local name = path:match("([^/]+)$")
+      present[name] = true
+      assert.is_truthy(named[name], name .. " is named by no Lua file")
+      local f = assert(io.open(path, "r"))
+      local text = f:read("*a")
+      f:close()
+      assert.are.equal("#!/bin/sh\n", text:sub(1, 10), name)
+      assert.is_truthy(text:find("\nset %-eu\n"), name .. " has no set -eu")
+    end
+    for name, by in pairs(named) do
+      assert.is_true(present[name] == true, by .. " names " .. name .. ", which is not in " .. LIBEXEC)
+    end
+    assert.is_true(next(present) ~= nil)
+  end)
+
+  it("pass shellcheck in make lint, which fails on a planted finding (control)", function()
+    local _, has = run("command -v shellcheck")
+    if not has then
+      return pending("no shellcheck here")
+    end
+    local out, ok = run("make -s lint-sh")
+    assert.is_true(ok, out)
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir) == 0)
+    local planted = dir .. "/planted.sh"
+    local f = assert(io.open(planted, "w"))
+    f:write('#!/bin/sh\nset -eu\nfor f in $(ls "$1"); do rm $f; done\n')
+    f:close()
+    out, ok = run("make -s lint-sh SH_SCRIPTS=" .. planted)
+    os.execute("rm -rf " .. dir)
+    assert.is_false(ok, out)
+    assert.matches("SC2045", out)
+  end)
+
+  it("answer in JSON lines, read once: other lines left out, strings as JSON has them", function()
+    local git_box = require("flemma_sandbox.backends.git_box")
+    local out = table.concat({
+      "warning: a line of git's",
+      '{"answer":"held","ref":"refs/remotes/sandbox-a/x\\"y","commit":"abc","files":["a\\tb","c\\\\d"]}',
+      "{not json",
+      '{"no_answer":1}',
+      '{"answer":"synced"}',
+    }, "\n") .. "\n"
+    local answers = git_box.answers(out)
+    assert.are.equal(2, #answers)
+    assert.are.same({ "a\tb", "c\\d" }, answers[1].files)
+    assert.are.equal('refs/remotes/sandbox-a/x"y', answers[1].ref)
+    assert.is_truthy(git_box.answer(out, "synced"))
+    assert.is_nil(git_box.answer(out, "created"))
+    assert.is_nil(git_box.answer(nil, "created"))
+  end)
+end)
