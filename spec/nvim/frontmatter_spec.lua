@@ -165,7 +165,8 @@ describe("frontmatter in .chat buffers", function()
     -- starts again and the note says why
     r = bash("echo hi")
     assert.are.same({
-      "[sandbox] policy.network: false -> host: this chat's sandbox was started again, what ran in it was stopped",
+      "[sandbox] policy.network: false -> host (set by this chat's frontmatter): this chat's sandbox was started "
+        .. "again, what ran in it was stopped",
     }, r.notes)
     r = bash("echo hi")
     assert.is_nil(r.notes)

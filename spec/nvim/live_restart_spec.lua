@@ -1,6 +1,7 @@
 --- A chat's sandbox started again says why: the next result's note and
 --- one notice for the user name the setting with its old and new value
---- (a frontmatter change here); the same policy joins (control).
+--- (a frontmatter change here, marked as the frontmatter's); the same
+--- policy joins (control); a change of setup() is not marked (control).
 local h = require("support.helpers")
 local n = require("support.nvim")
 
@@ -65,8 +66,8 @@ describe("a chat's sandbox started again", function()
     r = bash(buf, "true")
     n.flush_notices()
     restore()
-    local note = "[sandbox] policy.network: host -> false: this chat's sandbox was started again, "
-      .. "what ran in it was stopped"
+    local note = "[sandbox] policy.network: host -> false (set by this chat's frontmatter): "
+      .. "this chat's sandbox was started again, what ran in it was stopped"
     assert.truthy(vim.tbl_contains(r.notes or {}, note), vim.inspect(r.notes))
     assert.are.same({}, n.survivors({ pids[1] }))
     local said = {}
@@ -91,5 +92,17 @@ describe("a chat's sandbox started again", function()
       .. "what ran in it was stopped"
     assert.truthy(vim.tbl_contains(r.notes or {}, note), vim.inspect(r.notes))
     assert.is_nil(r.stdout:find("s3cret", 1, true), r.stdout)
+    -- control: a setting of setup(), not of the frontmatter, is not marked
+    n.live_setup({
+      policy = { rw_paths = { "$CWD", "/tmp" }, network = "host", limits = { open_files = 333 } },
+      approval = { bash = "allow" },
+    })
+    r = bash(buf, "true")
+    local restart = table.concat(r.notes or {}, "\n")
+    assert.matches(
+      "%[sandbox%] policy%.limits%.open_files: %S+ %-> 333: this chat's sandbox was started again",
+      restart
+    )
+    assert.is_nil(restart:find("frontmatter", 1, true), restart)
   end)
 end)

@@ -2,6 +2,7 @@ local core = require("flemma_sandbox.core")
 local files = require("flemma_sandbox.tools.files")
 local h = require("support.helpers")
 local command_notes = require("flemma_sandbox.tools.command_notes")
+local live_notes = require("flemma_sandbox.tools.live_notes")
 
 describe("command_notes.classify", function()
   local simple = { "ls", "ls -la /tmp", "  git status", "grep -r 'a b' .", 'echo "$HOME"', "cat ./file" }
@@ -142,6 +143,36 @@ describe("command_notes on output and records", function()
     assert.matches("^%[sandbox%] ok%.test is allowed, but could not be reached", net[2])
     assert.are.same({}, command_notes.stop_notes(nil))
     assert.are.same({}, command_notes.network_notes({}))
+  end)
+
+  it("marks a restart's settings that the chat's frontmatter sets, and only those", function()
+    local why = "policy.network: allowlist -> false; policy.rw_paths: added /a; "
+      .. "policy.limits.memory_mb: 1 -> 2; and 3 more"
+    local sets = { ["policy.network"] = true, ["policy.rw_paths"] = true }
+    local stops = command_notes.stop_notes({ { type = "restarted", why = why } }, false, function(name)
+      return sets[name]
+    end)
+    assert.are.equal(
+      "[sandbox] policy.network: allowlist -> false (set by this chat's frontmatter); "
+        .. "policy.rw_paths: added /a (set by this chat's frontmatter); policy.limits.memory_mb: 1 -> 2; "
+        .. "and 3 more: this chat's sandbox was started again, what ran in it was stopped",
+      stops[1]
+    )
+    -- without the question, or when it fails, nothing is marked
+    assert.are.equal(why, live_notes.mark_frontmatter(why, nil))
+    local other = "a file it protects or hides now was not so when it started"
+    assert.are.equal(
+      other,
+      live_notes.mark_frontmatter(other, function()
+        return true
+      end)
+    )
+    assert.are.equal(
+      why,
+      live_notes.mark_frontmatter(why, function()
+        error("no config")
+      end)
+    )
   end)
 end)
 

@@ -19,6 +19,7 @@ M.max_instructions = 1000000
 ---@field loose string[]|nil what it loosens (applied only when trusted)
 ---@field never string[]|nil what is never taken from a buffer
 ---@field trusted boolean|nil whether the user trusts this exact text
+---@field applied table|nil the buffer's layer it gave (what loosens only when trusted)
 
 ---@type table<integer, flemma_sandbox.FrontmatterState>
 local states = {}
@@ -197,13 +198,33 @@ function M.refresh(bufnr)
     end
   end
   local ok, err = sandbox.set_buffer_config(bufnr, layer)
+  s.applied = layer
   if not ok then
     s.error = err
     sandbox.set_buffer_config(bufnr, nil)
   elseif s.error then
     sandbox.set_buffer_config(bufnr, nil)
   end
+  if s.error then
+    s.applied = nil
+  end
   return s.error, true
+end
+
+--- Whether the buffer's frontmatter, as applied, sets setting (a dotted
+--- name as a restart names it: "policy.network", "sandboxes.workspace").
+---@param bufnr integer
+---@param setting string
+---@return boolean
+function M.sets(bufnr, setting)
+  local at = states[bufnr] and states[bufnr].applied
+  for key in setting:gmatch("[^.]+") do
+    if type(at) ~= "table" then
+      return false
+    end
+    at = at[key]
+  end
+  return at ~= nil
 end
 
 --- Brings a .chat buffer's layer up to date before its policy is used;

@@ -112,6 +112,9 @@ function M.run_tool(bufnr, name, input, opts, done)
     end
   end
   opts.bufnr = bufnr
+  opts.set_by_frontmatter = function(setting)
+    return frontmatter.sets(bufnr, setting)
+  end
   tools.run(name, input, opts, done)
 end
 

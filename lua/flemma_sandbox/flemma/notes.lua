@@ -23,6 +23,53 @@ M.DROP_AFTER_MS = 5000
 ---@field recs flemma_sandbox.Record[]
 ---@field quarantined flemma_sandbox.Quarantined[]
 
+local BACKEND = "sandbox.backends.flemma_sandbox."
+--- Where Flemma's config holds a setting a restart names (live.fields):
+--- Flemma's own policy keys, or our backend's keys under its name.
+local FLEMMA_KEYS = {
+  ["policy.network"] = { "sandbox.policy.network", BACKEND .. "network" },
+  ["policy.allow_privileged"] = { "sandbox.policy.allow_privileged" },
+  ["policy.rw_paths"] = { "sandbox.policy.rw_paths" },
+}
+
+--- Flemma's keys for setting, or nil when it is not one Flemma's config
+--- gives as it is (deny_paths and ro_paths are made from several keys).
+---@param setting string
+---@return string[]|nil
+local function flemma_keys(setting)
+  if FLEMMA_KEYS[setting] then
+    return FLEMMA_KEYS[setting]
+  end
+  local own = setting:match("^policy%.(limits%.[%w_]+)$") or setting:match("^policy%.([%w_]+)$")
+  own = own or setting:match("^(sandboxes%.[%w_]+)$")
+  local direct = { seccomp = true, allow_domains = true, deny_domains = true, allow_sockets = true, env_allow = true }
+  if own and (direct[own] or own:find("^limits%.") or own:find("^sandboxes%.")) then
+    return { BACKEND .. own }
+  end
+  return nil
+end
+
+--- Whether the chat's frontmatter sets a setting a restart names: Flemma
+--- says the value of one of its keys comes from the buffer's frontmatter
+--- layer ("F" in its source).
+---@param bufnr integer|nil
+---@return flemma_sandbox.SetByFrontmatter|nil
+function M.set_by_frontmatter(bufnr)
+  if type(bufnr) ~= "number" then
+    return nil
+  end
+  return function(setting)
+    local facade = require("flemma.config")
+    for _, key in ipairs(flemma_keys(setting) or {}) do
+      local got = facade.inspect(bufnr, key)
+      if type(got) == "table" and type(got.layer) == "string" and got.layer:find("F", 1, true) then
+        return true
+      end
+    end
+    return false
+  end
+end
+
 --- The notes of one call's runs, given its output.
 ---@param runs flemma_sandbox.FlemmaRun[]
 ---@param text string the call's output (Flemma's bash merges stderr into it)
@@ -35,7 +82,7 @@ function M.compose(runs, text, ctx)
       notes[#notes + 1] = "[sandbox] " .. line:gsub("^flemma%-sandbox[%w-]*: ", "")
     end
     vim.list_extend(notes, command_notes.quarantine_notes(run.quarantined))
-    vim.list_extend(notes, command_notes.stop_notes(run.recs, true))
+    vim.list_extend(notes, command_notes.stop_notes(run.recs, true, M.set_by_frontmatter(ctx.bufnr)))
     vim.list_extend(notes, command_notes.network_notes(run.recs))
   end
   local denied = command_notes.denied_paths(text)

@@ -172,7 +172,7 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       end
       -- flemma-sandbox-exec stops a command when a writable root's disk
       -- runs short, or when what its protection rests on was replaced
-      vim.list_extend(notes, command_notes.stop_notes(r.records, true))
+      vim.list_extend(notes, command_notes.stop_notes(r.records, true, ctx.set_by_frontmatter))
       if ctx.network_denied then
         notes[#notes + 1] = "[sandbox] the network is off here (policy.network = false); the command ran without it"
       end

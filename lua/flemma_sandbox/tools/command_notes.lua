@@ -316,8 +316,9 @@ end
 --- (the time limit has its own note, made by the caller).
 ---@param records flemma_sandbox.Record[]|nil
 ---@param say? boolean a restart or end of the chat's sandbox is also one notice for the user
+---@param set_by_frontmatter? flemma_sandbox.SetByFrontmatter a restart names what the chat's frontmatter sets
 ---@return string[]
-function M.stop_notes(records, say)
+function M.stop_notes(records, say, set_by_frontmatter)
   local notes = {}
   for _, s in ipairs(records or {}) do
     if s.type == "stopped" and s.reason == "disk_reserve" then
@@ -333,7 +334,7 @@ function M.stop_notes(records, say)
         .. s.why
         .. " (so the sandbox could not see it unprotected); run it again"
     elseif s.type == "restarted" or s.reason == "sandbox_ended" then
-      notes[#notes + 1] = "[sandbox] " .. require("flemma_sandbox.tools.live_notes").text(s, say)
+      notes[#notes + 1] = "[sandbox] " .. require("flemma_sandbox.tools.live_notes").text(s, say, set_by_frontmatter)
     end
   end
   return notes

@@ -141,6 +141,7 @@ end
 ---@field approved boolean|nil the user already said yes (Flemma's "approved" placeholder)
 ---@field on_phase fun(phase: "waiting"|"running")|nil told when it waits for an answer and when it runs
 ---@field on_job fun(handle: flemma_sandbox.JobHandle|nil)|nil told of the running job (for cancel)
+---@field set_by_frontmatter flemma_sandbox.SetByFrontmatter|nil what the chat's frontmatter sets (a restart's note)
 
 --- Runs a tool call; done receives the result table ({ error = ... } on
 --- failure; not_run = true when it never started).
@@ -169,6 +170,7 @@ function M.run(name, input, opts, done)
     config = sandbox.resolve_config(opts.bufnr),
     env_path = surroundings.getenv("PATH"),
     on_job = opts.on_job or function() end,
+    set_by_frontmatter = opts.set_by_frontmatter,
   }
   local workspaces = require("flemma_sandbox.workspaces")
   if workspaces.is_clone(opts.bufnr) then
