@@ -33,6 +33,7 @@
 #include "buf.h"
 #include "check_file.h"
 #include "fd_io.h"
+#include "host_wait.h"
 #include "live_dir.h"
 #include "record.h"
 #include "run_watch.h"
@@ -155,216 +156,74 @@ static void close_all(const fs_vec *opened)
         close(atoi(opened->items[i]));
 }
 
-/* Waits for bwrap, passing signals on. Past the time limit, or when a
- * writable root runs short of space, it gets SIGTERM, and SIGKILL after a
- * grace period; when what the run's protection rests on is replaced
- * (run_watch.h), SIGKILL at once (bwrap's --die-with-parent covers the
- * sandbox). *stopped: 1 time limit, 2 watch. */
-/* SIGKILL to bwrap and to the sandbox's first process. bwrap's own
- * --die-with-parent takes effect only once the sandbox is set up: killed
- * before that, bwrap would leave its child waiting for ever. So bwrap is
- * stopped first (it forks no more), then its children are killed, then
- * it. */
-static void kill_bwrap(pid_t child)
+/* What a run with a check file holds from its plan to its end. */
+typedef struct {
+    char running[4096]; /* the check file, renamed NAME.running */
+    int lock_fd;        /* that file, locked; -1 without a check file */
+    int records_fd;
+    fs_vec masks;  /* bwrap options the plan adds (secret masks, binds by descriptor) */
+    fs_vec opened; /* the descriptors those binds hold, for bwrap */
+    fs_vec roots;  /* the check file's pairs, for the watch */
+    size_t mask_at;
+} host_run;
+
+static void host_run_init(host_run *r)
 {
-    char path[64], text[4096];
-    ssize_t n;
-    int fd;
-
-    kill(child, SIGSTOP);
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)child, (int)child);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        n = read(fd, text, sizeof(text) - 1);
-        close(fd);
-        if (n > 0) {
-            char *at = text, *end;
-
-            text[n] = '\0';
-            for (;;) {
-                long pid = strtol(at, &end, 10);
-
-                if (end == at)
-                    break;
-                if (pid > 0)
-                    kill((pid_t)pid, SIGKILL);
-                at = end;
-            }
-        }
-    }
-    kill(child, SIGKILL);
-}
-
-/* Whether a live sandbox's keeper lets a replaced name be (run_watch.h):
- * when the last call left nothing running in it (the live folder's
- * "quiet", its cwd: live_dir.h), nothing in the sandbox can use the name
- * unprotected, and the next call protects it again before anything
- * runs (live_reprotect.h). Said in the keeper's log. */
-static int protected_at_next_call(const exec_host_opts *o, const exec_run_watch *watch, const char *why)
-{
-    if (o->listen_fd <= 0 || !watch->listed || faccessat(AT_FDCWD, "quiet", F_OK, AT_SYMLINK_NOFOLLOW) != 0)
-        return 0;
-    fprintf(stderr, "flemma-sandbox: %s while nothing ran in the sandbox: protected again at the next call\n", why);
-    return 1;
-}
-
-/* Looks at the watch; when it says stop: the reason on stderr and in the
- * records, bwrap signalled, the grace period set. 1 when it stopped the
- * command. */
-static int stop_if_watch_says(const exec_host_opts *o, pid_t child, exec_run_watch *watch, long long *deadline,
-                              int records_fd)
-{
-    char why[4600];
-    int kind = exec_run_watch_check(watch, fs_now_ms(), why, sizeof(why));
-
-    if (kind == EXEC_WATCH_OK || (kind == EXEC_WATCH_REPLACED && protected_at_next_call(o, watch, why)))
-        return 0;
-    if (kind == EXEC_WATCH_REPLACED)
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), " while it ran");
-    fprintf(stderr, "flemma-sandbox: stopped: %s\n", why);
-    if (kind == EXEC_WATCH_DISK) {
-        char free_mb[24], reserve_mb[24];
-
-        snprintf(free_mb, sizeof(free_mb), "%llu", watch->short_free_mb);
-        snprintf(reserve_mb, sizeof(reserve_mb), "%ld", watch->reserve_mb);
-        fs_record(records_fd, "stopped", "reason", "disk_reserve", "why", why, "root", watch->short_root, "free_mb",
-                  free_mb, "reserve_mb", reserve_mb, FS_RECORD_END);
-        kill(child, SIGTERM);
-    } else {
-        fs_record(records_fd, "stopped", "reason", "protection_changed", "why", why, FS_RECORD_END);
-        kill_bwrap(child);
-    }
-    *deadline = fs_now_ms() + GRACE_MS;
-    return 1;
-}
-
-static int wait_forwarding(pid_t child, const sigset_t *set, const exec_host_opts *o, exec_run_watch *watch,
-                           int records_fd, int owner_fd, pid_t *proxy, int *stopped)
-{
-    long long deadline = o->time_limit_ms > 0 ? fs_now_ms() + o->time_limit_ms : 0;
-    int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), status;
-
-    *stopped = 0;
-    for (;;) {
-        struct pollfd p[3];
-        struct signalfd_siginfo info;
-        int watching = *stopped == 0;
-        long wait_ms = watching ? exec_run_watch_wait_ms(watch, fs_now_ms()) : -1;
-        long long left = deadline ? deadline - fs_now_ms() : -1;
-
-        if (deadline && left <= 0) {
-            if (*stopped)
-                kill_bwrap(child);
-            else
-                kill(child, SIGTERM);
-            deadline = *stopped ? 0 : fs_now_ms() + GRACE_MS;
-            if (!*stopped)
-                *stopped = 1;
-            continue;
-        }
-        if (wait_ms >= 0 && (left < 0 || wait_ms < left))
-            left = wait_ms;
-        if (sfd < 0 && (left < 0 || left > 100))
-            left = 100; /* no signalfd: waitpid below is asked often */
-        p[0].fd = sfd;
-        p[0].events = POLLIN;
-        p[1].fd = watching ? exec_run_watch_fd(watch) : -1;
-        p[1].events = POLLIN;
-        p[2].fd = owner_fd;
-        p[2].events = POLLIN;
-        if (o->owner_pid > 0 && owner_fd < 0 && (left < 0 || left > 1000))
-            left = 1000; /* no pidfd: the owner is looked at every second */
-        poll(p, 3, left < 0 ? -1 : (int)left);
-        if (o->owner_pid > 0 && ((p[2].revents & POLLIN) || (owner_fd < 0 && kill((pid_t)o->owner_pid, 0) != 0)) &&
-            !*stopped) {
-            kill_bwrap(child); /* Neovim is gone: so is the chat's sandbox */
-            *stopped = 3;
-        }
-        if (o->listen_fd > 0 && *proxy > 0 && waitpid(*proxy, NULL, WNOHANG) == *proxy) {
-            /* a live sandbox without its proxy would have no way out it was
-             * promised: it ends, and the next call starts it again */
-            *proxy = -1;
-            fprintf(stderr, "flemma-sandbox: stopped: the sandbox's network proxy ended\n");
-            fs_record(records_fd, "stopped", "reason", "proxy_ended", "why", "the sandbox's network proxy ended",
-                      FS_RECORD_END);
-            if (!*stopped)
-                kill_bwrap(child);
-            *stopped = 3;
-        }
-        /* an event, or the time the watch asked for */
-        if (watching && ((p[1].fd >= 0 && (p[1].revents & POLLIN)) || exec_run_watch_wait_ms(watch, fs_now_ms()) == 0) &&
-            stop_if_watch_says(o, child, watch, &deadline, records_fd))
-            *stopped = 2;
-        while (sfd >= 0 && read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info))
-            if (info.ssi_signo != SIGCHLD)
-                kill(child, (int)info.ssi_signo); /* bwrap passes it on to the sandbox */
-        if (waitpid(child, &status, WNOHANG) == child) {
-            if (sfd >= 0)
-                close(sfd);
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        }
-    }
+    memset(r, 0, sizeof(*r));
+    r->lock_fd = r->records_fd = -1;
+    fs_vec_init(&r->masks);
+    fs_vec_init(&r->opened);
+    fs_vec_init(&r->roots);
 }
 
 /* A run given up before bwrap started: its check file and records file
  * let go, what it opened closed and freed. The exit status to report. */
-static int give_up(int lock_fd, const char *running, int records_fd, fs_vec *opened, fs_vec *roots, fs_vec *masks)
+static int give_up(host_run *r)
 {
-    if (lock_fd >= 0) {
-        unlink(running);
-        close(lock_fd);
+    if (r->lock_fd >= 0) {
+        unlink(r->running);
+        close(r->lock_fd);
     }
-    if (records_fd >= 0)
-        close(records_fd);
-    close_all(opened);
-    fs_vec_free(opened);
-    fs_vec_free(roots);
-    fs_vec_free(masks);
+    if (r->records_fd >= 0)
+        close(r->records_fd);
+    close_all(&r->opened);
+    fs_vec_free(&r->opened);
+    fs_vec_free(&r->roots);
+    fs_vec_free(&r->masks);
     return EXIT_SETUP;
 }
 
-int exec_host_run(const exec_host_opts *o, char **cmd, int n)
+/* A run with nothing to watch or check: bwrap in this process's place. */
+static int run_in_place(const exec_host_opts *o, char **cmd, int n)
 {
-    sigset_t set, old;
-    char fdtext[16], running[4096], runs_dir[4096], why[512];
+    fs_vec none;
+    char fdtext[16];
     char **argv;
-    char *slash, *front[4];
-    int args_fd, lock_fd = -1, records_fd = -1, owner_fd = -1, rc, stopped, nfront = 0, gate_failed = 0;
-    exec_userns_gate gate;
-    pid_t child, proxy = -1, self = getpid();
-    fs_vec masks, opened, roots;
-    exec_run_watch watch;
-    fs_err plan_err;
-    size_t mask_at = 0;
+    int args_fd, rc;
 
-    fs_vec_init(&masks);
-    fs_vec_init(&opened);
-    fs_vec_init(&roots); /* the check file's pairs, for the watch */
-    if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket && o->disk_reserve_mb <= 0 &&
-        o->inotify_instances <= 0 && o->inotify_watches <= 0) {
-        argv = command_argv(o, cmd, n, &masks, 0, NULL, 0, fdtext, sizeof(fdtext), &args_fd);
-        if (!argv)
-            return EXIT_SETUP;
-        exec_command(o, argv);
-        rc = setup_error("cannot run", argv[0], errno);
-        free(argv);
-        return rc;
-    }
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    sigprocmask(SIG_BLOCK, &set, &old);
-    /* when Neovim dies, still stop the sandbox and check */
+    fs_vec_init(&none);
+    argv = command_argv(o, cmd, n, &none, 0, NULL, 0, fdtext, sizeof(fdtext), &args_fd);
+    if (!argv)
+        return EXIT_SETUP;
+    exec_command(o, argv);
+    rc = setup_error("cannot run", argv[0], errno);
+    free(argv);
+    return rc;
+}
+
+/* Who the run lives no longer than: Neovim's pid (a pidfd in *owner_fd,
+ * or -1 where there is none), else its parent. 0, or an exit status. */
+static int watch_owner(const exec_host_opts *o, pid_t self, int *owner_fd)
+{
+    *owner_fd = -1;
     if (o->owner_pid > 0) {
         /* a chat's live sandbox outlives the call that started it, not Neovim */
 #ifdef SYS_pidfd_open
-        owner_fd = (int)syscall(SYS_pidfd_open, (pid_t)o->owner_pid, 0);
+        *owner_fd = (int)syscall(SYS_pidfd_open, (pid_t)o->owner_pid, 0);
 #else
         errno = ENOSYS;
 #endif
-        if (owner_fd < 0 && errno == ESRCH)
+        if (*owner_fd < 0 && errno == ESRCH)
             return setup_error("the sandbox's owner is gone:", NULL, ESRCH);
     } else if (o->listen_fd <= 0) {
         /* not a keeper: one without an owner (the command line's) ends
@@ -373,117 +232,182 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
         if (getppid() == 1)
             kill(self, SIGTERM);
     }
-    if (o->check_file) {
-        lock_fd = o->check_words
-                      ? exec_check_write_up(o->check_file, o->check_words, o->check_count, running, sizeof(running))
-                      : exec_check_take_up(o->check_file, running, sizeof(running));
-        if (lock_fd < 0)
-            return EXIT_SETUP;
-        records_fd = fs_record_open_for(o->check_file);
-        snprintf(runs_dir, sizeof(runs_dir), "%s", running);
-        slash = strrchr(runs_dir, '/');
-        if (slash && slash != runs_dir) {
-            *slash = '\0';
-            exec_check_sweep(runs_dir, running, records_fd);
-        }
-        if (exec_plan_masks(lock_fd, &masks, &opened, &roots, &mask_at, records_fd, &plan_err) != FS_OK) {
-            /* fail closed: without its masks the command would see secrets */
-            fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
-            fs_record(records_fd, "setup_failed", "error", plan_err.msg, FS_RECORD_END);
-            return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
-        }
-        if (o->listen_fd > 0 && write_live_masks(&masks) != 0) {
-            fprintf(stderr, "flemma-sandbox-exec: cannot write the live sandbox's masks: %s\n", strerror(errno));
-            return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
-        }
-    }
-    if (exec_userns_gate_open(&gate, o->inotify_instances, o->inotify_watches) != 0) {
-        setup_error("cannot make the pipes for limits.inotify_*:", NULL, errno);
-        argv = NULL;
-    } else {
-        nfront = exec_userns_gate_words(&gate, front);
-        argv = command_argv(o, cmd, n, &masks, mask_at, front, nfront, fdtext, sizeof(fdtext), &args_fd);
-    }
-    if (!argv) {
-        exec_userns_gate_close(&gate);
-        return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
-    }
-    if (o->proxy_socket) {
-        fs_err proxy_err;
+    return 0;
+}
 
-        proxy = exec_host_proxy_start(o->proxy_socket, o->proxy_rules, o->proxy_rule_count, records_fd, &proxy_err);
-        if (proxy < 0) {
-            /* without it the command would run with no way out it was promised */
-            fprintf(stderr, "flemma-sandbox-exec: %s\n", proxy_err.msg);
-            fs_record(records_fd, "setup_failed", "error", proxy_err.msg, FS_RECORD_END);
-            exec_userns_gate_close(&gate);
-            free(argv);
-            return give_up(lock_fd, running, records_fd, &opened, &roots, &masks);
-        }
+/* The check file taken up (renamed, locked), the checks of runs whose
+ * helper was killed done, and the plan's masks made: 0, or the exit
+ * status of a run given up (fail closed: without its masks the command
+ * would see secrets). */
+static int take_check(const exec_host_opts *o, host_run *r)
+{
+    char runs_dir[4096], *slash;
+    fs_err plan_err;
+
+    r->lock_fd = o->check_words
+                     ? exec_check_write_up(o->check_file, o->check_words, o->check_count, r->running,
+                                           sizeof(r->running))
+                     : exec_check_take_up(o->check_file, r->running, sizeof(r->running));
+    if (r->lock_fd < 0)
+        return give_up(r);
+    r->records_fd = fs_record_open_for(o->check_file);
+    snprintf(runs_dir, sizeof(runs_dir), "%s", r->running);
+    slash = strrchr(runs_dir, '/');
+    if (slash && slash != runs_dir) {
+        *slash = '\0';
+        exec_check_sweep(runs_dir, r->running, r->records_fd);
     }
-    /* before bwrap starts: a name replaced from now on is caught */
-    exec_run_watch_init(&watch, &roots, &masks, o->disk_reserve_mb);
+    if (exec_plan_masks(r->lock_fd, &r->masks, &r->opened, &r->roots, &r->mask_at, r->records_fd, &plan_err) !=
+        FS_OK) {
+        fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
+        fs_record(r->records_fd, "setup_failed", "error", plan_err.msg, FS_RECORD_END);
+        return give_up(r);
+    }
+    if (o->listen_fd > 0 && write_live_masks(&r->masks) != 0) {
+        fprintf(stderr, "flemma-sandbox-exec: cannot write the live sandbox's masks: %s\n", strerror(errno));
+        return give_up(r);
+    }
+    return 0;
+}
+
+/* Forks bwrap with argv: its pid, or -1. */
+static pid_t start_bwrap(const exec_host_opts *o, host_run *r, exec_userns_gate *gate, char **argv,
+                         const sigset_t *old, pid_t self)
+{
+    pid_t child = fork();
+
+    if (child != 0)
+        return child;
+    /* bwrap's --die-with-parent covers the sandbox, not bwrap: if this
+     * process is killed outright, bwrap must go too */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != self)
+        _exit(EXIT_SETUP);
+    if (r->lock_fd >= 0)
+        close(r->lock_fd);
+    keep_for_exec(&r->opened);
     if (o->listen_fd > 0)
-        watch.listed = write_live_protected(&watch) == 0;
-    child = fork();
-    if (child == 0) {
-        /* bwrap's --die-with-parent covers the sandbox, not bwrap: if this
-         * process is killed outright, bwrap must go too */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != self)
-            _exit(EXIT_SETUP);
-        if (lock_fd >= 0)
-            close(lock_fd);
-        keep_for_exec(&opened);
-        if (o->listen_fd > 0)
-            fcntl(o->listen_fd, F_SETFD, 0); /* the supervisor's socket */
-        exec_userns_gate_child(&gate);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        exec_command(o, argv);
-        _exit(setup_error("cannot run", argv[0], errno));
-    }
-    if (args_fd >= 0)
-        close(args_fd);
-    close_all(&opened); /* bwrap has its own copies now */
-    if (child > 0 && exec_userns_gate_apply(&gate, why, sizeof(why)) < 0) {
-        /* bwrap still waits for the gate: it never runs the command */
-        fprintf(stderr, "flemma-sandbox: stopped before the command ran: %s\n", why);
-        fs_record(records_fd, "stopped", "reason", "userns_gate", "why", why, FS_RECORD_END);
-        kill_bwrap(child);
-        gate_failed = 1;
-    }
-    exec_userns_gate_close(&gate);
-    rc = child < 0 ? setup_error("fork", NULL, errno) : wait_forwarding(child, &set, o, &watch, records_fd, owner_fd, &proxy, &stopped);
-    if (gate_failed)
-        rc = EXIT_SETUP;
-    exec_run_watch_free(&watch);
-    if (child >= 0 && stopped == 1) {
+        fcntl(o->listen_fd, F_SETFD, 0); /* the supervisor's socket */
+    exec_userns_gate_child(gate);
+    sigprocmask(SIG_SETMASK, old, NULL);
+    exec_command(o, argv);
+    _exit(setup_error("cannot run", argv[0], errno));
+}
+
+/* After bwrap: the time limit's note, the proxy stopped, the check after
+ * the run, and all of r let go. */
+static void end_run(const exec_host_opts *o, host_run *r, pid_t proxy, int timed_out)
+{
+    if (timed_out) {
         char ms[24];
 
         snprintf(ms, sizeof(ms), "%ld", o->time_limit_ms);
         fprintf(stderr, "flemma-sandbox: stopped after %s ms (tools.max_timeout_ms)\n", ms);
-        fs_record(records_fd, "stopped", "reason", "time_limit", "ms", ms, FS_RECORD_END);
+        fs_record(r->records_fd, "stopped", "reason", "time_limit", "ms", ms, FS_RECORD_END);
     }
     if (proxy > 0)
         exec_host_proxy_stop(proxy, o->proxy_socket);
     else if (o->proxy_socket)
         unlink(o->proxy_socket); /* its proxy ended on its own (reaped above) */
-    if (lock_fd >= 0) {
+    if (r->lock_fd >= 0) {
         /* a live sandbox whose last call left nothing running changed no
          * file since that call's own check: what appeared is the host's
          * (the user's new .envrc), not to be moved */
         if (o->listen_fd <= 0 || faccessat(AT_FDCWD, "quiet", F_OK, AT_SYMLINK_NOFOLLOW) != 0)
-            exec_check_after(running, 0, records_fd);
-        unlink(running);
-        close(lock_fd);
+            exec_check_after(r->running, 0, r->records_fd);
+        unlink(r->running);
+        close(r->lock_fd);
+        r->lock_fd = -1;
     }
-    if (records_fd >= 0)
-        close(records_fd);
+    if (r->records_fd >= 0)
+        close(r->records_fd);
+    r->records_fd = -1;
+    fs_vec_free(&r->opened);
+    fs_vec_free(&r->roots);
+    fs_vec_free(&r->masks);
+}
+
+/* The network proxy of the run started (-2: none asked for): its pid,
+ * or -1 when it could not start (said). */
+static pid_t start_proxy(const exec_host_opts *o, int records_fd)
+{
+    fs_err proxy_err;
+    pid_t proxy;
+
+    if (!o->proxy_socket)
+        return -2;
+    proxy = exec_host_proxy_start(o->proxy_socket, o->proxy_rules, o->proxy_rule_count, records_fd, &proxy_err);
+    if (proxy < 0) {
+        /* without it the command would run with no way out it was promised */
+        fprintf(stderr, "flemma-sandbox-exec: %s\n", proxy_err.msg);
+        fs_record(records_fd, "setup_failed", "error", proxy_err.msg, FS_RECORD_END);
+    }
+    return proxy;
+}
+
+int exec_host_run(const exec_host_opts *o, char **cmd, int n)
+{
+    sigset_t set, old;
+    char fdtext[16], why[512];
+    char **argv = NULL;
+    char *front[4];
+    int args_fd = -1, owner_fd, rc, stopped = 0, gate_failed = 0;
+    exec_userns_gate gate;
+    pid_t child, proxy, self = getpid();
+    exec_run_watch watch;
+    host_run r;
+
+    if (!o->check_file && o->time_limit_ms <= 0 && !o->proxy_socket && o->disk_reserve_mb <= 0 &&
+        o->inotify_instances <= 0 && o->inotify_watches <= 0)
+        return run_in_place(o, cmd, n);
+    host_run_init(&r);
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    /* when Neovim dies, still stop the sandbox and check */
+    if ((rc = watch_owner(o, self, &owner_fd)) != 0)
+        return rc;
+    if (o->check_file && (rc = take_check(o, &r)) != 0)
+        return rc;
+    if (exec_userns_gate_open(&gate, o->inotify_instances, o->inotify_watches) != 0) {
+        setup_error("cannot make the pipes for limits.inotify_*:", NULL, errno);
+        return give_up(&r);
+    }
+    argv = command_argv(o, cmd, n, &r.masks, r.mask_at, front, exec_userns_gate_words(&gate, front), fdtext,
+                        sizeof(fdtext), &args_fd);
+    proxy = argv ? start_proxy(o, r.records_fd) : -1;
+    if (!argv || proxy == -1) {
+        exec_userns_gate_close(&gate);
+        free(argv);
+        return give_up(&r);
+    }
+    /* before bwrap starts: a name replaced from now on is caught */
+    exec_run_watch_init(&watch, &r.roots, &r.masks, o->disk_reserve_mb);
+    if (o->listen_fd > 0)
+        watch.listed = write_live_protected(&watch) == 0;
+    child = start_bwrap(o, &r, &gate, argv, &old, self);
+    if (args_fd >= 0)
+        close(args_fd);
+    close_all(&r.opened); /* bwrap has its own copies now */
+    if (child > 0 && exec_userns_gate_apply(&gate, why, sizeof(why)) < 0) {
+        /* bwrap still waits for the gate: it never runs the command */
+        fprintf(stderr, "flemma-sandbox: stopped before the command ran: %s\n", why);
+        fs_record(r.records_fd, "stopped", "reason", "userns_gate", "why", why, FS_RECORD_END);
+        exec_kill_bwrap(child);
+        gate_failed = 1;
+    }
+    exec_userns_gate_close(&gate);
+    rc = child < 0 ? setup_error("fork", NULL, errno)
+                   : exec_wait_bwrap(child, &set, o, &watch, r.records_fd, owner_fd, &proxy, &stopped);
+    if (gate_failed)
+        rc = EXIT_SETUP;
+    exec_run_watch_free(&watch);
+    end_run(o, &r, proxy, child >= 0 && stopped == 1);
     if (owner_fd >= 0)
         close(owner_fd);
     free(argv);
-    fs_vec_free(&opened);
-    fs_vec_free(&roots);
-    fs_vec_free(&masks);
     return rc;
 }

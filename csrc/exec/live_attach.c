@@ -369,68 +369,69 @@ static void end_call(live_call *c)
     fs_vec_free(&c->masks);
 }
 
-int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
+/* The call's plan as a fresh run's host side makes it: the check file
+ * taken up, the checks of calls whose attach was killed before its own
+ * done (Flemma's runner asks for none), the masks, the inner helper's
+ * "--", the key. 0, or the exit status. */
+static int prepare_call(live_call *c, const exec_host_opts *o, char **cmd, int n)
 {
-    live_call c;
     fs_vec opened, pairs;
     fs_err err;
     size_t mask_at = 0, i;
+    char runs_dir[4096], *slash;
+    int rc = 0;
+
+    fs_vec_init(&opened);
+    fs_vec_init(&pairs);
+    c->dirfd = exec_live_open_dir(o->live_dir, 1);
+    if (c->dirfd < 0)
+        return fail(c, "cannot open its folder", errno);
+    c->check_fd = o->check_words ? exec_check_write_up(o->check_file, o->check_words, o->check_count, c->running,
+                                                       sizeof(c->running))
+                                 : exec_check_take_up(o->check_file, c->running, sizeof(c->running));
+    if (c->check_fd < 0)
+        return EXIT_SETUP;
+    c->records_fd = fs_record_open_for(o->check_file);
+    snprintf(runs_dir, sizeof(runs_dir), "%s", c->running);
+    slash = strrchr(runs_dir, '/');
+    if (slash && slash != runs_dir) {
+        *slash = '\0';
+        exec_check_sweep(runs_dir, c->running, c->records_fd);
+    }
+    if (read_fd_all(c->check_fd, &c->check_before) != 0 ||
+        exec_plan_masks(c->check_fd, &c->masks, &opened, &pairs, &mask_at, c->records_fd, &err) != FS_OK)
+        rc = fail(c, "cannot prepare the run", errno);
+    for (i = 0; i < opened.len; i++)
+        close(atoi(opened.items[i])); /* the keeper opens its own */
+    for (i = mask_at + 1; rc == 0 && i < (size_t)n && strcmp(cmd[i], "--") != 0; i++)
+        ;
+    if (rc == 0 && (mask_at == 0 || i + 1 >= (size_t)n))
+        rc = fail(c, "no command after the inner helper's \"--\"", EINVAL);
+    c->inner_at = i;
+    if (rc == 0 && make_key(c, o, cmd) != 0)
+        rc = fail(c, "cannot read the policy", errno);
+    fs_vec_free(&opened);
+    fs_vec_free(&pairs);
+    return rc;
+}
+
+int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
+{
+    live_call c;
     int rc = 0, conn = -1, started = 0, quiet = 0, retried = 0, keeper_stopped, status, tries;
     off_t records_from;
     time_t since = time(NULL); /* a restart's why (live_why.h) from then on is this call's */
 
     memset(&c, 0, sizeof(c));
-    c.check_fd = c.records_fd = c.lock_fd = -1;
+    c.check_fd = c.records_fd = c.lock_fd = c.dirfd = -1;
     fs_buf_init(&c.check_before);
     fs_buf_init(&c.key);
     fs_buf_init(&c.mask_set);
     fs_buf_init(&c.fields);
     fs_vec_init(&c.masks);
-    fs_vec_init(&opened);
-    fs_vec_init(&pairs);
-    c.dirfd = exec_live_open_dir(o->live_dir, 1);
-    if (c.dirfd < 0) {
-        rc = fail(&c, "cannot open its folder", errno);
+    rc = prepare_call(&c, o, cmd, n);
+    if (rc != 0)
         goto out;
-    }
-    c.check_fd = o->check_words ? exec_check_write_up(o->check_file, o->check_words, o->check_count, c.running,
-                                                      sizeof(c.running))
-                                : exec_check_take_up(o->check_file, c.running, sizeof(c.running));
-    if (c.check_fd < 0) {
-        rc = EXIT_SETUP;
-        goto out;
-    }
-    c.records_fd = fs_record_open_for(o->check_file);
-    {
-        /* as a fresh run's host side: the check of a call whose attach was
-         * killed before its own (Flemma's runner asks for none) */
-        char runs_dir[4096], *slash;
-
-        snprintf(runs_dir, sizeof(runs_dir), "%s", c.running);
-        slash = strrchr(runs_dir, '/');
-        if (slash && slash != runs_dir) {
-            *slash = '\0';
-            exec_check_sweep(runs_dir, c.running, c.records_fd);
-        }
-    }
-    if (read_fd_all(c.check_fd, &c.check_before) != 0 ||
-        exec_plan_masks(c.check_fd, &c.masks, &opened, &pairs, &mask_at, c.records_fd, &err) != FS_OK) {
-        rc = fail(&c, "cannot prepare the run", errno);
-        goto out;
-    }
-    for (i = 0; i < opened.len; i++)
-        close(atoi(opened.items[i])); /* the keeper opens its own */
-    for (i = mask_at + 1; i < (size_t)n && strcmp(cmd[i], "--") != 0; i++)
-        ;
-    if (mask_at == 0 || i + 1 >= (size_t)n) {
-        rc = fail(&c, "no command after the inner helper's \"--\"", EINVAL);
-        goto out;
-    }
-    c.inner_at = i;
-    if (make_key(&c, o, cmd) != 0) {
-        rc = fail(&c, "cannot read the policy", errno);
-        goto out;
-    }
 again:
     /* a keeper that just ended may leave its socket a moment, and one
      * another call starts listens only when up (seconds under load): 10 s */
@@ -488,8 +489,6 @@ again:
 out:
     if (o->args_file)
         unlink(o->args_file); /* read for the key, copied for a keeper: done with */
-    fs_vec_free(&opened);
-    fs_vec_free(&pairs);
     end_call(&c);
     return rc;
 }
