@@ -215,6 +215,20 @@ describe("saving a chat between calls of its live sandbox", function()
     assert.is_true(alive, "the sandbox lived on")
   end)
 
+  it("a protected name replaced by a folder while held starts the sandbox again, saying why", function()
+    h.write(proj .. "/.mcp.json", "orig")
+    local buf, _, pid = chat_that_left_a_process()
+    -- a folder cannot be renamed over a file: the file goes first
+    h.sh("mkdir " .. h.shell_quote(proj .. "/.mcp.json.new") .. " && rm " .. h.shell_quote(proj .. "/.mcp.json"))
+    assert.is_true(os.rename(proj .. "/.mcp.json.new", proj .. "/.mcp.json"))
+    n.pause(500)
+    local out = call(buf, "toolu_9", "{ echo planted > .mcp.json/x; } 2>/dev/null || echo refused")
+    assert.matches("^refused", out, "the new sandbox protects it from the start")
+    assert.matches("%.mcp%.json is not a plain file in the sandbox now: it cannot be protected again in place", out)
+    assert.are.same({}, n.survivors({ pid }), "what was held went with the old sandbox")
+    assert.is_nil(h.read(proj .. "/.mcp.json/x"))
+  end)
+
   it("control: with neither protected, the same loop writes the new .mcp.json and reads the new .envrc", function()
     n.live_setup({
       policy = {
