@@ -207,7 +207,8 @@ function M.overlay_works(backend_config)
       for _, sub in ipairs({ "lower", "mnt" }) do
         vim.fn.mkdir(dir .. "/" .. sub, "p")
       end
-      local out = vim.fn.system({
+      -- a file made in the overlay, and not in the folder under it
+      vim.fn.system({
         found,
         "--dev-bind",
         "/",
@@ -217,13 +218,11 @@ function M.overlay_works(backend_config)
         "--tmp-overlay",
         dir .. "/mnt",
         "--",
-        "sh",
-        "-c",
-        ": > " .. quote(dir .. "/mnt/probe") .. " && echo overlay-ok",
+        "touch",
+        "--",
+        dir .. "/mnt/probe",
       })
-      overlays[path] = vim.v.shell_error == 0
-        and out:find("overlay-ok", 1, true) ~= nil
-        and core.file_type(dir .. "/lower/probe") == nil
+      overlays[path] = vim.v.shell_error == 0 and core.file_type(dir .. "/lower/probe") == nil
       vim.fn.system({ "rm", "-rf", "--one-file-system", "--", dir })
     end
   end
