@@ -74,6 +74,41 @@ describe("libexec scripts", function()
     assert.matches("SC2045", out)
   end)
 
+  it("make JSON strings of odd names in sh (each script's own json function, run)", function()
+    local cjson = require("cjson")
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir) == 0)
+    -- a name: quotes, backslashes, a tab and a control character (as ?);
+    -- shadow_restore.sh's strings are encoded paths ([A-Za-z0-9._/-] and \0ooo)
+    local cases = {
+      name = { 'a"b\\c\td\1e', 'a"b\\c\td?e' },
+      encoded = { "src/a\\0040b.txt", "src/a\\0040b.txt" },
+    }
+    local seen = 0
+    for _, path in ipairs(files_in(LIBEXEC, "*.sh")) do
+      local f = assert(io.open(path, "r"))
+      local line = f:read("*a"):match("\n(json%(%) {[^\n]*)\n")
+      f:close()
+      if line then
+        seen = seen + 1
+        local case = path:match("shadow_restore") and cases.encoded or cases.name
+        f = assert(io.open(dir .. "/value", "w"))
+        f:write(case[1])
+        f:close()
+        f = assert(io.open(dir .. "/json.sh", "w"))
+        f:write(line .. '\nprintf \'"%s"\' "$(json "$(cat "$1")")"\n')
+        f:close()
+        local out = run("sh " .. dir .. "/json.sh " .. dir .. "/value")
+        local ok, value = pcall(cjson.decode, (out:gsub("rc=%d+%s*$", "")))
+        assert.is_true(ok, path .. ": " .. out)
+        assert.are.equal(case[2], value, path)
+      end
+    end
+    os.execute("rm -rf " .. dir)
+    assert.are.equal(4, seen)
+  end)
+
   it("answer in JSON lines, read once: other lines left out, strings as JSON has them", function()
     local git_box = require("flemma_sandbox.backends.git_box")
     local out = table.concat({
