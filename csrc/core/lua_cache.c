@@ -82,115 +82,140 @@ static void note_names(lua_State *L, const char *s, size_t len, int names)
     }
 }
 
+static void key_of(lua_State *L, fs_buf *out, int names, int depth);
+
+/* A string's text: "s", its length, ":" and its bytes (no two lists give
+ * one text); the variables it names go to names. */
+static void key_of_string(lua_State *L, fs_buf *out, int at, int names)
+{
+    char num[64];
+    size_t len, pos = sizeof(num), rest;
+    const char *s = lua_tolstring(L, at, &len);
+
+    /* the length by hand, as snprintf would take most of the time */
+    num[--pos] = ':';
+    rest = len;
+    do {
+        num[--pos] = (char)('0' + rest % 10);
+        rest /= 10;
+    } while (rest > 0);
+    num[--pos] = 's';
+    append(L, out, num + pos, sizeof(num) - pos);
+    append(L, out, s, len);
+    if (memchr(s, '$', len))
+        note_names(L, s, len, names);
+}
+
+/* The keys of the table at top that are not in its list part (1..n), in
+ * a table pushed for them at the first one (*keys_at; 0 when there are
+ * none): one slot per key, the key itself, then its text. How many. */
+static size_t other_keys(lua_State *L, int top, size_t n, int *keys_at)
+{
+    size_t count = 0;
+
+    *keys_at = 0;
+    lua_pushnil(L);
+    while (lua_next(L, top) != 0) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TNUMBER) {
+            lua_Number k = lua_tonumber(L, -1);
+
+            if (k >= 1 && k <= (lua_Number)n && k == (lua_Number)(size_t)k)
+                continue;
+        }
+        if (!*keys_at) {
+            lua_newtable(L);
+            lua_insert(L, -2); /* under the key lua_next goes on from */
+            *keys_at = lua_gettop(L) - 1;
+        }
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, *keys_at, (int)(2 * count + 1));
+        if (lua_type(L, -1) == LUA_TSTRING)
+            lua_pushvalue(L, -1);
+        else if (lua_type(L, -1) == LUA_TNUMBER)
+            lua_pushfstring(L, "#%f", lua_tonumber(L, -1));
+        else
+            lua_pushfstring(L, "%s:%p", luaL_typename(L, -1), lua_topointer(L, -1));
+        lua_rawseti(L, *keys_at, (int)(2 * count + 2));
+        count++;
+    }
+    return count;
+}
+
+/* The other keys (other_keys) sorted by their text, each text followed
+ * by its value's. */
+static void key_of_sorted(lua_State *L, fs_buf *out, int top, int keys_at, size_t count, int names, int depth)
+{
+    sort_key *keys = lua_newuserdata(L, count * sizeof(*keys)); /* the GC's, even when an error unwinds */
+    size_t i;
+
+    for (i = 0; i < count; i++) {
+        lua_rawgeti(L, keys_at, (int)(2 * i + 2));
+        keys[i].text = lua_tolstring(L, -1, &keys[i].len); /* kept alive by the keys table */
+        keys[i].slot = (int)(2 * i + 1);
+        lua_pop(L, 1);
+    }
+    qsort(keys, count, sizeof(*keys), compare_keys);
+    for (i = 0; i < count; i++) {
+        append(L, out, "=", 1);
+        append(L, out, keys[i].text, keys[i].len);
+        append(L, out, "\x01", 1);
+        lua_rawgeti(L, keys_at, keys[i].slot);
+        lua_rawget(L, top);
+        key_of(L, out, names, depth + 1);
+        lua_pop(L, 1);
+    }
+}
+
+/* A table's text: "{", its list part in order, its other keys sorted, "}". */
+static void key_of_table(lua_State *L, fs_buf *out, int top, int names, int depth)
+{
+    size_t n = lua_objlen(L, top), i, count;
+    int keys_at;
+
+    if (depth >= KEY_DEPTH)
+        luaL_error(L, "policy: nested more than %d deep (a table inside itself?)", KEY_DEPTH);
+    append(L, out, "{", 1);
+    for (i = 1; i <= n; i++) {
+        lua_rawgeti(L, top, (int)i);
+        key_of(L, out, names, depth + 1);
+        lua_pop(L, 1);
+    }
+    count = other_keys(L, top, n, &keys_at);
+    if (count > 0)
+        key_of_sorted(L, out, top, keys_at, count, names, depth);
+    lua_settop(L, top);
+    append(L, out, "}", 1);
+}
+
 /* Appends the text of the value on top of the stack (left there). */
 static void key_of(lua_State *L, fs_buf *out, int names, int depth)
 {
-    int top = lua_gettop(L);
+    int top = lua_gettop(L), n;
     char num[64];
 
     switch (lua_type(L, top)) {
-    case LUA_TSTRING: {
-        size_t len, at = sizeof(num), rest;
-        const char *s = lua_tolstring(L, top, &len);
-
-        /* "s", its length, ":" (no two lists give one text); by hand, as
-         * snprintf would take most of the time */
-        num[--at] = ':';
-        rest = len;
-        do {
-            num[--at] = (char)('0' + rest % 10);
-            rest /= 10;
-        } while (rest > 0);
-        num[--at] = 's';
-        append(L, out, num + at, sizeof(num) - at);
-        append(L, out, s, len);
-        if (memchr(s, '$', len))
-            note_names(L, s, len, names);
+    case LUA_TSTRING:
+        key_of_string(L, out, top, names);
         return;
-    }
-    case LUA_TTABLE: {
-        size_t n = lua_objlen(L, top), i, count = 0;
-        sort_key *keys;
-        int keys_at;
-
-        if (depth >= KEY_DEPTH)
-            luaL_error(L, "policy: nested more than %d deep (a table inside itself?)", KEY_DEPTH);
-        append(L, out, "{", 1);
-        for (i = 1; i <= n; i++) {
-            lua_rawgeti(L, top, (int)i);
-            key_of(L, out, names, depth + 1);
-            lua_pop(L, 1);
-        }
-        /* the other keys, sorted by their text: one slot per key in a
-         * table, the key itself and its text */
-        keys_at = 0; /* made at the first key that is not in the list part */
-        lua_pushnil(L);
-        while (lua_next(L, top) != 0) {
-            lua_pop(L, 1);
-            if (lua_type(L, -1) == LUA_TNUMBER) {
-                lua_Number k = lua_tonumber(L, -1);
-
-                if (k >= 1 && k <= (lua_Number)n && k == (lua_Number)(size_t)k)
-                    continue;
-            }
-            if (!keys_at) {
-                lua_newtable(L);
-                lua_insert(L, -2); /* under the key lua_next goes on from */
-                keys_at = lua_gettop(L) - 1;
-            }
-            lua_pushvalue(L, -1);
-            lua_rawseti(L, keys_at, (int)(2 * count + 1));
-            if (lua_type(L, -1) == LUA_TSTRING)
-                lua_pushvalue(L, -1);
-            else if (lua_type(L, -1) == LUA_TNUMBER)
-                lua_pushfstring(L, "#%f", lua_tonumber(L, -1));
-            else
-                lua_pushfstring(L, "%s:%p", luaL_typename(L, -1), lua_topointer(L, -1));
-            lua_rawseti(L, keys_at, (int)(2 * count + 2));
-            count++;
-        }
-        if (count > 0) {
-            keys = lua_newuserdata(L, count * sizeof(*keys)); /* the GC's, even when an error unwinds */
-            for (i = 0; i < count; i++) {
-                lua_rawgeti(L, keys_at, (int)(2 * i + 2));
-                keys[i].text = lua_tolstring(L, -1, &keys[i].len); /* kept alive by the keys table */
-                keys[i].slot = (int)(2 * i + 1);
-                lua_pop(L, 1);
-            }
-            qsort(keys, count, sizeof(*keys), compare_keys);
-            for (i = 0; i < count; i++) {
-                append(L, out, "=", 1);
-                append(L, out, keys[i].text, keys[i].len);
-                append(L, out, "\x01", 1);
-                lua_rawgeti(L, keys_at, keys[i].slot);
-                lua_rawget(L, top);
-                key_of(L, out, names, depth + 1);
-                lua_pop(L, 1);
-            }
-        }
-        lua_settop(L, top);
-        append(L, out, "}", 1);
+    case LUA_TTABLE:
+        key_of_table(L, out, top, names, depth);
         return;
-    }
-    case LUA_TNUMBER: {
-        int n = snprintf(num, sizeof(num), "n%.17g;", (double)lua_tonumber(L, top));
-
+    case LUA_TNUMBER:
+        n = snprintf(num, sizeof(num), "n%.17g;", (double)lua_tonumber(L, top));
         append(L, out, num, (size_t)n);
         return;
-    }
     case LUA_TBOOLEAN:
         append(L, out, lua_toboolean(L, top) ? "T" : "F", 1);
         return;
     case LUA_TNIL:
         append(L, out, "N", 1);
         return;
-    default: {
+    default:
         /* functions and the like: equal only to themselves */
-        int n = snprintf(num, sizeof(num), "%s:%p;", luaL_typename(L, top), lua_topointer(L, top));
-
+        n = snprintf(num, sizeof(num), "%s:%p;", luaL_typename(L, top), lua_topointer(L, top));
         append(L, out, num, (size_t)n);
         return;
-    }
     }
 }
 
