@@ -190,7 +190,12 @@ describe("saving a chat between calls of its live sandbox", function()
     local marker = n.marker()
     h.write(proj .. "/.mcp.json", "orig")
     h.write(proj .. "/.envrc", "secret1")
+    -- seen is renamed into place: held between calls, the loop may stop anywhere
     local loop = "(while :; do printf y >> .mcp.json; cat .envrc > "
+      .. seen
+      .. ".new; mv -f "
+      .. seen
+      .. ".new "
       .. seen
       .. "; sleep 0.05; done) > /dev/null 2>&1 & echo started "
       .. marker
