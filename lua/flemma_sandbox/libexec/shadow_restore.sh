@@ -17,8 +17,9 @@ cd "$top"
 exec 9<"$store/lock"
 flock 9
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
-# $1 as a JSON string's inside (an encoded path: only \ needs escaping)
-json() { printf '%s' "$1" | sed 's/\\/\\\\/g'; }
+# $1 as a JSON string's inside (an encoded path: only \ needs escaping;
+# sed only for a path that has one)
+json() { case $1 in *\\*) printf '%s' "$1" | sed 's/\\/\\\\/g' ;; *) printf '%s' "$1" ;; esac; }
 # an answer: {"answer":$1,"why":$2,"path":$3}
 answer() { printf '{"answer":"%s","why":"%s","path":"%s"}\n' "$1" "$2" "$(json "$3")"; }
 # "MODE OID" of what is at ./$1 now, "0 0" when nothing
