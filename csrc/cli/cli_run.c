@@ -35,6 +35,11 @@
  * it left running in the sandbox may write forever). */
 #define DRAIN_MS 100
 #define DRAIN_READS 256
+/* How often a running command's terminal is looked at for the sandbox's
+ * job holder taking it back (a stop of the command: holder_stopped). */
+#define HOLDER_POLL_MS 100
+/* The holder's name (csrc/exec/job_holder.h: EXEC_JOB_HOLDER_NAME). */
+#define JOB_HOLDER_COMM "fs-job-holder\n"
 
 typedef struct {
     int master;        /* -1 without a pseudo-terminal */
@@ -44,6 +49,7 @@ typedef struct {
     int raw;           /* the terminal is in raw mode: restore saved */
     int away;          /* stopped or in the background: stdin is not read */
     pid_t stopped;     /* the command's group we stopped with the run (0: none) */
+    int armed;         /* a group other than the session's had the terminal since */
     struct termios saved;
 } cli_tty;
 
@@ -175,6 +181,58 @@ static void suspend_run(cli_tty *t, pid_t pgrp)
     sigprocmask(SIG_BLOCK, &tstp, NULL);
 }
 
+/* Whether process pid is the sandbox's job holder (its name). */
+static int is_job_holder(pid_t pid)
+{
+    char path[64], comm[32];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, comm, sizeof(comm) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    comm[n] = '\0';
+    return strcmp(comm, JOB_HOLDER_COMM) == 0;
+}
+
+/* Under the sandbox's job holder (csrc/exec/job_holder.c), the command
+ * runs in a group of its own and can stop itself (vim's Ctrl-Z): the
+ * holder then takes the terminal back. The session's leader (the holder)
+ * with the terminal after another group had it means that stop: the
+ * group to continue on resume (the holder's, which continues the
+ * command), 0 otherwise. */
+static pid_t holder_stopped(cli_tty *t)
+{
+    pid_t pgrp = 0, sid = 0;
+
+    if (t->master < 0 || ioctl(t->master, TIOCGPGRP, &pgrp) != 0 || ioctl(t->master, TIOCGSID, &sid) != 0)
+        return 0;
+    if (pgrp != sid) {
+        t->armed = 1;
+        return 0;
+    }
+    if (!t->armed)
+        return 0;
+    t->armed = 0; /* the session's own leader took it back (a shell): looked at once */
+    return sid > 0 && is_job_holder(sid) ? sid : 0;
+}
+
+/* The command's group under the job holder while it has the terminal (a
+ * SIGTSTP sent to us stops it), 0 when none. */
+static pid_t holder_job(const cli_tty *t)
+{
+    pid_t pgrp = 0, sid = 0;
+
+    if (t->master < 0 || ioctl(t->master, TIOCGPGRP, &pgrp) != 0 || ioctl(t->master, TIOCGSID, &sid) != 0)
+        return 0;
+    return pgrp > 0 && pgrp != sid && sid > 0 && is_job_holder(sid) ? pgrp : 0;
+}
+
 /* We were continued (fg, bg, or SIGCONT): in the foreground the terminal
  * is raw again with its size passed on, and the command we stopped goes
  * on. */
@@ -270,7 +328,9 @@ static int on_signal(int sfd, pid_t pid, cli_tty *t, int *status)
         return 0;
     }
     if (si.ssi_signo == SIGTSTP) {
-        suspend_run(t, whole_run_group(t, -1));
+        pid_t group = whole_run_group(t, -1);
+
+        suspend_run(t, group > 0 ? group : holder_job(t));
         resume_run(t);
         return 0;
     }
@@ -296,7 +356,18 @@ static int relay(cli_tty *t, int sfd, pid_t pid, cli_filter *filter)
         struct pollfd p[3] = { { sfd, POLLIN, 0 },
                                { out_open ? t->master : -1, POLLIN, 0 },
                                { in_open && !ended && !t->away ? STDIN_FILENO : -1, POLLIN, 0 } };
-        int n = poll(p, 3, ended ? DRAIN_MS : -1);
+        int watch = !ended && !t->away && t->master >= 0;
+        int n = poll(p, 3, ended ? DRAIN_MS : watch ? HOLDER_POLL_MS : -1);
+        pid_t holder = watch ? holder_stopped(t) : 0;
+
+        if (holder > 0) {
+            /* the command stopped itself: the whole run stops, the
+             * holder's group goes on when we do */
+            t->stopped = holder;
+            suspend_run(t, 0);
+            resume_run(t);
+            continue;
+        }
 
         if (n < 0 && errno != EINTR)
             break;
@@ -319,7 +390,7 @@ static int relay(cli_tty *t, int sfd, pid_t pid, cli_filter *filter)
 int cli_run(char *const argv[], int raw_terminal)
 {
     static const int passed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGCHLD, SIGTSTP, SIGCONT };
-    cli_tty t = { -1, -1, -1, -1, 0, 0, 0, { 0 } };
+    cli_tty t = { -1, -1, -1, -1, 0, 0, 0, 0, { 0 } };
     cli_filter *filter = NULL;
     sigset_t set, old;
     int sfd, status = -1;

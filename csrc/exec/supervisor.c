@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "exec_code.h"
+#include "job_holder.h"
 #include "live_hold.h"
 #include "live_wire.h"
 #include "rlimits.h"
@@ -149,8 +150,10 @@ static void start_child(const supervisor *s, const int *fds, char **argv, const 
     for (i = 0; i < 3; i++)
         if (fds[i] > 2)
             close(fds[i]);
-    if (isatty(0))
-        (void)ioctl(0, TIOCSCTTY, 0); /* the command line's pseudo-terminal */
+    /* the command line's pseudo-terminal; the command in a group of its
+     * own under a holder, so that it can stop itself (job_holder.h) */
+    if (isatty(0) && ioctl(0, TIOCSCTTY, 0) == 0)
+        (void)exec_job_holder(&s->old_mask);
     sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
     /* the caller's terminal's own (PATH, TERM, ...): this call's alone */
     while (env->data && at < env->len) {

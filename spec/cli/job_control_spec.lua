@@ -2,7 +2,9 @@
 --- (tmux, an interactive bash with job control): Ctrl-Z suspends the
 --- whole run and the shell gets its prompt back, the command inside
 --- stopped; `fg` continues it (control: the same command run bare behaves
---- the same in the same terminal). A line typed while the command sleeps
+--- the same in the same terminal); so does vim's own Ctrl-Z (vim in raw
+--- mode stops itself: the sandbox's job holder lets it) and fg brings it
+--- back redrawn. A line typed while the command sleeps
 --- reaches it when it reads; one it never reads stays with it (as with
 --- `ssh -t`): it never runs in the user's shell after. fish with the
 --- user's fish_variables starts with no error line (its universal
@@ -111,6 +113,81 @@ describe("flemma-sandbox run as a job of the user's shell", function()
     assert.are.equal("T", seen.suspended_state)
     assert.is_false(seen.after_while_suspended)
     assert.matches("AFTER%-42\r?\nEXITED%-0", seen.final_screen)
+  end)
+
+  --- vim in t's shell on a file of one line (VIM-MARK-1), by line (the
+  --- command that starts it): Ctrl-Z, then fg, then a line added and
+  --- :wq; what was seen.
+  ---@param line string
+  ---@param file string
+  ---@return table
+  local function vim_suspend_and_fg(line, file)
+    local seen = {}
+    -- (alone on its line: a stopped command of a list lets bash go on)
+    t:keys(line, "Enter")
+    seen.started = cli.eventually(function()
+      local shown = t:screen()
+      if shown:find("Press ENTER", 1, true) then
+        -- vim 9 in the sandbox: "E1286: Could not set timeout" (no timer_create)
+        t:keys("Enter")
+        return nil
+      end
+      return shown:find("VIM-MARK-1", 1, true) and not shown:find("P$ ", 1, true) and shown
+    end) or t:screen()
+    local pid = cli.eventually(function()
+      local p = cli.host_pids("vim -u NONE -N -i NONE -n " .. file)
+      return p ~= "" and p:match("%d+")
+    end)
+    t:keys("C-z")
+    seen.suspended_screen = t:wait_for("Stopped", 5000)
+    seen.suspended_state = pid
+      and (cli.eventually(function()
+        return state(pid) == "T" and "T"
+      end) or state(pid))
+    t:keys("fg", "Enter")
+    seen.resumed_screen = cli.eventually(function()
+      local shown = t:screen()
+      return shown:find("VIM-MARK-1", 1, true) and not shown:find("Stopped", 1, true) and shown
+    end) or t:screen()
+    t:keys("oVIM-MARK-2", "Escape", ":wq", "Enter")
+    t:keys("echo EXITED-$?", "Enter")
+    seen.final_screen = t:wait_for("\nEXITED-", 20000)
+    return seen
+  end
+
+  it("vim's own Ctrl-Z suspends the whole run; fg brings vim back, redrawn, and it goes on", function()
+    if not tmux.available() or vim.fn.executable("vim") == 0 then
+      return pending("tmux or vim is not installed")
+    end
+    local file = w.proj .. "/vim-" .. math.random(0, 999999) .. ".txt"
+    h.write(file, "VIM-MARK-1\n")
+    t = shell(w)
+    local argv = { cli.BIN, "run", "--direct", "jc", "--", "vim", "-u", "NONE", "-N", "-i", "NONE", "-n", file }
+    local seen = vim_suspend_and_fg(cli.shell_line(w, argv, { term = false }), file)
+    assert.matches("VIM%-MARK%-1", seen.started)
+    -- the user's shell has its prompt, vim is stopped
+    assert.matches("Stopped", seen.suspended_screen)
+    assert.matches("P%$%s*$", seen.suspended_screen)
+    assert.are.equal("T", seen.suspended_state)
+    -- fg: vim's screen again, and vim goes on
+    assert.matches("VIM%-MARK%-1", seen.resumed_screen)
+    assert.matches("EXITED%-0", seen.final_screen)
+    assert.are.equal("VIM-MARK-1\nVIM-MARK-2\n", h.read(file))
+  end)
+
+  it("control: the same vim run bare in the same terminal", function()
+    if not tmux.available() or vim.fn.executable("vim") == 0 then
+      return pending("tmux or vim is not installed")
+    end
+    local file = w.proj .. "/vim-" .. math.random(0, 999999) .. ".txt"
+    h.write(file, "VIM-MARK-1\n")
+    t = shell(w)
+    local seen = vim_suspend_and_fg("vim -u NONE -N -i NONE -n " .. h.shell_quote(file), file)
+    assert.matches("Stopped", seen.suspended_screen)
+    assert.are.equal("T", seen.suspended_state)
+    assert.matches("VIM%-MARK%-1", seen.resumed_screen)
+    assert.matches("EXITED%-0", seen.final_screen)
+    assert.are.equal("VIM-MARK-1\nVIM-MARK-2\n", h.read(file))
   end)
 
   it("a line typed while the command sleeps reaches it when it reads", function()
