@@ -1,0 +1,146 @@
+--- policy/repos.lua: every ".git" in the projects is found by rule (at any
+--- depth, a ".git" file's gitdir and common dir, a link's target) and
+--- protected with core.hooksPath, read from the repository's config or the
+--- user's as git reads it.
+local repos = require("flemma_sandbox.policy.repos")
+local surroundings = require("flemma_sandbox.surroundings")
+local h = require("support.helpers")
+
+describe("policy.repos", function()
+  local dir, home, project
+
+  local function sh(cmd)
+    assert(os.execute(cmd) == 0, cmd)
+  end
+
+  --- The protect rules of a find, by path.
+  local function by_path(found)
+    local out = {}
+    for _, r in ipairs(found.protect) do
+      out[r.path] = r.rule
+    end
+    return out
+  end
+
+  before_each(function()
+    dir = h.tmpdir()
+    home = dir .. "/home"
+    project = dir .. "/project"
+    sh("mkdir -p " .. home .. " " .. project .. "/.git " .. dir .. "/state")
+    surroundings.use({
+      getenv = function(name)
+        return ({ HOME = home, XDG_STATE_HOME = dir .. "/state" })[name]
+      end,
+    })
+  end)
+
+  after_each(function()
+    surroundings.use(nil)
+    h.rmdir(dir)
+  end)
+
+  it("protects every .git folder at any depth, naming its work tree", function()
+    sh("mkdir -p " .. project .. "/vendor/lib/.git " .. project .. "/a/b/c/.git")
+    local found = repos.find({ project })
+    assert.are.equal(3, #found.dot_gits)
+    local rules = by_path(found)
+    assert.are.equal("a git folder of " .. project, rules[project .. "/.git"])
+    assert.are.equal("a git folder of " .. project .. "/vendor/lib", rules[project .. "/vendor/lib/.git"])
+    assert.are.equal("a git folder of " .. project .. "/a/b/c", rules[project .. "/a/b/c/.git"])
+    assert.are.same({}, found.truncated)
+  end)
+
+  it("protects the gitdir and common dir a .git file points to", function()
+    local gitdir = dir .. "/main/.git/worktrees/wt"
+    sh("mkdir -p " .. gitdir .. " " .. project .. "/wt")
+    h.write(project .. "/wt/.git", "gitdir: " .. gitdir .. "\n")
+    h.write(gitdir .. "/commondir", "../..\n")
+    local rules = by_path(repos.find({ project }))
+    assert.are.equal("a git folder of " .. project .. "/wt", rules[gitdir])
+    assert.are.equal("a git folder of " .. project .. "/wt (common dir)", rules[dir .. "/main/.git"])
+  end)
+
+  it("protects nothing more for a .git file naming no folder", function()
+    sh("mkdir -p " .. project .. "/wt")
+    h.write(project .. "/wt/.git", "gitdir: " .. dir .. "/missing\n")
+    local found = repos.find({ project })
+    assert.are.equal(2, #found.dot_gits)
+    assert.is_nil(by_path(found)[dir .. "/missing"])
+  end)
+
+  it("protects the folder a .git link points to", function()
+    sh(
+      "mkdir -p "
+        .. dir
+        .. "/real-git "
+        .. project
+        .. "/linked && ln -s "
+        .. dir
+        .. "/real-git "
+        .. project
+        .. "/linked/.git"
+    )
+    assert.are.equal("a git folder of " .. project .. "/linked", by_path(repos.find({ project }))[dir .. "/real-git"])
+  end)
+
+  it("protects core.hooksPath of the repository's config, the last one winning, quoted or not", function()
+    h.write(
+      project .. "/.git/config",
+      '[core]\n\tbare = false\n\thooksPath = "/first"\n'
+        .. "[alias]\n\thooksPath = /not-core\n[core]\n  HooksPath = ../hooks\n"
+    )
+    local rules = by_path(repos.find({ project }))
+    assert.are.equal("core.hooksPath of " .. project, rules[dir .. "/hooks"])
+    assert.is_nil(rules["/first"])
+    assert.is_nil(rules["/not-core"])
+  end)
+
+  it("protects the user's core.hooksPath for every repository, ~ read as HOME", function()
+    h.write(home .. "/.gitconfig", "[core]\nhooksPath = ~/githooks\n")
+    local found = repos.find({ project })
+    assert.are.equal("core.hooksPath of " .. project, by_path(found)[home .. "/githooks"])
+    assert.are.same({ home .. "/.gitconfig", home .. "/.config/git/config" }, found.configs)
+  end)
+
+  it("reads config.worktree over config", function()
+    h.write(project .. "/.git/config", "[core]\nhooksPath = /from-config\n")
+    h.write(project .. "/.git/config.worktree", "[core]\nhooksPath = /from-worktree\n")
+    local rules = by_path(repos.find({ project }))
+    assert.are.equal("core.hooksPath of " .. project, rules["/from-worktree"])
+    assert.is_nil(rules["/from-config"])
+  end)
+
+  it("stops at REPO_LIMIT and names the project as truncated", function()
+    local limit = repos.REPO_LIMIT
+    repos.REPO_LIMIT = 2
+    sh("mkdir -p " .. project .. "/x/.git " .. project .. "/y/.git " .. project .. "/z/.git")
+    local ok, found = pcall(repos.find, { project })
+    repos.REPO_LIMIT = limit
+    assert.is_true(ok, found)
+    assert.are.same({ project }, found.truncated)
+    assert.is_truthy(#found.dot_gits <= 2)
+  end)
+
+  it("finds nothing in a project without git", function()
+    sh("rm -rf " .. project .. "/.git && mkdir -p " .. project .. "/src")
+    local found = repos.find({ project })
+    assert.are.same({}, found.dot_gits)
+    assert.are.same({}, found.protect)
+  end)
+
+  describe("in_git_dir", function()
+    it("is true for a path through a .git of a project, existing or not", function()
+      assert.is_true(repos.in_git_dir("/p/.git", { "/p" }))
+      assert.is_true(repos.in_git_dir("/p/.git/hooks/x", { "/p" }))
+      assert.is_true(repos.in_git_dir("/p/sub/.git/config", { "/q", "/p" }))
+    end)
+
+    it("is false for a name that only starts with .git, and outside the projects", function()
+      assert.is_false(repos.in_git_dir("/p/.github/x", { "/p" }))
+      assert.is_false(repos.in_git_dir("/p/.gitignore", { "/p" }))
+      assert.is_false(repos.in_git_dir("/other/.git/x", { "/p" }))
+      assert.is_false(repos.in_git_dir("/p", { "/p" }))
+      assert.is_false(repos.in_git_dir("/p/.git", {}))
+    end)
+  end)
+end)
