@@ -24,8 +24,9 @@ describe("before_core", function()
       before.wrap_command({ "ls" })
     end)
     assert.is_false(ok)
+    local where = "before_core_spec%.lua:%d+: "
     assert.matches(
-      "before_core_spec%.lua:%d+: flemma%-sandbox: the C core is not built yet %(module 'flemma_sandbox.core' not found%)",
+      where .. "flemma%-sandbox: the C core is not built yet %(module 'flemma_sandbox.core' not found%)",
       err
     )
   end)
