@@ -296,27 +296,18 @@ end
 --- The helper's live options for a chat's sandbox: its folder, what a
 --- call left held between calls unless the sandbox sees only copies, the
 --- policy's fields (its key) and the call's environment. Touching the
---- sandbox may stop another chat's (sandboxes.max_running): said here.
+--- sandbox may stop another chat's (sandboxes.max_running): its name is
+--- the second value (the record's stopped_chat, said by the wrap path).
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param helper string
 ---@param live_dir string
----@return string[]
+---@return string[] words, string|nil stopped_chat
 local function live_words(policy, helper, live_dir)
   local sandboxes = policy.sandboxes
   local words = live.options(live_dir, sandboxes, live.keeps_running(policy, sandboxes))
   extend(words, live.fields(policy))
   extend(words, policy.env and live.call_env(policy.env) or {})
-  local capped = live.touch(helper, live_dir, policy.chat, sandboxes)
-  if capped and type(vim) == "table" then
-    require("flemma_sandbox.notice").say(
-      string.format(
-        "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",
-        capped,
-        sandboxes.max_running
-      )
-    )
-  end
-  return words
+  return words, live.touch(helper, live_dir, policy.chat, sandboxes)
 end
 
 --- The wrapped command's first words: the helper; in clone mode behind
@@ -386,12 +377,17 @@ function M.wrap(policy, backend_config, inner_cmd)
   if not out then
     return nil, verr
   end
-  for _, words in ipairs({ live_dir and live_words(policy, helper, live_dir) or {}, check, proxy, front }) do
+  local live_options, stopped_chat = {}, nil
+  if live_dir then
+    live_options, stopped_chat = live_words(policy, helper, live_dir)
+  end
+  for _, words in ipairs({ live_options, check, proxy, front }) do
     extend(out, words)
   end
   out[#out + 1] = "--"
   extend(out, argv)
-  return out, nil, client.wrap_record(base, out, live_dir, clone)
+  local made = { argv = out, live_dir = live_dir, clone = clone, stopped_chat = stopped_chat }
+  return out, nil, client.wrap_record(base, made)
 end
 
 return M

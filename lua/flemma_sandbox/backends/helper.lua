@@ -372,15 +372,17 @@ end
 ---@field leftovers string[] the run's other files in the state folder, removed after it
 ---@field live_dir string|nil the chat's live sandbox the call goes to
 ---@field clone boolean whether the workspace view's bwrap comes first (clone mode)
+--- the chat whose sandbox the wrap stopped for this one (sandboxes.max_running),
+--- which the wrap path tells the user
+---@field stopped_chat string|nil
 
 ---@param base string M.run_base()'s
----@param argv? string[] the wrapped command
----@param live_dir? string|nil
----@param clone? boolean
+---@param made? { argv: string[], live_dir: string|nil, clone: boolean, stopped_chat: string|nil } what the wrap made
 ---@return flemma_sandbox.WrapRecord
-function M.wrap_record(base, argv, live_dir, clone)
+function M.wrap_record(base, made)
+  made = made or {}
   return {
-    argv = argv or {},
+    argv = made.argv or {},
     run = base:match("[^/]+$"),
     check_file = base .. ".check",
     records_file = base .. ".records",
@@ -388,8 +390,9 @@ function M.wrap_record(base, argv, live_dir, clone)
     -- a check file the helper never took up, one it was killed writing,
     -- and the socket of its network proxy
     leftovers = { base .. ".check", base .. ".new", base .. ".sock" },
-    live_dir = live_dir,
-    clone = clone == true,
+    live_dir = made.live_dir,
+    clone = made.clone == true,
+    stopped_chat = made.stopped_chat,
   }
 end
 

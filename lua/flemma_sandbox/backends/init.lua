@@ -201,7 +201,17 @@ function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
   resolved.sandboxes = cfg.sandboxes
   -- clone mode: the chat's copies instead of the user's repositories
   require("flemma_sandbox.policy.workspace").apply(resolved, cfg.sandboxes)
-  return wrap(resolved, backend_config, inner_cmd)
+  local argv, err, record = wrap(resolved, backend_config, inner_cmd)
+  if type(record) == "table" and record.stopped_chat and type(vim) == "table" then
+    require("flemma_sandbox.notice").say(
+      string.format(
+        "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",
+        record.stopped_chat,
+        cfg.sandboxes.max_running
+      )
+    )
+  end
+  return argv, err, record
 end
 
 return M
