@@ -63,15 +63,22 @@ function M.prune(keep)
   end
 end
 
+--- Whether folder dir is there (made now, or already): false when it
+--- cannot be made, where mkdir() raises E739 (a file in its place, no
+--- permission).
+---@param dir string
+---@return boolean
+local function made(dir)
+  local ok, result = pcall(vim.fn.mkdir, dir, "p")
+  return (ok and result == 1) or vim.fn.isdirectory(dir) == 1
+end
+
 --- Makes this project's folder; its path, or nil when it cannot be made.
 --- (Its coming changes the policy: the sandbox sees it, policy/private.lua.)
 ---@return string|nil
 function M.make_dir()
   local dir = M.dir()
-  if vim.fn.mkdir(dir, "p") == 0 and vim.fn.isdirectory(dir) == 0 then
-    return nil
-  end
-  return dir
+  return made(dir) and dir or nil
 end
 
 --- A fresh file path for one call's output, after making room for a full one.
@@ -94,7 +101,7 @@ end
 function M.set_aside(file)
   local dir = M.unsandboxed_dir()
   local dest = dir .. "/" .. vim.fn.fnamemodify(file, ":t")
-  if (vim.fn.mkdir(dir, "p") == 1 or vim.fn.isdirectory(dir) == 1) and os.rename(file, dest) then
+  if made(dir) and os.rename(file, dest) then
     return dest
   end
   os.remove(file) -- never left where a sandbox could read it
