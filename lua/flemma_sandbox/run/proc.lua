@@ -18,7 +18,9 @@ function M.start_time(pid)
   end
   local stat = f:read("*l") or ""
   f:close()
-  local fields = stat:match("^%d+ %b() (.*)$")
+  -- the name may hold spaces and unbalanced parentheses ("a(b", "x) y"):
+  -- the fields start after its last ")", as proc(5) says
+  local fields = stat:match("^%d+ %(.*%) (.*)$")
   if not fields then
     return nil
   end
