@@ -75,16 +75,13 @@ describe("cli.sandbox", function()
 
   describe("wait", function()
     it("returns what done was called with, once the loop called it", function()
-      assert.are.same(
-        { 1, "two" },
-        {
-          sandbox.wait(function(done)
-            vim.defer_fn(function()
-              done(1, "two")
-            end, 20)
-          end),
-        }
-      )
+      assert.are.same({ 1, "two" }, {
+        sandbox.wait(function(done)
+          vim.defer_fn(function()
+            done(1, "two")
+          end, 20)
+        end),
+      })
     end)
   end)
 
