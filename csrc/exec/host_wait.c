@@ -150,9 +150,16 @@ int exec_wait_bwrap(pid_t child, const sigset_t *set, const exec_host_opts *o, e
         if (watching && ((p[1].fd >= 0 && (p[1].revents & POLLIN)) || exec_run_watch_wait_ms(watch, fs_now_ms()) == 0) &&
             stop_if_watch_says(o, child, watch, &deadline, records_fd))
             *stopped = 2;
-        while (sfd >= 0 && read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info))
-            if (info.ssi_signo != SIGCHLD)
+        while (sfd >= 0 && read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info)) {
+            if (info.ssi_signo == SIGCHLD)
+                continue;
+            if (o->listen_fd > 0)
+                /* a keeper told to stop ends its sandbox: bwrap's first
+                 * process outlives bwrap ended in its set-up */
+                exec_kill_bwrap(child);
+            else
                 kill(child, (int)info.ssi_signo); /* bwrap passes it on to the sandbox */
+        }
         if (waitpid(child, &status, WNOHANG) == child) {
             if (sfd >= 0)
                 close(sfd);
