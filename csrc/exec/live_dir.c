@@ -198,7 +198,7 @@ static size_t next_entry(const fs_buf *set, size_t at)
     return 0;
 }
 
-int exec_live_mask_subset(const fs_buf *want, const fs_buf *have)
+const char *exec_live_mask_missing(const fs_buf *want, const fs_buf *have)
 {
     size_t at = 0, len;
 
@@ -210,11 +210,24 @@ int exec_live_mask_subset(const fs_buf *want, const fs_buf *have)
             found = hlen == len && memcmp(have->data + h, want->data + at, len) == 0;
             h += hlen;
         }
-        if (!found)
-            return 0;
+        if (!found) {
+            const char *path = want->data + at, *word = path;
+
+            /* the entry's last word: the path it masks */
+            while (*word) {
+                path = word;
+                word += strlen(word) + 1;
+            }
+            return path;
+        }
         at += len;
     }
-    return 1;
+    return NULL;
+}
+
+int exec_live_mask_subset(const fs_buf *want, const fs_buf *have)
+{
+    return exec_live_mask_missing(want, have) == NULL;
 }
 
 int exec_live_copy_in(int dirfd, const char *from, const char *name)

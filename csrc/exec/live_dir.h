@@ -73,6 +73,9 @@ int exec_live_mask_set(const fs_vec *masks, fs_buf *out);
 /* Whether every entry of the set want is in the set have. */
 int exec_live_mask_subset(const fs_buf *want, const fs_buf *have);
 
+/* The path of the first entry of want that have lacks, or NULL. */
+const char *exec_live_mask_missing(const fs_buf *want, const fs_buf *have);
+
 /* A path that names the entry name in dirfd, short enough for a unix
  * socket's address (/proc/self/fd/N/NAME). */
 void exec_live_path_in(int dirfd, const char *name, char *out, size_t n);

@@ -114,10 +114,15 @@ void exec_live_say_restart(int dirfd, const fs_buf *fields, const fs_buf *mask_s
     }
     if (w.rc == 0 && w.text.len == 0) {
         fs_buf masks;
+        const char *missing = NULL;
 
         fs_buf_init(&masks);
-        if (exec_live_read(dirfd, "masks.old", &masks) == 0 && !exec_live_mask_subset(mask_set, &masks))
-            w.rc |= fs_buf_append_str(&w.text, "a file it protects or hides now was not so when it started");
+        if (exec_live_read(dirfd, "masks.old", &masks) == 0)
+            missing = exec_live_mask_missing(mask_set, &masks);
+        if (missing) {
+            w.rc |= fs_buf_append_str(&w.text, missing);
+            w.rc |= fs_buf_append_str(&w.text, " is protected or hidden now and was not so when it started");
+        }
         fs_buf_free(&masks);
     }
     if (w.rc == 0 && w.text.len == 0)

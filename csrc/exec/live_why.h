@@ -3,7 +3,8 @@
  * false -> host"), from the settings the attach was given
  * (--policy-fields) and those its keeper was started with (the live
  * folder's "fields", kept as "fields.old" when it was replaced); else a
- * file protected or hidden now that was not ("masks.old"); else what the
+ * file protected or hidden now that was not, by its path ("masks.old");
+ * else what the
  * protection rests on (a folder bound from the host made again). */
 #ifndef EXEC_LIVE_WHY_H
 #define EXEC_LIVE_WHY_H

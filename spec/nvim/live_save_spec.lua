@@ -229,7 +229,9 @@ describe("saving a chat between calls of its live sandbox", function()
     n.pause(500)
     local out = call(buf, "toolu_9", "{ echo planted > .mcp.json/x; } 2>/dev/null || echo refused")
     assert.matches("^refused", out, "the new sandbox protects it from the start")
-    assert.matches("%.mcp%.json is not a plain file in the sandbox now: it cannot be protected again in place", out)
+    -- the call's plan binds the new protected folder read-only (a mask the
+    -- sandbox lacks), or the sandbox finds no plain file to bind again
+    assert.matches("%.mcp%.json", out:match("started again: ([^\n]*)") or "", "the restart names the file: " .. out)
     assert.are.same({}, n.survivors({ pid }), "what was held went with the old sandbox")
     assert.is_nil(h.read(proj .. "/.mcp.json/x"))
   end)
