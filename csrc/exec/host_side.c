@@ -76,7 +76,14 @@ static char **command_argv(const exec_host_opts *o, char **cmd, int n, const fs_
         argv[at++] = front[i];
     if (o->args_file) {
         fd = open(o->args_file, O_RDONLY | O_NOFOLLOW);
-        if (fd < 0 || (fd < 3 && (fd = fcntl(fd, F_DUPFD, 3)) < 0)) {
+        if (fd >= 0 && fd < 3) {
+            /* 0-2 are the command's: above them, and the low one let go */
+            int high = fcntl(fd, F_DUPFD, 3);
+
+            close(fd);
+            fd = high;
+        }
+        if (fd < 0) {
             setup_error("cannot open --args-file", o->args_file, errno);
             free(argv);
             return NULL;
