@@ -98,7 +98,9 @@ end
 
 M.LOOPBACK_HINT = "[sandbox] 127.0.0.1 in this sandbox is its own loopback (localhost and ::1 too), not the host's: "
   .. "a server on the host's loopback is out of reach, only what runs in this sandbox listens there "
-  .. '(policy.network = "host" shares the host\'s; ask the user if the task needs it).'
+  .. '(policy.network = "host" shares the host\'s; ask the user if the task needs it). '
+  .. "A server an earlier call started in the chat's sandbox is held between calls and goes on with "
+  .. "this one: it may need a moment to listen (retry, or wait for its port)."
 
 --- What the command's network will be, for its question.
 ---@param cfg flemma_sandbox.Config
