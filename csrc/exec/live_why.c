@@ -175,7 +175,7 @@ void exec_live_say_ended(int dirfd, time_t since, int records_fd, int keeper_sto
     if (!keeper_stopped)
         fs_record(records_fd, "stopped", "reason", "sandbox_ended", "why",
                   restarted ? text.data : "the chat's sandbox ended", FS_RECORD_END);
-    fprintf(stderr, "flemma-sandbox: the chat's sandbox ended while the command ran%s%s\n", restarted ? ": " : "",
+    fprintf(stderr, "flemma-sandbox: the sandbox ended while the command ran%s%s\n", restarted ? ": " : "",
             restarted ? text.data : "");
     fs_buf_free(&why);
     fs_buf_free(&text);
