@@ -105,6 +105,13 @@ describe("flemma-sandbox list, reset, delete, gc", function()
       assert.is_nil(r.stdout:find("chat c1", 1, true), r.stdout)
       assert.truthy(r.stdout:find("(flemma-sandbox reset c1 empties them)", 1, true), r.stdout)
       assert.truthy(r.stdout:find("(flemma-sandbox diff|apply|discard c1)", 1, true), r.stdout)
+      -- a terminal folds nothing, and the command line takes no checkpoints
+      assert.truthy(r.stdout:find("\n  details:\n", 1, true), r.stdout)
+      assert.are.equal(0, cli.run(w, { "run", "--direct", "d1", "--", "sh", "-c", "echo d > d.txt" }).code)
+      r = cli.run(w, { "status", "d1" })
+      assert.are.equal(0, r.code, r.stderr)
+      assert.is_nil(r.stdout:find("undo", 1, true), r.stdout)
+      assert.is_nil(r.stdout:find(":FlemmaSandbox", 1, true), r.stdout)
       -- the subcommands it names work
       r = cli.run(w, { "diff", "c1" })
       assert.are.equal(0, r.code, r.stderr)

@@ -112,7 +112,12 @@ function M.command_line_status(lines, name, project)
       return SHARED[sub] and ("flemma-sandbox " .. sub .. " " .. name) or nil
     end)
     line = line:gsub("of chat " .. vim.pesc(name) .. "%f[^%w._-]", "of sandbox " .. name)
-    out[#out + 1] = (line:gsub("this chat", "this sandbox"))
+    -- its terminal folds nothing
+    line = line:gsub("^(%s*details) %(zo shows them%):$", "%1:")
+    -- the command line takes no checkpoints: nothing of it is undone
+    if not line:find("(:FlemmaSandbox undo, checkpoints)", 1, true) then
+      out[#out + 1] = (line:gsub("this chat", "this sandbox"))
+    end
   end
   return out
 end
