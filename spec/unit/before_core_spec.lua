@@ -2,16 +2,18 @@
 --- replayed on the real module, in order, once it loads; every other
 --- function says why it cannot work yet; afterwards everything forwards.
 describe("before_core", function()
-  local before
+  local before, original
 
   before_each(function()
-    -- a fresh copy each time: the module keeps what it was given
+    -- a fresh copy each time: the module keeps what it was given (the
+    -- loaded one, if any, is put back after)
+    original = package.loaded["flemma_sandbox.before_core"]
     package.loaded["flemma_sandbox.before_core"] = nil
     before = require("flemma_sandbox.before_core")
   end)
 
   after_each(function()
-    package.loaded["flemma_sandbox.before_core"] = nil
+    package.loaded["flemma_sandbox.before_core"] = original
   end)
 
   it("says it is the stand-in", function()

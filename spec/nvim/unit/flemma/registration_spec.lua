@@ -4,10 +4,12 @@
 --- (then Flemma dropped sandbox.backends.flemma_sandbox), Flemma's own
 --- message about it from the message history, and what :checkhealth gets.
 describe("flemma.registration", function()
-  local reg, saved_config, saved_sandbox, set_up
+  local reg, saved_config, saved_sandbox, set_up, original
 
   before_each(function()
     -- a fresh copy: the module keeps what it saw at the first registration
+    -- (the one the plugin loaded is put back after)
+    original = package.loaded["flemma_sandbox.flemma.registration"]
     package.loaded["flemma_sandbox.flemma.registration"] = nil
     reg = require("flemma_sandbox.flemma.registration")
     saved_config, saved_sandbox = package.loaded["flemma.config"], package.loaded["flemma.sandbox"]
@@ -29,7 +31,7 @@ describe("flemma.registration", function()
 
   after_each(function()
     package.loaded["flemma.config"], package.loaded["flemma.sandbox"] = saved_config, saved_sandbox
-    package.loaded["flemma_sandbox.flemma.registration"] = nil
+    package.loaded["flemma_sandbox.flemma.registration"] = original
   end)
 
   it("knows whether Flemma's setup() has run", function()
