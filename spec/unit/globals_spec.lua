@@ -6,7 +6,8 @@ local ALLOWED = {}
 for name in
   (
     "vim require type pairs ipairs tostring tonumber string table math error setmetatable "
-    .. "getmetatable next pcall xpcall select unpack os io jit debug loadstring loadfile setfenv rawset rawget assert _G package"
+    .. "getmetatable next pcall xpcall select unpack os io jit debug loadstring loadfile setfenv rawset rawget "
+    .. "assert _G package"
   ):gmatch("%S+")
 do
   ALLOWED[name] = true
