@@ -236,6 +236,40 @@ describe("saving a chat between calls of its live sandbox", function()
     assert.is_nil(h.read(proj .. "/.mcp.json/x"))
   end)
 
+  it("a protected file replaced while a call runs stops the sandbox: the result and one notice say which", function()
+    h.write(proj .. "/.mcp.json", "orig")
+    local buf, _, pid = chat_that_left_a_process()
+    local lines = { "@You:", "go on", "" }
+    vim.list_extend(lines, use_lines("toolu_8", "sleep 5; echo finished"))
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+    local notices, restore = n.capture_notify()
+    chat.execute_all(buf, 1)
+    assert.is_true(vim.wait(10000, function()
+      return #chat.running(buf) > 0
+    end, 20))
+    n.pause(1000) -- the call's command runs
+    save_by_rename(proj .. "/.mcp.json", "new")
+    assert.is_true(vim.wait(20000, function()
+      return #chat.running(buf) == 0
+    end, 20))
+    n.flush_notices()
+    restore()
+    local out = result_of(buf, "toolu_8")
+    assert.is_nil(out:find("finished", 1, true), out)
+    assert.matches("%[sandbox%] stopped: [^\n]*%.mcp%.json", out)
+    local said = {}
+    for _, x in ipairs(notices) do
+      said[#said + 1] = x.msg
+    end
+    local text = table.concat(said, "\n")
+    -- one row: a long path is cut at the screen's width
+    local _, count = text:gsub("stopped: ", "")
+    assert.are.equal(1, count, text)
+    assert.truthy(text:find("stopped: " .. proj:sub(1, 12), 1, true), text)
+    assert.are.same({}, n.survivors({ pid }), "what ran in the sandbox went with it")
+    assert.are.equal("new", h.read(proj .. "/.mcp.json"))
+  end)
+
   it("control: with neither protected, the same loop writes the new .mcp.json and reads the new .envrc", function()
     n.live_setup({
       policy = {

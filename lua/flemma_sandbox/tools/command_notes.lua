@@ -315,7 +315,8 @@ end
 --- Why the helper stopped a command, from the run's "stopped" records
 --- (the time limit has its own note, made by the caller).
 ---@param records flemma_sandbox.Record[]|nil
----@param say? boolean a restart or end of the chat's sandbox is also one notice for the user
+---@param say? boolean a restart, an end of the chat's sandbox or a stop for a replaced protected
+--- file is also one notice for the user
 ---@param set_by_frontmatter? flemma_sandbox.SetByFrontmatter a restart names what the chat's frontmatter sets
 ---@return string[]
 function M.stop_notes(records, say, set_by_frontmatter)
@@ -333,6 +334,10 @@ function M.stop_notes(records, say, set_by_frontmatter)
       notes[#notes + 1] = "[sandbox] stopped: "
         .. s.why
         .. " (so the sandbox could not see it unprotected); run it again"
+      if say then
+        -- what ran in the sandbox went with it: the user hears it too
+        require("flemma_sandbox.notice").say("stopped: " .. tostring(s.why), vim.log.levels.WARN)
+      end
     elseif s.type == "restarted" or s.reason == "sandbox_ended" then
       notes[#notes + 1] = "[sandbox] " .. require("flemma_sandbox.tools.live_notes").text(s, say, set_by_frontmatter)
     end
