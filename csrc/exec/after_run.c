@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "check_plan.h"
 #include "fd_io.h"
 #include "path.h"
 #include "scan.h"
@@ -21,15 +22,10 @@
 #define CHECK_MAX (16 * 1024 * 1024)
 
 typedef struct {
-    const char *quarantine;
-    char run[256]; /* the check file's name without its extension: which run moved it */
-    const char *index_dir; /* where the scans keep their index (csrc/shared/scan.h); NULL for none */
-    fs_vec watch, repos, known, expect, present;
-    fs_vec roots; /* every writable root (projects and rw paths): moves start beneath one */
-    fs_vec links; /* two items each: the link, its target */
-    fs_vec pairs; /* the file's keys and values, which the fields point into */
+    exec_check_plan plan; /* the check file (check_plan.h) */
+    char run[256];        /* the check file's name without its extension: which run moved it */
+    fs_vec roots;         /* every writable root (projects and rw paths): moves start beneath one */
     int seq;
-    int started; /* the helper got as far as starting bwrap */
 } check_list;
 
 static int read_all(const char *file, fs_buf *b, fs_err *err)
@@ -79,30 +75,18 @@ int exec_check_pairs(const char *data, size_t len, fs_vec *pairs)
     return FS_OK;
 }
 
+/* The check file's plan, and the roots moves start beneath. */
 static int parse(fs_buf *b, check_list *c)
 {
     size_t i;
-    int rc = exec_check_pairs(b->data ? b->data : "", b->len, &c->pairs);
+    int rc = exec_check_plan_read(b->data ? b->data : "", b->len, &c->plan);
 
-    for (i = 0; rc == FS_OK && i + 1 < c->pairs.len; i += 2) {
-        const char *key = c->pairs.items[i], *value = c->pairs.items[i + 1];
-
-        if (strcmp(key, "quarantine") == 0)
-            c->quarantine = value;
-        else if (strcmp(key, "started") == 0)
-            c->started = 1;
-        else if (strcmp(key, "index") == 0)
-            c->index_dir = value;
-        else if (((strcmp(key, "link") == 0 || strcmp(key, "target") == 0) && fs_vec_push_str(&c->links, value) != 0) ||
-                 (strcmp(key, "watch") == 0 && fs_vec_push_str(&c->watch, value) != 0) ||
-                 (strcmp(key, "repos") == 0 &&
-                  (fs_vec_push_str(&c->repos, value) != 0 || fs_vec_push_str(&c->roots, value) != 0)) ||
-                 (strcmp(key, "visible") == 0 && fs_vec_push_str(&c->roots, value) != 0) ||
-                 (strcmp(key, "known") == 0 && fs_vec_push_str(&c->known, value) != 0) ||
-                 (strcmp(key, "expect") == 0 && fs_vec_push_str(&c->expect, value) != 0) ||
-                 (strcmp(key, "present") == 0 && fs_vec_push_str(&c->present, value) != 0))
+    for (i = 0; rc == FS_OK && i < c->plan.repos.len; i++)
+        if (fs_vec_push_str(&c->roots, c->plan.repos.items[i]) != 0)
             rc = FS_ENOMEM;
-    }
+    for (i = 0; rc == FS_OK && i < c->plan.visible.len; i++)
+        if (fs_vec_push_str(&c->roots, c->plan.visible.items[i]) != 0)
+            rc = FS_ENOMEM;
     return rc;
 }
 
@@ -161,7 +145,7 @@ static int quarantine(check_list *c, const char *path, fs_vec *moved)
     int in_place = 1, parent, entry_fd = -1;
 
     /* never the quarantine itself, nor a folder holding it */
-    if (c->quarantine && (within(c->quarantine, path) || within(path, c->quarantine)))
+    if (c->plan.quarantine && (within(c->plan.quarantine, path) || within(path, c->plan.quarantine)))
         return FS_OK;
     parent = open_parent(c, path, base, sizeof(base));
     if (parent < 0) {
@@ -171,8 +155,8 @@ static int quarantine(check_list *c, const char *path, fs_vec *moved)
     }
     snprintf(tag, sizeof(tag), "%lld-%d-%d", (long long)time(NULL), (int)getpid(), ++c->seq);
     entry[0] = '\0';
-    if (c->quarantine &&
-        (size_t)snprintf(entry, sizeof(entry), "%s/%s-XXXXXX", c->quarantine, tag) < sizeof(entry) &&
+    if (c->plan.quarantine &&
+        (size_t)snprintf(entry, sizeof(entry), "%s/%s-XXXXXX", c->plan.quarantine, tag) < sizeof(entry) &&
         mkdtemp(entry) && (entry_fd = open(entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
         snprintf(dest, sizeof(dest), "%s/%s", entry, base);
         if (renameat(parent, base, entry_fd, base) == 0) {
@@ -226,15 +210,15 @@ static int check_repos(check_list *c, const char *root, fs_vec *moved, fs_err *e
         fs_vec_free(&names);
         return FS_ENOMEM;
     }
-    rc = fs_find_names(root, &names, EXEC_AFTER_RUN_GIT_LIMIT, c->index_dir, &found,
+    rc = fs_find_names(root, &names, EXEC_AFTER_RUN_GIT_LIMIT, c->plan.index_dir, &found,
                        &truncated, err);
     if (rc == FS_ESYS)
         rc = FS_OK; /* the project itself is gone: nothing in it can run */
     for (i = 0; i < found.len && rc == FS_OK; i++) {
         char id[48];
 
-        if (fs_node_id(found.items[i], id, sizeof(id)) != 0 || fs_vec_contains(&c->known, id) ||
-            fs_vec_contains(&c->expect, found.items[i]))
+        if (fs_node_id(found.items[i], id, sizeof(id)) != 0 || fs_vec_contains(&c->plan.known, id) ||
+            fs_vec_contains(&c->plan.expect, found.items[i]))
             continue;
         rc = quarantine(c, found.items[i], moved);
         if (rc == FS_ESYS)
@@ -306,42 +290,30 @@ int exec_after_run(const char *check_file, fs_vec *moved, fs_err *err)
         snprintf(c.run, sizeof(c.run), "%.*s", (int)(dot && dot != base ? dot - base : (ptrdiff_t)strlen(base)), base);
     }
     fs_buf_init(&b);
-    fs_vec_init(&c.watch);
-    fs_vec_init(&c.repos);
-    fs_vec_init(&c.known);
-    fs_vec_init(&c.expect);
-    fs_vec_init(&c.present);
+    exec_check_plan_init(&c.plan);
     fs_vec_init(&c.roots);
-    fs_vec_init(&c.links);
-    fs_vec_init(&c.pairs);
     rc = read_all(check_file, &b, err);
     if (rc == FS_OK)
         rc = parse(&b, &c);
     /* without "started" the helper was killed before bwrap ran: nothing
      * ran that could have made anything, and without the facts from
      * before the run every .git would look new */
-    for (i = 0; i < c.watch.len && rc == FS_OK && c.started; i++) {
+    for (i = 0; i < c.plan.watch.len && rc == FS_OK && c.plan.started; i++) {
         struct stat st;
 
-        if (!fs_vec_contains(&c.present, c.watch.items[i]) && lstat(c.watch.items[i], &st) == 0 &&
-            quarantine(&c, c.watch.items[i], moved) == FS_ENOMEM)
+        if (!fs_vec_contains(&c.plan.present, c.plan.watch.items[i]) && lstat(c.plan.watch.items[i], &st) == 0 &&
+            quarantine(&c, c.plan.watch.items[i], moved) == FS_ENOMEM)
             rc = FS_ENOMEM;
     }
-    for (i = 0; i + 1 < c.links.len && rc == FS_OK && c.started; i += 2)
-        if (check_link(&c, c.links.items[i], c.links.items[i + 1], moved) == FS_ENOMEM)
+    for (i = 0; i + 1 < c.plan.links.len && rc == FS_OK && c.plan.started; i += 2)
+        if (check_link(&c, c.plan.links.items[i], c.plan.links.items[i + 1], moved) == FS_ENOMEM)
             rc = FS_ENOMEM;
-    for (i = 0; i < c.repos.len && rc == FS_OK && c.started; i++)
-        rc = check_repos(&c, c.repos.items[i], moved, err);
+    for (i = 0; i < c.plan.repos.len && rc == FS_OK && c.plan.started; i++)
+        rc = check_repos(&c, c.plan.repos.items[i], moved, err);
     if (rc == FS_ENOMEM)
         fs_err_set(err, "out of memory");
     fs_buf_free(&b);
-    fs_vec_free(&c.watch);
-    fs_vec_free(&c.repos);
-    fs_vec_free(&c.known);
-    fs_vec_free(&c.expect);
-    fs_vec_free(&c.present);
+    exec_check_plan_free(&c.plan);
     fs_vec_free(&c.roots);
-    fs_vec_free(&c.links);
-    fs_vec_free(&c.pairs);
     return rc;
 }

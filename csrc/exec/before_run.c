@@ -12,17 +12,14 @@
 
 #include "after_run.h"
 #include "beneath.h"
+#include "check_plan.h"
 #include "fd_io.h"
 #include "path.h"
 #include "scan.h"
 #include "status.h"
 
-typedef struct {
-    fs_vec repos, watch, ro, open, private_dirs, visible, hidden;
-    fs_vec own; /* the sandbox's own repositories (a clone-mode workspace): their ".git" stays writable */
-    int sockets, privileged;
-    const char *index_dir; /* where scans keep their index (csrc/shared/scan.h) */
-} plan;
+/* What the steps before the run read of the check file (check_plan.h). */
+typedef exec_check_plan plan;
 
 /* Whether some path in list lies in (or is) dir. */
 static int holds_any(const char *dir, const fs_vec *list)
@@ -39,34 +36,6 @@ static int push3(fs_vec *v, const char *a, const char *b, const char *c)
 {
     return fs_vec_push_str(v, a) != 0 || fs_vec_push_str(v, b) != 0 || (c && fs_vec_push_str(v, c) != 0) ? FS_ENOMEM
                                                                                                          : FS_OK;
-}
-
-static int parse_plan(const fs_vec *pairs, plan *p)
-{
-    size_t i;
-
-    for (i = 0; i + 1 < pairs->len; i += 2) {
-        const char *key = pairs->items[i], *value = pairs->items[i + 1];
-        fs_vec *into = strcmp(key, "repos") == 0     ? &p->repos
-                       : strcmp(key, "watch") == 0   ? &p->watch
-                       : strcmp(key, "ro") == 0      ? &p->ro
-                       : strcmp(key, "open") == 0    ? &p->open
-                       : strcmp(key, "private") == 0 ? &p->private_dirs
-                       : strcmp(key, "visible") == 0 ? &p->visible
-                       : strcmp(key, "hidden") == 0  ? &p->hidden
-                       : strcmp(key, "own") == 0     ? &p->own
-                                                     : NULL;
-
-        if (into && fs_vec_push_str(into, value) != 0)
-            return FS_ENOMEM;
-        if (strcmp(key, "sockets") == 0)
-            p->sockets = strcmp(value, "1") == 0;
-        else if (strcmp(key, "privileged") == 0)
-            p->privileged = strcmp(value, "1") == 0;
-        else if (strcmp(key, "index") == 0)
-            p->index_dir = value;
-    }
-    return FS_OK;
 }
 
 /* Binds what fd (opened beneath a project root) is, read-only, at path:
@@ -372,37 +341,16 @@ static int plan_sockets(const plan *p, const char *proc_net_unix, fs_vec *masks,
     return rc;
 }
 
-int exec_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks, fs_vec *facts, fs_vec *opened,
-                  fs_err *err)
+int exec_before_run(const exec_check_plan *p, const char *proc_net_unix, fs_vec *masks, fs_vec *facts,
+                    fs_vec *opened, fs_err *err)
 {
-    plan p;
-    int rc;
+    int rc = plan_repos(p, masks, facts, opened);
 
-    memset(&p, 0, sizeof(p));
-    fs_vec_init(&p.repos);
-    fs_vec_init(&p.watch);
-    fs_vec_init(&p.ro);
-    fs_vec_init(&p.open);
-    fs_vec_init(&p.private_dirs);
-    fs_vec_init(&p.visible);
-    fs_vec_init(&p.hidden);
-    fs_vec_init(&p.own);
-    rc = parse_plan(pairs, &p);
     if (rc == FS_OK)
-        rc = plan_repos(&p, masks, facts, opened);
-    if (rc == FS_OK)
-        rc = plan_watched(&p, masks, facts, opened);
-    if (rc == FS_OK && p.sockets)
-        rc = plan_sockets(&p, proc_net_unix, masks, err);
+        rc = plan_watched(p, masks, facts, opened);
+    if (rc == FS_OK && p->sockets)
+        rc = plan_sockets(p, proc_net_unix, masks, err);
     if (rc == FS_ENOMEM)
         fs_err_set(err, "out of memory");
-    fs_vec_free(&p.repos);
-    fs_vec_free(&p.watch);
-    fs_vec_free(&p.ro);
-    fs_vec_free(&p.open);
-    fs_vec_free(&p.private_dirs);
-    fs_vec_free(&p.visible);
-    fs_vec_free(&p.hidden);
-    fs_vec_free(&p.own);
     return rc;
 }

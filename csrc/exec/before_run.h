@@ -17,18 +17,16 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "check_plan.h"
 
-/* Reads from a check file's pairs (exec_check_pairs):
- *   repos ROOT     a project: its ".git" entries
- *   watch PATH     a protected path that was missing when planned
- *   ro PATH        bound read-only by the plan already
- *   sockets ON     "1": cover the host's sockets
- *   open DIR       sockets in it stay reachable (projects, allow_sockets)
- *   private DIR    a fresh folder in the sandbox: nothing of the host's
- *                  shows in it but the visible paths
- *   visible DIR    bound from the host (rw_paths, shown paths)
- *   hidden DIR     hidden already
- *   privileged ON  "1": root in the sandbox keeps root's rights
+/* Reads from the run's plan (check_plan.h): repos (their ".git"
+ * entries), watch (protected paths missing when planned), ro (bound
+ * read-only already), sockets (cover the host's sockets), open (sockets
+ * in them stay reachable: projects, allow_sockets), private_dirs (fresh
+ * folders in the sandbox: nothing of the host's shows in them but the
+ * visible paths), visible (bound from the host: rw_paths, shown paths),
+ * hidden (hidden already), own (the sandbox's own repositories) and
+ * privileged (root in the sandbox keeps root's rights).
  * Appends bwrap options to masks, and to facts the pairs the check after
  * the run reads: "known" DEV:INO, "present" PATH. What lies in a project
  * is opened beneath it without following symlinks (beneath.h) and bound
@@ -37,8 +35,8 @@
  * started bwrap. A ".git" symlink that leads out of the projects is never
  * bound. Only memory errors fail; a path that cannot be looked at is
  * passed over. */
-int exec_before_run(const fs_vec *pairs, const char *proc_net_unix, fs_vec *masks, fs_vec *facts, fs_vec *opened,
-                  fs_err *err);
+int exec_before_run(const exec_check_plan *p, const char *proc_net_unix, fs_vec *masks, fs_vec *facts,
+                    fs_vec *opened, fs_err *err);
 
 /* Appends to out the path of every pathname socket in /proc/net/unix's
  * text (abstract and unbound ones have none). No file system access: the

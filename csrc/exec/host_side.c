@@ -170,8 +170,7 @@ typedef struct {
     int records_fd;
     fs_vec masks;  /* bwrap options the plan adds (secret masks, binds by descriptor) */
     fs_vec opened; /* the descriptors those binds hold, for bwrap */
-    fs_vec roots;  /* the check file's pairs, for the watch */
-    size_t mask_at;
+    exec_check_plan plan; /* the check file, read once: for the watch; plan.mask_at */
 } host_run;
 
 static void host_run_init(host_run *r)
@@ -180,7 +179,7 @@ static void host_run_init(host_run *r)
     r->lock_fd = r->records_fd = -1;
     fs_vec_init(&r->masks);
     fs_vec_init(&r->opened);
-    fs_vec_init(&r->roots);
+    exec_check_plan_init(&r->plan);
 }
 
 /* A run given up before bwrap started: its check file and records file
@@ -195,7 +194,7 @@ static int give_up(host_run *r)
         close(r->records_fd);
     close_all(&r->opened);
     fs_vec_free(&r->opened);
-    fs_vec_free(&r->roots);
+    exec_check_plan_free(&r->plan);
     fs_vec_free(&r->masks);
     return EXIT_SETUP;
 }
@@ -264,8 +263,7 @@ static int take_check(const exec_host_opts *o, host_run *r)
         *slash = '\0';
         exec_check_sweep(runs_dir, r->running, r->records_fd);
     }
-    if (exec_plan_masks(r->lock_fd, &r->masks, &r->opened, &r->roots, &r->mask_at, r->records_fd, &plan_err) !=
-        FS_OK) {
+    if (exec_plan_masks(r->lock_fd, &r->masks, &r->opened, &r->plan, r->records_fd, &plan_err) != FS_OK) {
         fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
         fs_record(r->records_fd, "setup_failed", "error", plan_err.msg, FS_RECORD_END);
         return give_up(r);
@@ -330,7 +328,7 @@ static void end_run(const exec_host_opts *o, host_run *r, pid_t proxy, int timed
         close(r->records_fd);
     r->records_fd = -1;
     fs_vec_free(&r->opened);
-    fs_vec_free(&r->roots);
+    exec_check_plan_free(&r->plan);
     fs_vec_free(&r->masks);
 }
 
@@ -383,7 +381,7 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
         setup_error("cannot make the pipes for limits.inotify_*:", NULL, errno);
         return give_up(&r);
     }
-    argv = command_argv(o, cmd, n, &r.masks, r.mask_at, front, exec_userns_gate_words(&gate, front), fdtext,
+    argv = command_argv(o, cmd, n, &r.masks, r.plan.mask_at, front, exec_userns_gate_words(&gate, front), fdtext,
                         sizeof(fdtext), &args_fd);
     proxy = argv ? start_proxy(o, r.records_fd) : -1;
     if (!argv || proxy == -1) {
@@ -392,7 +390,7 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
         return give_up(&r);
     }
     /* before bwrap starts: a name replaced from now on is caught */
-    exec_run_watch_init(&watch, &r.roots, &r.masks, o->disk_reserve_mb);
+    exec_run_watch_init(&watch, &r.plan, &r.masks, o->disk_reserve_mb);
     if (o->listen_fd > 0)
         watch.listed = write_live_protected(&watch) == 0;
     child = start_bwrap(o, &r, &gate, argv, &old, self);

@@ -5,22 +5,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "after_run.h"
 #include "check_file.h"
+#include "check_plan.h"
 #include "fd_io.h"
 #include "live_dir.h"
 #include "live_relay.h"
@@ -47,7 +43,8 @@ typedef struct {
     fs_buf mask_set; /* the plan's masks (exec_live_mask_set) */
     fs_buf fields;   /* the policy's settings: "NAME\0VALUE\0..." (--policy-fields) */
     fs_vec masks;
-    size_t inner_at; /* the inner helper's "--" in cmd */
+    exec_check_plan plan; /* the check file, read once */
+    size_t inner_at;      /* the inner helper's "--" in cmd */
     int started_keeper;
 } live_call;
 
@@ -78,6 +75,20 @@ static int add_word(fs_buf *b, const char *w)
     return fs_buf_append(b, w, strlen(w) + 1);
 }
 
+/* Each path's "DEV:INO" (or "-") as a word of the key. */
+static int add_ids(fs_buf *key, const fs_vec *paths)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < paths->len; i++) {
+        char id[48];
+
+        rc |= add_word(key, fs_node_id(paths->items[i], id, sizeof(id)) == 0 ? id : "-");
+    }
+    return rc;
+}
+
 /* The sandbox's key: every host option that shapes it, the check file
  * with what the plan found now, bwrap's and the inner helper's words (and
  * the args file's), and the identity of the folders bound from the host.
@@ -86,14 +97,12 @@ static int add_word(fs_buf *b, const char *w)
 static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
 {
     fs_buf check, args;
-    fs_vec pairs;
     char num[64];
     size_t i;
     int rc = 0, j;
 
     fs_buf_init(&check);
     fs_buf_init(&args);
-    fs_vec_init(&pairs);
     snprintf(num, sizeof(num), "%d %ld %ld %ld %ld %d", o->clear_env, o->disk_reserve_mb, o->inotify_instances,
              o->inotify_watches, o->idle_ttl_s, o->keep_running);
     rc |= add_word(&c->key, "flemma-sandbox live 1") | add_word(&c->key, num);
@@ -118,14 +127,7 @@ static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
     }
     /* the folders bound from the host, by identity: one removed and
      * made again (a chat's folders reset by hand) is another bind */
-    if (exec_check_pairs(check.data ? check.data : "", check.len, &pairs) == FS_OK)
-        for (i = 0; i + 1 < pairs.len; i += 2)
-            if (strcmp(pairs.items[i], "disk") == 0 || strcmp(pairs.items[i], "visible") == 0) {
-                char id[48];
-
-                rc |= add_word(&c->key, fs_node_id(pairs.items[i + 1], id, sizeof(id)) == 0 ? id : "-");
-            }
-    fs_vec_free(&pairs);
+    rc |= add_ids(&c->key, &c->plan.disk) | add_ids(&c->key, &c->plan.visible);
     rc |= exec_live_mask_set(&c->masks, &c->mask_set);
     fs_buf_free(&check);
     fs_buf_free(&args);
@@ -367,6 +369,7 @@ static void end_call(live_call *c)
     fs_buf_free(&c->mask_set);
     fs_buf_free(&c->fields);
     fs_vec_free(&c->masks);
+    exec_check_plan_free(&c->plan);
 }
 
 /* The call's plan as a fresh run's host side makes it: the check file
@@ -375,14 +378,13 @@ static void end_call(live_call *c)
  * "--", the key. 0, or the exit status. */
 static int prepare_call(live_call *c, const exec_host_opts *o, char **cmd, int n)
 {
-    fs_vec opened, pairs;
+    fs_vec opened;
     fs_err err;
-    size_t mask_at = 0, i;
+    size_t i;
     char runs_dir[4096], *slash;
     int rc = 0;
 
     fs_vec_init(&opened);
-    fs_vec_init(&pairs);
     c->dirfd = exec_live_open_dir(o->live_dir, 1);
     if (c->dirfd < 0)
         return fail(c, "cannot open its folder", errno);
@@ -399,19 +401,18 @@ static int prepare_call(live_call *c, const exec_host_opts *o, char **cmd, int n
         exec_check_sweep(runs_dir, c->running, c->records_fd);
     }
     if (read_fd_all(c->check_fd, &c->check_before) != 0 ||
-        exec_plan_masks(c->check_fd, &c->masks, &opened, &pairs, &mask_at, c->records_fd, &err) != FS_OK)
+        exec_plan_masks(c->check_fd, &c->masks, &opened, &c->plan, c->records_fd, &err) != FS_OK)
         rc = fail(c, "cannot prepare the run", errno);
     for (i = 0; i < opened.len; i++)
         close(atoi(opened.items[i])); /* the keeper opens its own */
-    for (i = mask_at + 1; rc == 0 && i < (size_t)n && strcmp(cmd[i], "--") != 0; i++)
+    for (i = c->plan.mask_at + 1; rc == 0 && i < (size_t)n && strcmp(cmd[i], "--") != 0; i++)
         ;
-    if (rc == 0 && (mask_at == 0 || i + 1 >= (size_t)n))
+    if (rc == 0 && (c->plan.mask_at == 0 || i + 1 >= (size_t)n))
         rc = fail(c, "no command after the inner helper's \"--\"", EINVAL);
     c->inner_at = i;
     if (rc == 0 && make_key(c, o, cmd) != 0)
         rc = fail(c, "cannot read the policy", errno);
     fs_vec_free(&opened);
-    fs_vec_free(&pairs);
     return rc;
 }
 
@@ -429,6 +430,7 @@ int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
     fs_buf_init(&c.mask_set);
     fs_buf_init(&c.fields);
     fs_vec_init(&c.masks);
+    exec_check_plan_init(&c.plan);
     rc = prepare_call(&c, o, cmd, n);
     if (rc != 0)
         goto out;

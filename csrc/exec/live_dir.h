@@ -13,6 +13,9 @@
  *   keeper.log      what the keeper and bwrap said
  *   quiet           the last call ended with nothing of its left running
  *                   (or all of it held)
+ *   protected       the names the keeper protects, how, and what was at
+ *                   them: "KIND\0DEV:INO\0PATH\0" (live_reprotect.h);
+ *                   protect.lock: one call at a time binds them again
  *   key.old, masks.old, fields.old  the replaced keeper's, to see what
  *                   changed (live_why.h)
  *   ended.why       why the last restart was, for the calls it stopped */

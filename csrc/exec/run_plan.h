@@ -8,19 +8,19 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "check_plan.h"
 #include "status.h"
 
 /* at most this many secret files per project are masked (as the Lua side
  * plans for in bwrap's argument count) */
 #define EXEC_SECRET_LIMIT 1000
 
-/* Reads the check file at fd, adds to it what is found now (the facts),
- * and fills masks (bwrap options), opened (the descriptors the masks
- * bind, close-on-exec), pairs_out (the check file's pairs, for the watch)
- * and mask_at (where in bwrap's argv the masks go). FS_OK or an error in
- * err; a scan that stopped at its limit is said on stderr and recorded on
- * records_fd. */
-int exec_plan_masks(int fd, fs_vec *masks, fs_vec *opened, fs_vec *pairs_out, size_t *mask_at, int records_fd,
-                    fs_err *err);
+/* Reads the check file at fd once into plan (check_plan.h; made by
+ * exec_check_plan_init, the caller frees it), adds to the file what is
+ * found now (the facts), and fills masks (bwrap options) and opened (the
+ * descriptors the masks bind, close-on-exec); plan->mask_at says where in
+ * bwrap's argv the masks go. FS_OK or an error in err; a scan that stopped
+ * at its limit is said on stderr and recorded on records_fd. */
+int exec_plan_masks(int fd, fs_vec *masks, fs_vec *opened, exec_check_plan *plan, int records_fd, fs_err *err);
 
 #endif

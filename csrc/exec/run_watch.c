@@ -33,8 +33,8 @@ static int node_id(const char *path, char *out, size_t n)
 }
 
 /* Watches path, kept as kind (run_watch.h): the first kind a path is
- * added with stays (the masks come first: a secret also read-only is
- * hidden). */
+ * added with stays (the masks and hidden names come first: a secret
+ * also read-only is hidden). */
 static void add_path(exec_run_watch *w, const char *path, const char *kind)
 {
     char id[48];
@@ -97,7 +97,17 @@ static void dir_of(const char *path, char *out, size_t n)
     out[len] = '\0';
 }
 
-void exec_run_watch_init(exec_run_watch *w, const fs_vec *pairs, const fs_vec *masks, long reserve_mb)
+/* Keeps each of list (a copy), into into; failed when one cannot be. */
+static void keep_all(exec_run_watch *w, fs_vec *into, const fs_vec *list)
+{
+    size_t i;
+
+    for (i = 0; i < list->len; i++)
+        if (fs_vec_push_str(into, list->items[i]) != 0)
+            w->failed = 1;
+}
+
+void exec_run_watch_init(exec_run_watch *w, const exec_check_plan *plan, const fs_vec *masks, long reserve_mb)
 {
     size_t i;
     char dir[4096];
@@ -118,27 +128,22 @@ void exec_run_watch_init(exec_run_watch *w, const fs_vec *pairs, const fs_vec *m
             add_path(w, masks->items[i + 2], EXEC_WATCH_HIDDEN);
         else if (strcmp(masks->items[i], "--ro-bind-fd") == 0)
             add_path(w, masks->items[i + 2], EXEC_WATCH_READ_ONLY);
-    for (i = 0; i + 1 < pairs->len; i += 2) {
-        const char *key = pairs->items[i], *value = pairs->items[i + 1];
-
-        if (strcmp(key, "ro") == 0)
-            add_path(w, value, EXEC_WATCH_READ_ONLY);
-        else if (strcmp(key, "hidden") == 0)
-            add_path(w, value, EXEC_WATCH_HIDDEN);
-        else if (strcmp(key, "pattern") == 0 && fs_vec_push_str(&w->patterns, value) != 0)
-            w->failed = 1;
-        else if (strcmp(key, "disk") == 0 && fs_vec_push_str(&w->roots, value) != 0)
-            w->failed = 1;
-    }
+    /* hidden first: a name both hidden and read-only is hidden (its mount
+     * lies on top), and so it is bound again */
+    for (i = 0; i < plan->hidden.len; i++)
+        add_path(w, plan->hidden.items[i], EXEC_WATCH_HIDDEN);
+    for (i = 0; i < plan->ro.len; i++)
+        add_path(w, plan->ro.items[i], EXEC_WATCH_READ_ONLY);
+    keep_all(w, &w->patterns, &plan->patterns);
+    keep_all(w, &w->roots, &plan->disk);
     w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     for (i = 0; w->fd >= 0 && ok && i < w->paths.len; i++) {
         dir_of(w->paths.items[i], dir, sizeof(dir));
         ok = watch_dir(w, dir) == 0;
     }
     /* each project's own folder: where a new secret file most often lands */
-    for (i = 0; w->fd >= 0 && ok && i + 1 < pairs->len; i += 2)
-        if (strcmp(pairs->items[i], "secrets") == 0)
-            ok = watch_dir(w, pairs->items[i + 1]) == 0;
+    for (i = 0; w->fd >= 0 && ok && i < plan->secrets.len; i++)
+        ok = watch_dir(w, plan->secrets.items[i]) == 0;
     if (w->fd >= 0 && !ok) {
         /* no room for every watch: all of it by looking, none half */
         close(w->fd);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "check_plan.h"
 
 typedef struct {
     int fd;          /* inotify, or -1 (then names are polled) */
@@ -44,12 +45,13 @@ typedef struct {
 #define EXEC_WATCH_DISK 2     /* a writable root ran short of space */
 #define EXEC_WATCH_REPLACED 3 /* a watched name was made again (why: the first) */
 
-/* Sets up the watch from the check file's pairs (ro, hidden, secrets,
- * pattern, disk: a writable root on the host's disk) and the masks the helper planned (secret masks and binds by
- * descriptor). What cannot be watched by inotify is polled; what cannot
- * be kept at all (out of memory) sets failed, and the first check stops
- * the command (fail closed: nothing runs half watched). */
-void exec_run_watch_init(exec_run_watch *w, const fs_vec *pairs, const fs_vec *masks, long reserve_mb);
+/* Sets up the watch from the run's plan (check_plan.h: ro, hidden,
+ * secrets, patterns, disk: the writable roots on the host's disk) and the
+ * masks the helper planned (secret masks and binds by descriptor). What
+ * cannot be watched by inotify is polled; what cannot be kept at all (out
+ * of memory) sets failed, and the first check stops the command (fail
+ * closed: nothing runs half watched). */
+void exec_run_watch_init(exec_run_watch *w, const exec_check_plan *plan, const fs_vec *masks, long reserve_mb);
 
 /* How long (ms) the caller may sleep before the next exec_run_watch_check,
  * unless exec_run_watch_fd becomes readable first; -1: no time set. */

@@ -34,54 +34,30 @@ done:
     return rc;
 }
 
-int exec_secret_masks(const fs_vec *pairs, size_t limit, fs_vec *masks, fs_vec *stopped, fs_err *err)
+int exec_secret_masks(const exec_check_plan *p, size_t limit, fs_vec *masks, fs_vec *stopped, fs_err *err)
 {
-    fs_vec roots, patterns, skip, hidden, found;
+    fs_vec found;
     size_t i, j;
-    int rc = FS_OK, depth = EXEC_SECRET_DEPTH;
-    const char *index_dir = NULL;
+    int rc = FS_OK, depth = p->depth >= 0 ? p->depth : EXEC_SECRET_DEPTH;
 
-    fs_vec_init(&roots);
-    fs_vec_init(&patterns);
-    fs_vec_init(&skip);
-    fs_vec_init(&hidden);
     fs_vec_init(&found);
-    for (i = 0; i + 1 < pairs->len && rc == FS_OK; i += 2) {
-        const char *key = pairs->items[i], *value = pairs->items[i + 1];
-        fs_vec *into = strcmp(key, "secrets") == 0   ? &roots
-                       : strcmp(key, "pattern") == 0 ? &patterns
-                       : strcmp(key, "skip") == 0    ? &skip
-                       : strcmp(key, "hidden") == 0  ? &hidden
-                                                     : NULL;
-
-        if (into && fs_vec_push_str(into, value) != 0)
-            rc = FS_ENOMEM;
-        else if (strcmp(key, "depth") == 0)
-            depth = atoi(value);
-        else if (strcmp(key, "index") == 0)
-            index_dir = value;
-    }
-    for (i = 0; i < roots.len && rc == FS_OK && patterns.len > 0 && depth > 0; i++) {
+    for (i = 0; i < p->secrets.len && rc == FS_OK && p->patterns.len > 0 && depth > 0; i++) {
         int truncated = 0;
         fs_err scan_err;
 
         fs_vec_free(&found);
         fs_vec_init(&found);
         /* an unreadable project is one the command cannot read either */
-        if (fs_find_files(roots.items[i], &patterns, &skip, depth, limit, index_dir, &found, &truncated, &scan_err) ==
-            FS_ENOMEM)
+        if (fs_find_files(p->secrets.items[i], &p->patterns, &p->skip, depth, limit, p->index_dir, &found, &truncated,
+                          &scan_err) == FS_ENOMEM)
             rc = FS_ENOMEM;
         for (j = 0; j < found.len && rc == FS_OK; j++)
-            rc = add_mask(found.items[j], &hidden, masks);
-        if (rc == FS_OK && truncated && fs_vec_push_str(stopped, roots.items[i]) != 0)
+            rc = add_mask(found.items[j], &p->hidden, masks);
+        if (rc == FS_OK && truncated && fs_vec_push_str(stopped, p->secrets.items[i]) != 0)
             rc = FS_ENOMEM;
     }
     if (rc == FS_ENOMEM)
         fs_err_set(err, "out of memory");
-    fs_vec_free(&roots);
-    fs_vec_free(&patterns);
-    fs_vec_free(&skip);
-    fs_vec_free(&hidden);
     fs_vec_free(&found);
     return rc;
 }

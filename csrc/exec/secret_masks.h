@@ -7,17 +7,17 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "check_plan.h"
 
-/* Reads from a check file's pairs (exec_check_pairs):
- *   secrets ROOT     a project to scan, the whole tree
- *   pattern GLOB     a secret_files name pattern
- *   skip NAME        a folder name the scan does not enter
- *   hidden DIR       a folder hidden already: files in it need no mask
- *   depth N          levels the scan goes down (default EXEC_SECRET_DEPTH)
- * and appends to masks, for every file found (its real path, once), the
- * bwrap options "--ro-bind" "/dev/null" PATH. A project where the scan
- * stopped at `limit` files is appended to `stopped`. */
-int exec_secret_masks(const fs_vec *pairs, size_t limit, fs_vec *masks, fs_vec *stopped, fs_err *err);
+/* Reads from the run's plan (check_plan.h): secrets (projects to scan,
+ * the whole tree), patterns (secret_files name patterns), skip (folder
+ * names the scan does not enter), hidden (folders hidden already: files in
+ * them need no mask), depth (levels the scan goes down, default
+ * EXEC_SECRET_DEPTH) and index_dir; and appends to masks, for every file
+ * found (its real path, once), the bwrap options "--ro-bind" "/dev/null"
+ * PATH. A project where the scan stopped at `limit` files is appended to
+ * `stopped`. */
+int exec_secret_masks(const exec_check_plan *p, size_t limit, fs_vec *masks, fs_vec *stopped, fs_err *err);
 
 /* Levels the scan goes down: a tree deeper than this is unusual. */
 #define EXEC_SECRET_DEPTH 64

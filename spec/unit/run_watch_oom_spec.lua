@@ -51,7 +51,8 @@ void *__wrap_realloc(void *p, size_t n)
  * set-up fails; MODE "replace" saves f by rename, "secret" makes .env.local */
 int main(int argc, char **argv)
 {
-    fs_vec pairs, masks;
+    fs_vec masks;
+    exec_check_plan plan;
     exec_run_watch w;
     char path[4096], other[4200], why[4500] = "";
     FILE *f;
@@ -59,14 +60,14 @@ int main(int argc, char **argv)
 
     if (argc != 4)
         return 2;
-    fs_vec_init(&pairs);
+    memset(&plan, 0, sizeof(plan)); /* every list empty (fs_vec_init) */
     fs_vec_init(&masks);
     snprintf(path, sizeof(path), "%s/f", argv[1]);
-    if (fs_vec_push_str(&pairs, "ro") || fs_vec_push_str(&pairs, path) || fs_vec_push_str(&pairs, "pattern") ||
-        fs_vec_push_str(&pairs, ".env*") || fs_vec_push_str(&pairs, "secrets") || fs_vec_push_str(&pairs, argv[1]))
+    if (fs_vec_push_str(&plan.ro, path) || fs_vec_push_str(&plan.patterns, ".env*") ||
+        fs_vec_push_str(&plan.secrets, argv[1]))
         return 2;
     countdown = atol(argv[2]);
-    exec_run_watch_init(&w, &pairs, &masks, 0);
+    exec_run_watch_init(&w, &plan, &masks, 0);
     countdown = -1;
     if (strcmp(argv[3], "replace") == 0) {
         snprintf(other, sizeof(other), "%s/f.new", argv[1]);
@@ -82,7 +83,9 @@ int main(int argc, char **argv)
     rc = exec_run_watch_check(&w, 0, why, sizeof(why));
     printf("fired=%d wait=%ld rc=%d why=%s\n", fired, exec_run_watch_wait_ms(&w, 0), rc, why);
     exec_run_watch_free(&w);
-    fs_vec_free(&pairs);
+    fs_vec_free(&plan.ro);
+    fs_vec_free(&plan.patterns);
+    fs_vec_free(&plan.secrets);
     fs_vec_free(&masks);
     return 0;
 }
