@@ -60,14 +60,8 @@ static int fail(live_call *c, const char *what, int errnum)
 
 static int read_fd_all(int fd, fs_buf *out)
 {
-    char chunk[8192];
-    ssize_t got;
-
     fs_buf_truncate(out, 0);
-    while ((got = pread(fd, chunk, sizeof(chunk), (off_t)out->len)) > 0)
-        if (fs_buf_append(out, chunk, (size_t)got) != 0)
-            return -1;
-    return got < 0 ? -1 : 0;
+    return fs_pread_append(fd, 0, out);
 }
 
 static int add_word(fs_buf *b, const char *w)
@@ -351,17 +345,27 @@ static int connect_socket(const live_call *c)
     return fs_unix_connect(path);
 }
 
-static void end_call(live_call *c)
+/* The check after the call (check_file.h), once; the call's hold on the
+ * keeper's lock let go (one it passed to a keeper it started is free
+ * once that keeper ends). */
+static void check_call(live_call *c)
 {
     if (c->check_fd >= 0) {
         exec_check_after(c->running, 0, c->records_fd);
         unlink(c->running);
         close(c->check_fd);
+        c->check_fd = -1;
     }
-    if (c->records_fd >= 0)
-        close(c->records_fd);
     if (c->lock_fd >= 0)
         close(c->lock_fd);
+    c->lock_fd = -1;
+}
+
+static void end_call(live_call *c)
+{
+    check_call(c);
+    if (c->records_fd >= 0)
+        close(c->records_fd);
     if (c->dirfd >= 0)
         close(c->dirfd);
     fs_buf_free(&c->check_before);
@@ -476,10 +480,9 @@ again:
         conn = -1;
         goto again;
     }
-    if (status < 0)
-        exec_live_tell_log(c.dirfd); /* once the keeper is done: its records are in */
-    keeper_stopped =
-        exec_live_append_since(c.dirfd, "keeper.records", records_from, c.records_fd, "{\"type\":\"stopped\"");
+    /* the call's own check, then the keeper's records (live_why.h) */
+    check_call(&c);
+    keeper_stopped = exec_live_take_records(c.dirfd, records_from, c.records_fd, status < 0);
     if (status >= 0) {
         rc = status;
     } else if (!started && c.started_keeper) {

@@ -258,15 +258,12 @@ off_t exec_live_size(int dirfd, const char *name)
 int exec_live_append_since(int dirfd, const char *name, off_t from, int to_fd, const char *needle)
 {
     fs_buf text;
-    char chunk[8192];
-    ssize_t got;
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), found;
 
     if (fd < 0)
         return 0;
     fs_buf_init(&text);
-    while ((got = pread(fd, chunk, sizeof(chunk), from)) > 0 && fs_buf_append(&text, chunk, (size_t)got) == 0)
-        from += got;
+    fs_pread_append(fd, from, &text); /* what could be read */
     close(fd);
     if (to_fd >= 0 && text.len > 0)
         fs_write_all(to_fd, text.data, text.len);

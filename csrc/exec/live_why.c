@@ -142,21 +142,45 @@ void exec_live_say_restart(int dirfd, const fs_buf *fields, const fs_buf *mask_s
     fs_buf_free(&w.text);
 }
 
+/* Waits (up to ms) until the keeper of dirfd is done: its lock is free. */
+static void wait_keeper_done(int dirfd, int ms)
+{
+    int lock = exec_live_open_lock(dirfd);
+
+    if (lock >= 0) {
+        exec_live_take_lock(lock, ms);
+        close(lock);
+    }
+}
+
 /* What the keeper and bwrap said, for a sandbox that never ran the call
  * (bwrap's own "Can't ..." among it), once the keeper is done. */
 void exec_live_tell_log(int dirfd)
 {
     fs_buf log;
-    int lock = exec_live_open_lock(dirfd);
 
-    if (lock >= 0) {
-        exec_live_take_lock(lock, 3000);
-        close(lock);
-    }
+    wait_keeper_done(dirfd, 3000);
     fs_buf_init(&log);
     if (exec_live_read(dirfd, "keeper.log", &log) == 0 && log.len > 0)
         fs_write_all(2, log.data, log.len);
     fs_buf_free(&log);
+}
+
+int exec_live_take_records(int dirfd, off_t from, int records_fd, int ended)
+{
+    static const char stopped[] = "{\"type\":\"stopped\"";
+
+    if (ended) {
+        exec_live_tell_log(dirfd); /* once the keeper is done: its records are in */
+    } else if (exec_live_append_since(dirfd, "keeper.records", from, -1, stopped)) {
+        /* it stopped for this call (a name protected from the sandbox was
+         * made while it ran), after the call's command was done: its check
+         * when the sandbox ends may move what the call made, and that is
+         * this call's. Its stop record comes before that check, so a
+         * keeper with none yet checks after the call's own check did. */
+        wait_keeper_done(dirfd, 3000);
+    }
+    return exec_live_append_since(dirfd, "keeper.records", from, records_fd, stopped);
 }
 
 void exec_live_say_ended(int dirfd, time_t since, int records_fd, int keeper_stopped)

@@ -9,6 +9,7 @@
 #ifndef EXEC_LIVE_WHY_H
 #define EXEC_LIVE_WHY_H
 
+#include <sys/types.h>
 #include <time.h>
 
 #include "buf.h"
@@ -28,5 +29,12 @@ void exec_live_say_ended(int dirfd, time_t since, int records_fd, int keeper_sto
 /* What the keeper and bwrap said (its log, on stderr), for a sandbox that
  * never ran the call or ended during it, once the keeper is done. */
 void exec_live_tell_log(int dirfd);
+
+/* Appends to records_fd what the keeper of dirfd recorded since from (the
+ * size of its "keeper.records" when the call began): when ended (its
+ * sandbox ended during the call) or it stopped for this call, once it is
+ * done, with what its check moved. 1 when that holds a "stopped" record.
+ * Called after the call's own check (exec_check_after). */
+int exec_live_take_records(int dirfd, off_t from, int records_fd, int ended);
 
 #endif

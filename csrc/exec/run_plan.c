@@ -11,6 +11,7 @@
 #include "after_run.h"
 #include "before_run.h"
 #include "check_file.h"
+#include "fd_io.h"
 #include "record.h"
 #include "secret_masks.h"
 
@@ -38,19 +39,14 @@ int exec_plan_masks(int fd, fs_vec *masks, fs_vec *opened, exec_check_plan *plan
 {
     fs_buf data;
     fs_vec stopped, facts;
-    char chunk[8192];
-    ssize_t got;
     int rc = FS_OK;
 
     fs_err_set(err, "out of memory");
     fs_buf_init(&data);
     fs_vec_init(&stopped);
     fs_vec_init(&facts);
-    while ((got = pread(fd, chunk, sizeof(chunk), (off_t)data.len)) > 0)
-        if (fs_buf_append(&data, chunk, (size_t)got) != 0) {
-            rc = FS_ENOMEM;
-            break;
-        }
+    if (fs_pread_append(fd, 0, &data) != 0 && errno == ENOMEM)
+        rc = FS_ENOMEM;
     if (rc == FS_OK)
         rc = exec_check_plan_read(data.data ? data.data : "", data.len, plan);
     if (rc == FS_OK && plan->index_dir)

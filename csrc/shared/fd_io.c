@@ -42,6 +42,21 @@ int fs_write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+int fs_pread_append(int fd, off_t from, fs_buf *out)
+{
+    char chunk[8192];
+    ssize_t got;
+
+    while ((got = pread(fd, chunk, sizeof(chunk), from)) > 0) {
+        if (fs_buf_append(out, chunk, (size_t)got) != 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+        from += got;
+    }
+    return got < 0 ? -1 : 0;
+}
+
 int fs_unix_connect(const char *path)
 {
     struct sockaddr_un sa;

@@ -1,15 +1,23 @@
 /* Small descriptor and file helpers shared by the core, flemma-sandbox-exec
  * and flemma-sandbox-proxy: a whole write, a connection to a unix socket by
- * path, the close-on-exec sweep, a file's node id, the monotonic clock.
+ * path, a file's rest read into a buffer, the close-on-exec sweep, a file's node id, the monotonic clock.
  * No state. */
 #ifndef FS_FD_IO_H
 #define FS_FD_IO_H
 
 #include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
 
 /* Writes all n bytes, again after EINTR: 0, or -1 with errno set (EIO
  * when a write moved nothing). SIGPIPE is the caller's to ignore. */
 int fs_write_all(int fd, const void *p, size_t n);
+
+/* Appends to out what fd holds from offset from to its end (pread: the
+ * descriptor's own offset stays): 0, or -1 with errno set (ENOMEM when
+ * out could not grow). */
+int fs_pread_append(int fd, off_t from, fs_buf *out);
 
 /* A stream socket connected to the unix socket at path (close-on-exec),
  * or -1 with errno set (ENAMETOOLONG when path does not fit). */
