@@ -1,5 +1,5 @@
 /* A run's check file read once (check_plan.c): the words Neovim planned
- * (backends/helper.lua, check_options) and the facts the host side adds
+ * (backends/check_plan.lua, a CheckPlan) and the facts the host side adds
  * before the run (before_run.h), as one typed plan that every part of the
  * helper reads: before the run (before_run.c, secret_masks.c), while it
  * runs (run_watch.c), for a live sandbox's key (live_attach.c) and after

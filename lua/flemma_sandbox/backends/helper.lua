@@ -3,9 +3,9 @@
 --- here, and its protocol: the inner command (network bridge, seccomp,
 --- Landlock, limits), the args file, the check file and its words, the
 --- run's name, and bwrap's wording when a start lost a race.
+local check_plan = require("flemma_sandbox.backends.check_plan")
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.surroundings")
-local protect = require("flemma_sandbox.policy.protect")
 local util = require("flemma_sandbox.util")
 
 local M = {}
@@ -190,117 +190,6 @@ end
 
 local check_files = 0
 
---- The policy fields the check file is made of: the words are kept while
---- these tables are the same ones (a cached policy's).
-local CHECK_FIELDS = {
-  "watched",
-  "links",
-  "projects",
-  "ro_paths",
-  "deny_paths",
-  "allow_privileged",
-  "project_roots",
-  "allow_sockets",
-  "private_paths",
-  "rw_paths",
-  "show_paths",
-  "secret_scan",
-  "persist_sources",
-  "persist_paths",
-}
-
----@type { fields: any[], words: string[], bytes: integer }|nil
-local last_words = nil
-
---- The check file's words for a policy, after its first two ("mask_at" and
---- its value, which differ per command), and their length in bytes.
----@param policy flemma_sandbox.ResolvedPolicy
----@param quarantine string
----@param index string where the helper's scans keep their index (csrc/shared/scan.h)
----@return string[] words, integer bytes
-local function policy_words(policy, quarantine, index)
-  local fields = { quarantine .. "\0" .. index }
-  for i, name in ipairs(CHECK_FIELDS) do
-    fields[i + 1] = policy[name]
-  end
-  if last_words and #last_words.fields == #fields then
-    local same = true
-    for i = 1, #fields do
-      same = same and last_words.fields[i] == fields[i]
-    end
-    if same then
-      return last_words.words, last_words.bytes
-    end
-  end
-  local words = { "quarantine", quarantine, "index", index }
-  local function add(key, list)
-    for _, v in ipairs(list or {}) do
-      words[#words + 1] = key
-      words[#words + 1] = type(v) == "table" and v.path or v
-    end
-  end
-  add("watch", policy.watched)
-  for _, l in ipairs(policy.links or {}) do
-    if l.target then
-      add("link", { l.path })
-      add("target", { l.target })
-    end
-  end
-  add("repos", policy.projects)
-  add("own", policy.own_git)
-  add("ro", policy.ro_paths)
-  add("hidden", policy.deny_paths)
-  -- host sockets: reachable in the projects and allow_sockets, unseen in
-  -- a private folder unless bound into it
-  add("sockets", { "1" })
-  add("privileged", { policy.allow_privileged and "1" or "0" })
-  add("open", policy.project_roots)
-  add("open", policy.allow_sockets)
-  add("private", policy.private_paths)
-  -- writable roots on the host's disk (not the private /tmp and what is
-  -- part of it, a tmpfs): the helper stops the command when one runs
-  -- short of space
-  local in_tmpfs = {}
-  for _, path in ipairs(policy.private and policy.private.writable or {}) do
-    in_tmpfs[path] = true
-  end
-  for _, path in ipairs(policy.private_paths or {}) do
-    in_tmpfs[path] = true
-  end
-  -- a chat's own folders stand at these paths, not the host's
-  local persisted = {}
-  for _, path in ipairs(policy.persist_paths or {}) do
-    persisted[path] = true
-  end
-  add("private", policy.persist_paths)
-  for _, path in ipairs(policy.rw_paths or {}) do
-    if not in_tmpfs[path] and not persisted[path] then
-      add("disk", { path })
-    end
-  end
-  -- a chat's own /tmp and home folders are on the host's disk too
-  add("disk", policy.persist_sources)
-  for _, path in ipairs(policy.rw_paths or {}) do
-    if not persisted[path] then
-      add("visible", { path })
-    end
-  end
-  add("visible", policy.show_paths)
-  local scan = policy.secret_scan
-  if scan and #scan.roots > 0 then
-    add("secrets", scan.roots)
-    add("pattern", scan.patterns)
-    add("skip", protect.SCAN_SKIP)
-    add("depth", { tostring(scan.depth) })
-  end
-  local bytes = 0
-  for _, w in ipairs(words) do
-    bytes = bytes + #w + 1
-  end
-  last_words = { fields = fields, words = words, bytes = bytes }
-  return words, bytes
-end
-
 --- Up to this many bytes of check words go in the helper's argv
 --- (--check-words); more are written to the check file by Neovim. Linux
 --- takes up to 2 MB of arguments, and each word on its own line of ps.
@@ -340,7 +229,7 @@ function M.check_options(policy, mask_at, base)
     return nil, "flemma-sandbox: no state folder for the check after the run: " .. tostring(rerr or qerr or ierr)
   end
   local file = M.wrap_record(base or M.run_base()).check_file
-  local words, bytes = policy_words(policy, quarantine, index)
+  local words, bytes = check_plan.words_for(policy, quarantine, index)
   local at = tostring(mask_at)
   if bytes <= M.CHECK_WORDS_BYTES then
     local options = { "--check-words", file, tostring(#words + 2), "mask_at", at }
