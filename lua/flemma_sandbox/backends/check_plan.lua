@@ -180,7 +180,7 @@ function M.words(plan)
 end
 
 --- The policy fields the plan is made of: the last words are kept while
---- these tables are the same ones (a cached policy's).
+--- these are the same (a cached policy's tables).
 local FIELDS = {
   "watched",
   "links",
@@ -203,8 +203,31 @@ local FIELDS = {
 ---@type { fields: any[], words: string[], bytes: integer }|nil
 local last = nil
 
+--- Whether two values of a field are the same: the same value, or lists
+--- of the same items (clone mode makes own_git and ro_paths anew for each
+--- call, policy/workspace.lua).
+---@return boolean
+local function same_field(a, b)
+  if a == b then
+    return true
+  end
+  if type(a) ~= "table" or type(b) ~= "table" or #a ~= #b then
+    return false
+  end
+  if #a == 0 then
+    -- two empty lists; a table with keys (secret_scan) only as itself
+    return next(a) == nil and next(b) == nil
+  end
+  for i = 1, #a do
+    if a[i] ~= b[i] then
+      return false
+    end
+  end
+  return true
+end
+
 --- The check file's words for policy (M.words of M.of_policy), made again
---- only when its fields are other tables than the last call's.
+--- only when a field differs from the last call's.
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param quarantine string
 ---@param index string
@@ -218,7 +241,7 @@ function M.words_for(policy, quarantine, index)
   if last then
     local same = true
     for i = 1, #FIELDS + 1 do
-      same = same and last.fields[i] == fields[i]
+      same = same and same_field(last.fields[i], fields[i])
     end
     if same then
       return last.words, last.bytes

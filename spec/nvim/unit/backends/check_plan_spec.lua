@@ -89,7 +89,7 @@ describe("backends.check_plan", function()
     assert.not_matches("secrets", table.concat(check_plan.words(plan), " "))
   end)
 
-  it("keeps the last words while the policy's fields are the same tables", function()
+  it("keeps the last words while the policy's fields are the same", function()
     local p = policy()
     local first = check_plan.words_for(p, "/q", "/i")
     assert.are.equal(first, (check_plan.words_for(p, "/q", "/i")))
@@ -102,5 +102,16 @@ describe("backends.check_plan", function()
     local again = check_plan.words_for(q, "/q", "/i")
     assert.are_not.equal(first, again)
     assert.matches("own /p/other/%.git", table.concat(pairs_of(again), "\n"))
+    -- a list made anew with the same items (clone mode's own_git) is the same
+    q.own_git = { "/p/other/.git" }
+    assert.are.equal(again, (check_plan.words_for(q, "/q", "/i")))
+    -- and so is a new empty one (direct mode's own_git); another secret
+    -- scan table is another plan
+    q.own_git = {}
+    local empty = check_plan.words_for(q, "/q", "/i")
+    q.own_git = {}
+    assert.are.equal(empty, (check_plan.words_for(q, "/q", "/i")))
+    q.secret_scan = { roots = { "/p" }, patterns = { ".env*" }, depth = 2 }
+    assert.matches("\ndepth 2$", table.concat(pairs_of(check_plan.words_for(q, "/q", "/i")), "\n"))
   end)
 end)
