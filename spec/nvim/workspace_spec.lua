@@ -204,6 +204,26 @@ describe("clone mode", function()
     assert.are.equal("the user's own\nmade", vim.trim(r.stdout))
   end)
 
+  it("syncs what changed only: a call that changes nothing brings no new commit of the copy's tree", function()
+    local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
+    --- The copy's refs in the user's repository (refs/remotes/sandbox-NAME/*).
+    local function brought()
+      project.synced()
+      return h.run({ "git", "-C", proj, "for-each-ref", "--format=%(objectname) %(refname)", "refs/remotes/" }).stdout
+    end
+    local r, out = bash(bufnr, "echo made > made.txt")
+    assert.are.equal(0, r.exit_code, out)
+    local first = brought()
+    assert.matches("/wip\n", first, "control: the sync brought the copy's tree")
+    -- a second later (a commit of the same tree would be another one)
+    r, out = bash(bufnr, "sleep 1.1; cat made.txt")
+    assert.matches("^made", r.stdout, out)
+    assert.are.equal(first, brought())
+    r, out = bash(bufnr, "echo again >> made.txt")
+    assert.are.equal(0, r.exit_code, out)
+    assert.are_not.equal(first, brought(), "a change is brought")
+  end)
+
   it("makes one copy for calls that start together", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
     local commands = {}

@@ -147,7 +147,11 @@ function M.sync(spec, name, done)
       finish("could not start bwrap to sync the chat's copy of " .. spec.top)
     end
   end
-  run(git_box.script_argv(spec.bwrap, M.copy_binds(spec, true, false), SYNC_COPY, { spec.top }), "copied", function()
+  local copy_argv = git_box.script_argv(spec.bwrap, M.copy_binds(spec, true, false), SYNC_COPY, { spec.top, name })
+  run(copy_argv, "copied", function(copied)
+    if git_box.answer(copied, "copied").same == true then
+      return finish(nil) -- the user's repository has the copy's refs as they are
+    end
     run(hides.sync_user_argv(spec, parent, name, M.copy_binds(spec, false, true)), "synced", function(out)
       hides.held_note(out)
       finish(nil)
