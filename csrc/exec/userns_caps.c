@@ -150,6 +150,32 @@ static void set_caps_in(int ns_fd, const exec_userns_gate *g, int report)
     _exit(0);
 }
 
+/* Whether the process pid is gone (reaped, or a zombie) while this
+ * process's own /proc entry is readable: then what it was to run never
+ * runs. Not gone when /proc cannot tell. */
+static int gone(pid_t pid)
+{
+    char path[64], stat_text[512], *state;
+    struct stat st;
+    ssize_t got;
+    int fd;
+
+    if (stat("/proc/self/ns/user", &st) != 0)
+        return 0;
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH;
+    got = read(fd, stat_text, sizeof(stat_text) - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    stat_text[got] = '\0';
+    /* the state follows the name's last ")" (proc(5)) */
+    state = strrchr(stat_text, ')');
+    return state && state[1] == ' ' && state[2] == 'Z';
+}
+
 int exec_userns_gate_apply(exec_userns_gate *g, char *why, size_t n)
 {
     static const char *const steps[] = {"", "cannot join the sandbox's user namespace",
@@ -174,6 +200,12 @@ int exec_userns_gate_apply(exec_userns_gate *g, char *why, size_t n)
     }
     snprintf(ns_path, sizeof(ns_path), "/proc/%d/ns/user", (int)pid);
     ns_fd = open(ns_path, O_RDONLY | O_CLOEXEC);
+    /* bwrap's set-up failed after it named its child (a source path
+     * gone: "Can't find source path"): the caller collects its exit */
+    if (ns_fd < 0 && errno == ENOENT && gone(pid)) {
+        close_fd(&g->block_write);
+        return 1;
+    }
     if (ns_fd < 0 || fstat(ns_fd, &theirs) != 0 || stat("/proc/self/ns/user", &ours) != 0) {
         snprintf(why, n, "cannot open %s: %s", ns_path, strerror(errno));
         if (ns_fd >= 0)
