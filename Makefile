@@ -169,6 +169,7 @@ help:
 	@echo "make valgrind   the C core's specs under valgrind"
 	@echo "make fuzz       the libFuzzer targets of the parsers (clang)"
 	@echo "make bench      start-up, per-call, scan, job and proxy costs, with anchors"
+	@echo "make bench-calls  issue 42's table in one run, each row next to bare bwrap"
 	@echo "make qa         lint, test, sanitize and valgrind"
 	@echo "make install    a Neovim package under PREFIX (or the rock, from luarocks)"
 	@echo "make format     stylua on the Lua trees"

@@ -180,9 +180,9 @@ function M.print(title, results, anchors, anchor_ms)
     if r.goal then
       verdict = r.ratios[judge] <= r.goal and "met" or "NOT met"
     end
-    print(
+    local line =
       string.format("  %-58s %8.2f ms  %s  goal %s %s", r.label, r.ms, table.concat(ratios, "  "), r.goal_text, verdict)
-    )
+    print((line:gsub("%s+$", "")))
   end
 end
 
