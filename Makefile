@@ -30,7 +30,7 @@ CLI_SRC = $(wildcard csrc/cli/*.c) csrc/shared/buf.c csrc/shared/fd_io.c
 NVIM ?= nvim
 LUAJIT ?= luajit
 
-.PHONY: all test lint lint-sh sanitize valgrind fuzz bench demo clean install format help qa doc
+.PHONY: all test lint lint-sh sanitize valgrind fuzz bench bench-calls demo clean install format help qa doc
 
 LUA_TREES = lua spec bench demo plugin scripts
 
@@ -140,6 +140,11 @@ bench: $(CORE) $(HELPER) $(PROXY) $(CLI)
 	$(LUAJIT) bench/proxy_bench.lua
 	$(LUAJIT) bench/startup_bench.lua
 	$(LUAJIT) bench/cli_bench.lua
+	$(MAKE) --no-print-directory bench-calls
+
+# issue 42's table in one run (bench/calls_bench.lua); alone: make bench-calls
+bench-calls: $(CORE) $(HELPER) $(PROXY) $(CLI)
+	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/calls_bench.lua" -c "qa!"
 
 demo: $(CORE) $(HELPER) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"
@@ -164,6 +169,7 @@ help:
 	@echo "make valgrind   the C core's specs under valgrind"
 	@echo "make fuzz       the libFuzzer targets of the parsers (clang)"
 	@echo "make bench      start-up, per-call, scan, job and proxy costs, with anchors"
+	@echo "make bench-calls  issue 42's table in one run, each row next to bare bwrap"
 	@echo "make qa         lint, test, sanitize and valgrind"
 	@echo "make install    a Neovim package under PREFIX (or the rock, from luarocks)"
 	@echo "make format     stylua on the Lua trees"

@@ -5,7 +5,7 @@
 ---  3. a chat's live sandbox: a warm and a cold call next to Flemma's bare bwrap argv
 ---  4. Neovim's peak memory (VmHWM) while a command prints 1 GB
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
-package.path = "spec/?.lua;" .. package.path
+package.path = "spec/?.lua;" .. vim.fn.getcwd() .. "/bench/?.lua;" .. package.path
 
 local job = require("flemma_sandbox.run.job")
 local sandbox = require("flemma_sandbox")
@@ -136,20 +136,7 @@ do
   vim.list_extend(bare, { "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--unshare-uts" })
   vim.list_extend(bare, { "--unshare-ipc", "--unshare-net", "--die-with-parent", "--new-session", "true" })
   local chats = 0
-  local function chat_call(bufnr)
-    local done
-    assert(job.run({ "true" }, {
-      bufnr = bufnr,
-      wrap = sandbox.wrapper(bufnr),
-      on_exit = function(r)
-        done = r
-      end,
-    }))
-    vim.wait(60000, function()
-      return done ~= nil
-    end, 1)
-    assert(done.exit_code == 0, done.stderr)
-  end
+  local chat_call = require("calls_anchors").chat_call
   local function new_chat()
     chats = chats + 1
     local file = string.format("%s/proj/c%d.chat", dir, chats)

@@ -25,6 +25,22 @@ function M.change_three(dir, round)
   M.sh(string.format("cd %s && for f in d0/f1.txt d1/f101.txt d2/f201.txt; do echo %d >> $f; done", dir, round))
 end
 
+--- A folder of about `files` empty files, 100 a folder (d0/f1.c ...),
+--- made fast by touch; not a git repository.
+---@param dir string
+---@param files integer
+function M.make_tree(dir, files)
+  local folders = math.max(1, math.floor(files / 100))
+  M.sh(
+    string.format(
+      "mkdir -p %s && cd %s && for d in $(seq %d); do mkdir d$d; (cd d$d && touch $(seq -f 'f%%g.c' 1 100)); done",
+      dir,
+      dir,
+      folders
+    )
+  )
+end
+
 function M.median(samples)
   table.sort(samples)
   return samples[math.floor(#samples / 2) + 1]

@@ -233,6 +233,12 @@ static int index_key(fs_buf *key, const char *root, const scan_state *s, int dep
     return FS_OK;
 }
 
+/* Whether the index a scan made is the one it loaded, byte for byte. */
+static int same_bytes(const fs_tree_index *old, const fs_buf *fresh)
+{
+    return old->len > 0 && old->bytes.len == fresh->len && memcmp(old->bytes.data, fresh->data, fresh->len) == 0;
+}
+
 static int scan(const char *root, const fs_scan_spec *spec, fs_vec *out, int *truncated, fs_err *err)
 {
     scan_state s;
@@ -273,8 +279,12 @@ static int scan(const char *root, const fs_scan_spec *spec, fs_vec *out, int *tr
         rc = walk(&s, fd, spec->depth);
     else
         close(fd);
-    /* a scan cut short records nothing; nor does one that read no folder */
-    if (rc == FS_OK && file[0] && !s.truncated && (s.changed || s.old.len == 0) && fs_tree_end(&s.fresh) == FS_OK)
+    /* a scan cut short records nothing; nor does one that read no folder,
+     * or one that read only racy folders and found them as recorded: the
+     * same bytes again would cost a write and, on ext4, a flush (rename
+     * over a file), on every call within a change's racy seconds */
+    if (rc == FS_OK && file[0] && !s.truncated && (s.changed || s.old.len == 0) && fs_tree_end(&s.fresh) == FS_OK &&
+        !same_bytes(&s.old, &s.fresh))
         fs_tree_save(file, &s.fresh); /* only speeds up the next scan: failing it is no error */
     else if (rc == FS_OK && s.old.len > 0 && s.old.file_mtime + 24 * 60 * 60 < (long long)now.tv_sec)
         utimensat(AT_FDCWD, file, NULL, AT_SYMLINK_NOFOLLOW); /* in use: not swept (csrc/exec/host_side.c) */

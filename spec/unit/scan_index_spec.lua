@@ -68,6 +68,29 @@ describe("scan index", function()
     assert.are.same(gits, sorted(core.find_names(dir, { ".git" }, 100, idx)))
   end)
 
+  it("reads a folder changed just now again, and rewrites no index when it is as recorded", function()
+    -- every folder changed within 2 s: all racy, all read again
+    secrets(100, idx)
+    core.find_names(dir, { ".git" }, 100, idx)
+    local ids = {}
+    for file in h.capture("ls " .. idx):gmatch("[^\n]+") do
+      ids[idx .. "/" .. file] = core.node_id(idx .. "/" .. file)
+    end
+    assert.are.same({ dir .. "/.env", dir .. "/a/x.pem" }, sorted(secrets(100, idx)))
+    assert.are.same({ dir .. "/.git" }, core.find_names(dir, { ".git" }, 100, idx))
+    for file, id in pairs(ids) do
+      assert.are.equal(id, core.node_id(file), "a racy scan that found nothing new rewrites no index: " .. file)
+    end
+    -- control: a name made in a racy folder is found, and the index rewritten
+    h.sh("touch " .. dir .. "/a/b/.env")
+    assert.are.same({ dir .. "/.env", dir .. "/a/b/.env", dir .. "/a/x.pem" }, sorted(secrets(100, idx)))
+    local changed = 0
+    for file, id in pairs(ids) do
+      changed = changed + (core.node_id(file) ~= id and 1 or 0)
+    end
+    assert.are.equal(1, changed, "the secrets' index rewritten, the .git one not")
+  end)
+
   -- control: an index whose record says otherwise is trusted
   it("sees a name made in a folder whose mtime was put back: the ctime tells", function()
     settle()

@@ -1,0 +1,211 @@
+--- make bench, calls_bench's measuring (inside headless Neovim): the
+--- anchors every row is measured next to (a bare bwrap start, Flemma's own
+--- bare bwrap argv when FLEMMA_DIR names a checkout, `srt true` when it is
+--- installed), rounds that run the rows and the anchors in an order rotated
+--- each round, the medians of the per-round ratios, and the host sockets.
+local fixture = require("repo_fixture")
+
+local M = {}
+
+M.ROUNDS = tonumber(vim.env.FLEMMA_SANDBOX_BENCH_ROUNDS or "") or 11
+
+--- Starts argv (a list, no shell) and waits for it; opts go to jobstart.
+---@param argv string[]
+---@param opts table|nil
+function M.run(argv, opts)
+  local done, code
+  local o = vim.tbl_extend("force", opts or {}, {
+    on_exit = function(_, c)
+      code, done = c, true
+    end,
+  })
+  assert(vim.fn.jobstart(argv, o) > 0, argv[1] .. " did not start")
+  vim.wait(120000, function()
+    return done
+  end, 1)
+  assert(code == 0, table.concat(argv, " ") .. " exited " .. tostring(code))
+end
+
+--- `true` through job.run as a chat's call (bufnr nil: a call with no
+--- chat), waited for; it must exit 0.
+---@param bufnr integer|nil
+function M.chat_call(bufnr)
+  local sandbox = require("flemma_sandbox")
+  local done
+  assert(require("flemma_sandbox.run.job").run({ "true" }, {
+    bufnr = bufnr,
+    wrap = sandbox.wrapper(bufnr),
+    on_exit = function(r)
+      done = r
+    end,
+  }))
+  vim.wait(120000, function()
+    return done ~= nil
+  end, 1)
+  assert(done.exit_code == 0, done.stderr)
+end
+
+--- Flemma's own bwrap argv for a project with network off, built by
+--- Flemma's bwrap backend of FLEMMA_DIR (nil and why when there is none).
+---@param project string
+---@return string[]|nil argv, string|nil why
+local function flemma_argv(project)
+  local dir = vim.env.FLEMMA_DIR
+  if not dir or dir == "" then
+    return nil, "not available (FLEMMA_DIR not set)"
+  end
+  package.path = dir .. "/lua/?.lua;" .. dir .. "/lua/?/init.lua;" .. package.path
+  local ok, backend = pcall(require, "flemma.sandbox.backends.bwrap")
+  if not ok then
+    return nil, "not available (" .. tostring(backend):gsub("\n.*", "") .. ")"
+  end
+  -- its default policy: the project and /tmp writable, no extra arguments
+  local policy = { rw_paths = { project, "/tmp" }, network = false }
+  local argv, err = backend.wrap(policy, { path = "bwrap", extra_args = {} }, { "true" })
+  return argv, argv and nil or ("not available (" .. tostring(err) .. ")")
+end
+
+--- The anchors for a project: a list of { name, fn }, and a line saying
+--- which are not available and why.
+---@param project string
+---@return table anchors, string missing
+function M.anchors(project)
+  local bare = { "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "true" }
+  local list = {
+    {
+      "bare bwrap",
+      function()
+        M.run(bare)
+      end,
+    },
+  }
+  local missing = {}
+  local fl, why = flemma_argv(project)
+  if fl then
+    list[#list + 1] = {
+      "Flemma argv",
+      function()
+        M.run(fl)
+      end,
+    }
+  else
+    missing[#missing + 1] = "Flemma's bare bwrap argv: " .. why
+  end
+  if vim.fn.executable("srt") == 1 then
+    list[#list + 1] = {
+      "srt true",
+      function()
+        M.run({ "srt", "true" })
+      end,
+    }
+  else
+    missing[#missing + 1] = "srt: not installed"
+  end
+  return list, table.concat(missing, "; ")
+end
+
+--- Runs rows and anchors M.ROUNDS times, the order rotated each round (a
+--- row's prep, untimed, just before it). Returns per row its median ms and
+--- the median of its per-round ratios to each anchor.
+---@param rows table[] each { label, fn, prep = fn|nil, goal = number|nil, goal_text = string }
+---@param anchors table[]
+---@return table results
+function M.rounds(rows, anchors)
+  local cases = {}
+  for _, a in ipairs(anchors) do
+    cases[#cases + 1] = { fn = a[2], anchor = true }
+  end
+  for _, r in ipairs(rows) do
+    cases[#cases + 1] = { fn = r.fn, prep = r.prep }
+  end
+  for _, c in ipairs(cases) do -- a warm-up of each, not counted
+    if c.prep then
+      c.prep()
+    end
+    c.fn()
+    c.ms = {}
+  end
+  for round = 1, M.ROUNDS do
+    for i = 0, #cases - 1 do
+      local c = cases[(i + round) % #cases + 1]
+      if c.prep then
+        c.prep()
+      end
+      local t0 = fixture.now_ms()
+      c.fn()
+      c.ms[round] = fixture.now_ms() - t0
+    end
+  end
+  local out = {}
+  for i, r in ipairs(rows) do
+    local c = cases[#anchors + i]
+    local res = { label = r.label, goal = r.goal, goal_text = r.goal_text, ratios = {} }
+    for a = 1, #anchors do
+      local ratios = {}
+      for round = 1, M.ROUNDS do
+        ratios[round] = c.ms[round] / cases[a].ms[round]
+      end
+      res.ratios[a] = fixture.median(ratios)
+    end
+    res.ms = fixture.median(vim.deepcopy(c.ms))
+    out[i] = res
+  end
+  local anchor_ms = {}
+  for a = 1, #anchors do
+    anchor_ms[a] = fixture.median(vim.deepcopy(cases[a].ms))
+  end
+  return out, anchor_ms
+end
+
+--- Prints results of M.rounds: per row its median, its ratio to each
+--- anchor, the goal and whether it is met (on the last anchor that is a
+--- bwrap: Flemma's argv when there is one, else the bare bwrap).
+---@param title string
+---@param results table[]
+---@param anchors table[]
+---@param anchor_ms number[]
+function M.print(title, results, anchors, anchor_ms)
+  local names = {}
+  for a, anchor in ipairs(anchors) do
+    names[a] = string.format("%s %.2f ms", anchor[1], anchor_ms[a])
+  end
+  print(string.format("%s (median of %d rounds; anchors: %s)", title, M.ROUNDS, table.concat(names, ", ")))
+  local judge = (anchors[2] and anchors[2][1] == "Flemma argv") and 2 or 1
+  for _, r in ipairs(results) do
+    local ratios = {}
+    for a, anchor in ipairs(anchors) do
+      ratios[a] = string.format("%.2fx %s", r.ratios[a], anchor[1])
+    end
+    local verdict = ""
+    if r.goal then
+      verdict = r.ratios[judge] <= r.goal and "met" or "NOT met"
+    end
+    local line =
+      string.format("  %-58s %8.2f ms  %s  goal %s %s", r.label, r.ms, table.concat(ratios, "  "), r.goal_text, verdict)
+    print((line:gsub("%s+$", "")))
+  end
+end
+
+--- Binds n unix sockets in a new folder of /tmp (where desktop programs
+--- keep theirs) with spec/support/hold_sockets.lua; returns the stop
+--- function (nothing to stop for 0).
+---@param n integer
+---@param repo string
+---@return fun()
+function M.hold_sockets(n, repo)
+  if n == 0 then
+    return function() end
+  end
+  local dir = vim.fn.trim(vim.fn.system("mktemp -d /tmp/flemma-bench-sockets.XXXXXX"))
+  local holder = vim.fn.jobstart({ "luajit", "spec/support/hold_sockets.lua", dir, tostring(n) }, { cwd = repo })
+  vim.wait(60000, function()
+    return vim.fn.filereadable(dir .. "/ready") == 1
+  end, 1)
+  return function()
+    vim.fn.writefile({}, dir .. "/stop")
+    vim.fn.jobwait({ holder }, 10000)
+    vim.fn.delete(dir, "rf")
+  end
+end
+
+return M
