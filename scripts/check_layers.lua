@@ -38,6 +38,7 @@ local GROUPS = {
   { prefix = "flemma_sandbox.policy", group = "policy", rank = 2 },
   { prefix = "flemma_sandbox.config", group = "policy", rank = 2 },
   { prefix = "flemma_sandbox.util", group = "base", rank = 1 },
+  { prefix = "flemma_sandbox.process", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.surroundings", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.notice", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.hooks", group = "base", rank = 1 },
