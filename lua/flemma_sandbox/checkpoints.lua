@@ -6,6 +6,7 @@
 --- it back and again (call_undo.lua). Nothing of it shows in the user's
 --- repository.
 local core = require("flemma_sandbox.core")
+local process = require("flemma_sandbox.process")
 local git_box = require("flemma_sandbox.backends.git_box")
 local shadow = require("flemma_sandbox.run.shadow")
 local surroundings = require("flemma_sandbox.surroundings")
@@ -210,10 +211,10 @@ function M.take_now(bufnr, label)
   for _, spec in ipairs(M.scope(bufnr).specs) do
     local init, err = init_argv(spec)
     if init and #init > 0 then
-      vim.fn.system(init)
+      process.run(init)
       ready[spec.store] = core.file_type(spec.store .. "/objects") == "directory" or nil
     end
-    local out = init and vim.fn.system(shadow.step_argv(spec, "take", label)) or ""
+    local out = init and process.run(shadow.step_argv(spec, "take", label)) or ""
     if not git_box.answer(out, "checkpoint") then
       errors[#errors + 1] = spec.top .. ": " .. (err or out)
     end

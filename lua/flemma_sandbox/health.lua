@@ -197,8 +197,11 @@ function M.try(report, argv, err)
       { 'run `make` in the plugin folder (build = "make")' }
     )
   end
-  local out = argv and vim.fn.system(argv) or err
-  if argv and vim.v.shell_error == 0 then
+  local out, code = err, nil
+  if argv then
+    out, code = require("flemma_sandbox.process").run(argv)
+  end
+  if argv and code == 0 then
     report.ok("a test sandbox started and exited cleanly")
   else
     report.error("a test sandbox failed to start: " .. vim.trim(tostring(out)), M.advice(tostring(out)))

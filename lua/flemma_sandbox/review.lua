@@ -6,7 +6,7 @@
 --- put the copy's work there as refs/remotes/sandbox-NAME/*); writes go
 --- beneath the repository's folder, never through a link.
 local core = require("flemma_sandbox.core")
-local util = require("flemma_sandbox.util")
+local process = require("flemma_sandbox.process")
 
 local M = {}
 
@@ -28,8 +28,8 @@ local M = {}
 local function git(top, args)
   local argv = { "git", "-C", top, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null" }
   vim.list_extend(argv, args)
-  local out = vim.fn.system(argv)
-  return out, vim.v.shell_error == 0
+  local out, code = process.run(argv)
+  return out, code == 0
 end
 
 --- git's stdout byte for byte (vim.fn.system turns NUL into SOH): for -z
@@ -38,18 +38,9 @@ end
 ---@param args string[]
 ---@return string
 local function git_raw(top, args)
-  local words = { "git", "-C", top, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null" }
-  vim.list_extend(words, args)
-  for i, word in ipairs(words) do
-    words[i] = util.shell_quote(word)
-  end
-  local f = io.popen(table.concat(words, " ") .. " 2>/dev/null", "r")
-  if not f then
-    return ""
-  end
-  local out = f:read("*a") or ""
-  f:close()
-  return out
+  local argv = { "git", "-C", top, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null" }
+  vim.list_extend(argv, args)
+  return (process.run(argv, { stderr = "null", raw = true }))
 end
 
 --- The changes of one copy, from its sync's refs.
@@ -218,7 +209,7 @@ local function merge3(mine, base, theirs)
     f:write(text)
     f:close()
   end
-  local out = vim.fn.system({
+  local out, code = process.run({
     "git",
     "merge-file",
     "-p",
@@ -232,7 +223,6 @@ local function merge3(mine, base, theirs)
     names[2],
     names[3],
   })
-  local code = vim.v.shell_error
   for _, name in ipairs(names) do
     os.remove(name)
   end

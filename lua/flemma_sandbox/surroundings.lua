@@ -216,43 +216,12 @@ end
 ---@param done fun(stdout: string, stderr: string)
 ---@return boolean started
 function M.output_in_background(program, args, done)
-  local uv = in_nvim and (vim.uv or vim.loop)
-  if not uv then
-    return false
-  end
-  local pipes = { uv.new_pipe(false), uv.new_pipe(false) }
-  local chunks, open, exited = { {}, {} }, #pipes, false
-  local function finish()
-    if open == 0 and exited then
-      vim.schedule(function()
-        done(table.concat(chunks[1]), table.concat(chunks[2]))
-      end)
-    end
-  end
-  local handle
-  handle = uv.spawn(program, { args = args, stdio = { nil, pipes[1], pipes[2] } }, function()
-    handle:close()
-    exited = true
-    finish()
-  end)
-  if not handle then
-    for _, pipe in ipairs(pipes) do
-      pipe:close()
-    end
-    return false
-  end
-  for i, pipe in ipairs(pipes) do
-    pipe:read_start(function(_, data)
-      if data then
-        chunks[i][#chunks[i] + 1] = data
-      else
-        pipe:close()
-        open = open - 1
-        finish()
-      end
+  local argv = { program, unpack(args) }
+  return require("flemma_sandbox.process").spawn(argv, {}, function(result)
+    vim.schedule(function()
+      done(result.stdout, result.stderr)
     end)
-  end
-  return true
+  end) ~= nil
 end
 
 --- The XDG base folders for cache, data and state ($XDG_CACHE_HOME, ...,

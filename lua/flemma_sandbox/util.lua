@@ -24,20 +24,12 @@ function M.shell_quote(s)
 end
 
 --- Runs argv and waits for it, its output thrown away: Neovim's system()
---- in Neovim, /bin/sh under plain LuaJIT. Whether it exited 0.
+--- in Neovim, /bin/sh under plain LuaJIT (process.lua). Whether it
+--- exited 0.
 ---@param argv string[]
 ---@return boolean
 function M.run_quietly(argv)
-  if type(vim) == "table" and vim.fn then
-    vim.fn.system(argv)
-    return vim.v.shell_error == 0
-  end
-  local words = {}
-  for i, word in ipairs(argv) do
-    words[i] = M.shell_quote(word)
-  end
-  local rc = os.execute(table.concat(words, " ") .. " >/dev/null 2>&1")
-  return rc == 0 or rc == true
+  return require("flemma_sandbox.process").quietly(argv)
 end
 
 --- The first line of a small file, or nil when it cannot be read.

@@ -65,7 +65,7 @@ function M.ensure(bufnr, done)
   if left == 0 then
     return done(errors)
   end
-  local uv = vim.uv or vim.loop
+  local uv = require("flemma_sandbox.process").uv()
   local slow = uv.new_timer()
   slow:start(1000, 0, function()
     vim.schedule(function()
@@ -218,8 +218,7 @@ function M.discard(bufnr, done)
         os.remove(spec.clone .. ".ignored")
         os.remove(spec.clone .. ".submodules")
         if core.file_type(spec.clone) == "directory" then
-          vim.fn.system({ "rm", "-rf", "--one-file-system", "--", spec.clone })
-          if vim.v.shell_error ~= 0 then
+          if not require("flemma_sandbox.process").quietly({ "rm", "-rf", "--one-file-system", "--", spec.clone }) then
             errors[#errors + 1] = "could not remove " .. spec.clone
           end
         end

@@ -4,7 +4,7 @@
 --- this finds.
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local process = require("flemma_sandbox.process")
 
 local M = {}
 
@@ -12,8 +12,6 @@ local M = {}
 --- so a failure is checked again next time).
 ---@type table<string, boolean>
 local started = {}
-
-local quote = util.shell_quote
 
 --- The words of the test sandbox: the options every sandbox uses.
 local TEST_WORDS = { "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent" }
@@ -23,19 +21,16 @@ local TEST_WORDS = { "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", 
 ---@param found string the bwrap program
 ---@return string|nil err
 local function try_start(found)
-  local words = { quote(found), table.concat(TEST_WORDS, " "), "-- true" }
-  -- LuaJIT's popen close() does not report the exit status: print it
-  local f = io.popen(table.concat(words, " ") .. " 2>&1 </dev/null; echo __rc=$?")
-  if not f then
-    return "cannot run " .. found
-  end
-  local out = f:read("*a") or ""
-  f:close()
-  local text, code = out:match("^(.-)%s*__rc=(%d+)%s*$")
-  if code == "0" then
+  local argv = { found, unpack(TEST_WORDS) }
+  argv[#argv + 1] = "--"
+  argv[#argv + 1] = "true"
+  -- through the shell, in Neovim too, as before
+  local out, code = process.run(argv, { raw = true })
+  if code == 0 then
     return nil
   end
-  return (text and text ~= "") and text or ("exit status " .. tostring(code))
+  local text = out:gsub("%s+$", "")
+  return text ~= "" and text or ("exit status " .. tostring(code))
 end
 
 --- Linux, bwrap on PATH, and a real test sandbox that starts (once per
@@ -83,37 +78,26 @@ function M.check_in_background(backend_config, done)
   if checking[found] then
     return
   end
-  local uv = vim.uv or vim.loop
-  -- bwrap says why on stderr (one pipe may not be both stdout and stderr)
-  local out = uv.new_pipe(false)
-  local chunks = {}
   checking[found] = true
-  local args = vim.list_extend(vim.deepcopy(TEST_WORDS), { "--", "true" })
-  local handle
-  handle = uv.spawn(found, { args = args, stdio = { nil, nil, out } }, function(code)
-    handle:close()
+  local argv = vim.list_extend({ found }, TEST_WORDS)
+  vim.list_extend(argv, { "--", "true" })
+  -- bwrap says why on stderr
+  local handle = process.spawn(argv, { stdout = false }, function(result)
     vim.schedule(function()
       checking[found] = nil
-      if code == 0 then
+      if result.code == 0 then
         started[found] = true
         return done(true, nil)
       end
-      local text = table.concat(chunks):gsub("%s+$", "")
-      done(false, "bubblewrap cannot start a sandbox here: " .. (text ~= "" and text or ("exit status " .. code)))
+      local text = result.stderr:gsub("%s+$", "")
+      local why = text ~= "" and text or ("exit status " .. result.code)
+      done(false, "bubblewrap cannot start a sandbox here: " .. why)
     end)
   end)
   if not handle then
     checking[found] = nil
-    out:close()
     return done(false, "bubblewrap cannot start a sandbox here: cannot run " .. found)
   end
-  out:read_start(function(_, data)
-    if data then
-      chunks[#chunks + 1] = data
-    else
-      out:close()
-    end
-  end)
 end
 
 ---@type table<string, string>
@@ -128,11 +112,7 @@ function M.version(backend_config)
     local found = core.which(path, surroundings.getenv("PATH"))
     local text = ""
     if found then
-      local f = io.popen(quote(found) .. " --version 2>/dev/null")
-      text = f and f:read("*l") or ""
-      if f then
-        f:close()
-      end
+      text = process.run({ found, "--version" }, { stderr = "null" }):match("^[^\n]*")
     end
     versions[path] = text or ""
   end
@@ -161,11 +141,7 @@ function M.features(backend_config)
   local path = backend_config.path or "bwrap"
   if not features[path] then
     local found = core.which(path, surroundings.getenv("PATH"))
-    local f = found and io.popen(quote(found) .. " --help 2>&1")
-    features[path] = options_in(f and f:read("*a") or "")
-    if f then
-      f:close()
-    end
+    features[path] = options_in(found and process.run({ found, "--help" }, { raw = true }) or "")
   end
   return features[path]
 end
@@ -208,7 +184,7 @@ function M.overlay_works(backend_config)
         vim.fn.mkdir(dir .. "/" .. sub, "p")
       end
       -- a file made in the overlay, and not in the folder under it
-      vim.fn.system({
+      local _, code = process.run({
         found,
         "--dev-bind",
         "/",
@@ -222,8 +198,8 @@ function M.overlay_works(backend_config)
         "--",
         dir .. "/mnt/probe",
       })
-      overlays[path] = vim.v.shell_error == 0 and core.file_type(dir .. "/lower/probe") == nil
-      vim.fn.system({ "rm", "-rf", "--one-file-system", "--", dir })
+      overlays[path] = code == 0 and core.file_type(dir .. "/lower/probe") == nil
+      process.run({ "rm", "-rf", "--one-file-system", "--", dir })
     end
   end
   return overlays[path]

@@ -5,12 +5,10 @@
 --- run's name, and bwrap's wording when a start lost a race.
 local check_plan = require("flemma_sandbox.backends.check_plan")
 local core = require("flemma_sandbox.core")
+local process = require("flemma_sandbox.process")
 local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
 
 local M = {}
-
-local quote = util.shell_quote
 
 --- bwrap stops at this many arguments (its MAX_ARGS), --args included.
 M.MAX_ARGS = 9000
@@ -61,11 +59,7 @@ function M.helper_info()
     return { landlock = 0 }
   end
   if not helper_info[helper] then
-    local f = io.popen(quote(helper) .. " --info 2>/dev/null")
-    helper_info[helper] = info_in(f and f:read("*a") or "")
-    if f then
-      f:close()
-    end
+    helper_info[helper] = info_in((process.run({ helper, "--info" }, { stderr = "null" })))
   end
   return helper_info[helper]
 end

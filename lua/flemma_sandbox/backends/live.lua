@@ -10,6 +10,7 @@
 --- our state folder, the cap on running sandboxes (sandboxes.max_running),
 --- and stopping one (reset, delete, the cap).
 local core = require("flemma_sandbox.core")
+local process = require("flemma_sandbox.process")
 local surroundings = require("flemma_sandbox.surroundings")
 local util = require("flemma_sandbox.util")
 
@@ -105,16 +106,11 @@ end
 ---@param dir string
 ---@param on_exit? fun() called when done; nil: wait for it
 local function run_stop(helper, dir, on_exit)
-  local uv = vim and (vim.uv or vim.loop)
-  if on_exit and uv then
-    local handle
-    handle = uv.spawn(helper, { args = { "--live-stop", dir } }, function()
-      if handle then
-        handle:close()
-      end
+  if on_exit then
+    local opts = { stdout = false, stderr = false }
+    if process.spawn({ helper, "--live-stop", dir }, opts, function()
       vim.schedule(on_exit)
-    end)
-    if handle then
+    end) then
       return
     end
   end
@@ -165,7 +161,7 @@ function M.info(helper, dir)
   if not core.exists(dir) then
     return "stopped", 0, 0
   end
-  local text = vim.fn.system({ helper, "--live-info", dir })
+  local text = process.run({ helper, "--live-info", dir })
   local count, held = text:match("^running %d+ (%d+) (%d+)")
   if count then
     return "running", tonumber(count), tonumber(held)

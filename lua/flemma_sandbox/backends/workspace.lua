@@ -3,6 +3,7 @@
 --- read-only and the chat's workspace folder; shown to the sandbox at the
 --- repository's own path by a view in front of the helper (view_argv).
 local core = require("flemma_sandbox.core")
+local process = require("flemma_sandbox.process")
 local git_box = require("flemma_sandbox.backends.git_box")
 local hides = require("flemma_sandbox.backends.workspace_hidden")
 local surroundings = require("flemma_sandbox.surroundings")
@@ -165,7 +166,7 @@ end
 ---@return boolean
 function M.mark_applied(spec)
   local argv = git_box.script_argv(spec.bwrap, M.copy_binds(spec, true, false), MARK_APPLIED, { spec.top })
-  return git_box.answer(vim.fn.system(argv), "marked") ~= nil
+  return git_box.answer((process.run(argv)), "marked") ~= nil
 end
 
 --- Whether a copy is there (made whole).
@@ -202,7 +203,7 @@ function M.ensure_now(spec)
   if not argv then
     return nil, err
   end
-  local out = vim.fn.system(argv)
+  local out = process.run(argv)
   if not git_box.answer(out, "created") or not M.exists(spec.clone) then
     return nil, "flemma-sandbox: could not make the chat's copy of " .. spec.top .. ": " .. out
   end

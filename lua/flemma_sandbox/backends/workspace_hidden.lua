@@ -5,6 +5,7 @@
 --- or delete a hidden file, and the identity the copy gets.
 local git_box = require("flemma_sandbox.backends.git_box")
 local core = require("flemma_sandbox.core")
+local process = require("flemma_sandbox.process")
 local notice = require("flemma_sandbox.notice")
 
 local M = {}
@@ -37,7 +38,7 @@ end
 ---@return string name, string email
 function M.user_identity(top)
   local function get(key)
-    local out = vim.fn.system({
+    local out, code = process.run({
       "git",
       "-c",
       "core.hooksPath=/dev/null",
@@ -49,7 +50,7 @@ function M.user_identity(top)
       "--get",
       key,
     })
-    if vim.v.shell_error ~= 0 then
+    if code ~= 0 then
       return ""
     end
     return vim.trim(out)

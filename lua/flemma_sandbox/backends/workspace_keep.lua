@@ -9,6 +9,7 @@
 --- (backends/git_box.lua) that sees only the user's git folder; the copy's
 --- objects are stored under a ref, never checked out here.
 local core = require("flemma_sandbox.core")
+local process = require("flemma_sandbox.process")
 local git_box = require("flemma_sandbox.backends.git_box")
 local surroundings = require("flemma_sandbox.surroundings")
 
@@ -174,7 +175,7 @@ function M.prune(bwrap, tops, now)
   for _, top in ipairs(all) do
     if core.file_type(top .. "/.git") == "directory" then
       local binds = { "--bind", top .. "/.git", "/user.git" }
-      local out = vim.fn.system(git_box.script_argv(bwrap, binds, PRUNE, {}))
+      local out = process.run(git_box.script_argv(bwrap, binds, PRUNE, {}))
       local old = {}
       for _, left in ipairs(git_box.answers(out)) do
         -- the time in the name, a -N after it when that name was taken
@@ -184,7 +185,7 @@ function M.prune(bwrap, tops, now)
         end
       end
       if #old > 0 then
-        out = vim.fn.system(git_box.script_argv(bwrap, binds, PRUNE, old))
+        out = process.run(git_box.script_argv(bwrap, binds, PRUNE, old))
       end
       if not git_box.answer(out, "listed") then
         errors[#errors + 1] = "could not prune the kept work in " .. top .. ": " .. out

@@ -2,6 +2,7 @@
 --- them) whose work is not applied, for reset, delete and gc
 --- (nvim/sandboxes.lua): found without following a link the sandbox made.
 local core = require("flemma_sandbox.core")
+local process = require("flemma_sandbox.process")
 local surroundings = require("flemma_sandbox.surroundings")
 local workspace = require("flemma_sandbox.policy.workspace")
 
@@ -68,7 +69,8 @@ function M.copies_under(dir)
     for _, clone in ipairs(copies_in(chat)) do
       local name = chat:match("([^/]+)$")
       local config = core.read_beneath(chat, clone .. "/.git/config", 1048576)
-      local top = config and vim.trim(vim.fn.system({ "git", "config", "-f", "-", "remote.origin.url" }, config))
+      local top = config
+        and vim.trim((process.run({ "git", "config", "-f", "-", "remote.origin.url" }, { input = config })))
       if top and top:sub(1, 1) == "/" and workspace.clone_for(chat, top) == clone then
         if core.file_type(top .. "/.git") == "directory" then
           out[#out + 1] = { name = name, clone = clone, top = top }
@@ -88,8 +90,8 @@ function M.unapplied_under(dir)
   local out = {}
   for _, copy in ipairs(M.copies_under(dir)) do
     local remote = "refs/remotes/sandbox-" .. copy.name
-    vim.fn.system({ "git", "-C", copy.top, "diff", "--quiet", "--no-ext-diff", remote .. "/base", remote .. "/wip" })
-    if vim.v.shell_error == 1 then
+    local argv = { "git", "-C", copy.top, "diff", "--quiet", "--no-ext-diff", remote .. "/base", remote .. "/wip" }
+    if select(2, process.run(argv)) == 1 then
       out[#out + 1] = copy.name .. ": the copy of " .. copy.top
     end
   end

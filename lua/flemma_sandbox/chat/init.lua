@@ -6,8 +6,7 @@ local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local results = require("flemma_sandbox.chat.results")
 local tools = require("flemma_sandbox.tools")
 
--- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
-local uv = vim.uv or vim.loop
+local uv = require("flemma_sandbox.process").uv()
 
 local M = {}
 

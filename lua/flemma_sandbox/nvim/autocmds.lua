@@ -122,7 +122,6 @@ end
 ---@param on_built? fun()
 ---@return boolean started
 function M.warm_index(on_built)
-  local uv = vim.uv or vim.loop
   local core = require("flemma_sandbox.core")
   local helper = require("flemma_sandbox.backends.bwrap").helper()
   local index = require("flemma_sandbox.surroundings").state_dir("index")
@@ -130,11 +129,8 @@ function M.warm_index(on_built)
   if not helper or not index or not root or root == "/" then
     return false
   end
-  local handle
-  handle = uv.spawn(helper, { args = { "--index-repos", index, root } }, function()
-    if handle and not handle:is_closing() then
-      handle:close()
-    end
+  local argv = { helper, "--index-repos", index, root }
+  local handle = require("flemma_sandbox.process").spawn(argv, { stdout = false, stderr = false }, function()
     if on_built then
       vim.schedule(on_built)
     end

@@ -7,11 +7,11 @@ local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
 local live = require("flemma_sandbox.backends.live")
+local process = require("flemma_sandbox.process")
 local surroundings = require("flemma_sandbox.surroundings")
 local util = require("flemma_sandbox.util")
 
--- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
-local uv = vim.uv or vim.loop
+local uv = require("flemma_sandbox.process").uv()
 
 local M = {}
 
@@ -50,7 +50,7 @@ end
 ---@param dir string
 ---@return integer
 local function kib_of(dir)
-  local out = vim.fn.system({ "du", "-sk", "--one-file-system", dir })
+  local out = process.run({ "du", "-sk", "--one-file-system", dir })
   return tonumber(out:match("^(%d+)")) or 0
 end
 
@@ -315,11 +315,9 @@ function M.remove_now(dirs, done)
     end)
   end)
   for _, dir in ipairs(dirs) do
-    local handle
-    handle = uv.spawn("rm", { args = { "-rf", "--one-file-system", "--", dir } }, function(code)
-      handle:close()
-      if code ~= 0 then
-        errors[#errors + 1] = dir .. ": rm exited " .. code
+    local handle = process.spawn({ "rm", "-rf", "--one-file-system", "--", dir }, {}, function(result)
+      if result.code ~= 0 then
+        errors[#errors + 1] = dir .. ": rm exited " .. result.code
       end
       one_done()
     end)

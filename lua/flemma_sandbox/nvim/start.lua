@@ -79,28 +79,21 @@ function M.build(root, done)
     end
   end
   building = true
-  local output = {}
-  local collect = function(_, data)
-    for _, line in ipairs(data or {}) do
-      if line ~= "" then
+  local job = require("flemma_sandbox.process").spawn({ "make", "-C", root }, {}, function(result)
+    vim.schedule(function()
+      building = false
+      if result.code == 0 then
+        return done(true, "built the C core in " .. root)
+      end
+      local output = {}
+      for line in (result.stdout .. "\n" .. result.stderr):gmatch("[^\n]+") do
         output[#output + 1] = line
       end
-    end
-  end
-  local job = vim.fn.jobstart({ "make", "-C", root }, {
-    on_stdout = collect,
-    on_stderr = collect,
-    on_exit = function(_, code)
-      building = false
-      if code == 0 then
-        done(true, "built the C core in " .. root)
-      else
-        local tail = table.concat(vim.list_slice(output, math.max(1, #output - 4)), "\n")
-        done(false, "building the C core failed (make -C " .. root .. "):\n" .. tail)
-      end
-    end,
-  })
-  if job <= 0 then
+      local tail = table.concat(vim.list_slice(output, math.max(1, #output - 4)), "\n")
+      done(false, "building the C core failed (make -C " .. root .. "):\n" .. tail)
+    end)
+  end)
+  if not job then
     building = false
     done(false, "could not start make; run `make` in " .. root)
   end

@@ -217,7 +217,7 @@ function M.prepare(chat, subs, copies)
     end
   end
   -- its time is the chat's last use (:FlemmaSandbox list)
-  local uv = vim and (vim.uv or vim.loop)
+  local uv = require("flemma_sandbox.process").uv()
   if uv then
     local now = os.time()
     uv.fs_utime(chat.dir .. "/.chat", now, now)

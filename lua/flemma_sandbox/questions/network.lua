@@ -16,7 +16,7 @@ local visible_text = require("flemma_sandbox.visible_text")
 
 local M = {}
 
-local uv = vim.uv or vim.loop
+local uv = require("flemma_sandbox.process").uv()
 
 ---@type userdata|nil the listening pipe
 local server

@@ -5,11 +5,9 @@
 --- run's files in our state folder removed.
 local core = require("flemma_sandbox.core")
 local helper = require("flemma_sandbox.backends.helper")
+local process = require("flemma_sandbox.process")
 local quarantine = require("flemma_sandbox.run.quarantine")
 local records = require("flemma_sandbox.run.records")
-
--- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
-local uv = vim.uv or vim.loop
 
 local M = {}
 
@@ -32,29 +30,14 @@ end
 ---@param running string
 ---@param done fun(stderr: string)
 local function check_killed_run(running, done)
-  local exe = helper.helper()
-  local err_pipe = uv.new_pipe(false)
-  local chunks = {}
-  local handle, spawn_err
-  handle, spawn_err = uv.spawn(exe or "flemma-sandbox-exec", {
-    args = { "--check-after", running },
-    stdio = { nil, nil, err_pipe },
-  }, function()
-    handle:close()
+  local argv = { helper.helper() or "flemma-sandbox-exec", "--check-after", running }
+  local handle, spawn_err = process.spawn(argv, { stdout = false }, function(result)
+    done(result.stderr)
   end)
   if not handle then
-    err_pipe:close()
     -- left for the next run's helper, which checks what a killed one left
     return done("flemma-sandbox: the check after the run failed: " .. tostring(spawn_err) .. "\n")
   end
-  err_pipe:read_start(function(_, data)
-    if data then
-      chunks[#chunks + 1] = data
-    else
-      err_pipe:close()
-      done(table.concat(chunks))
-    end
-  end)
 end
 
 --- After the run: done(stderr, records, quarantined) with what the check

@@ -7,10 +7,10 @@ local bwrap = require("flemma_sandbox.backends.bwrap")
 local capture = require("flemma_sandbox.run.capture")
 local end_of_run = require("flemma_sandbox.run.end_of_run")
 local proc = require("flemma_sandbox.run.proc")
+local process = require("flemma_sandbox.process")
 local spill = require("flemma_sandbox.run.spill")
 
--- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
-local uv = vim.uv or vim.loop
+local uv = require("flemma_sandbox.process").uv()
 
 local M = {}
 
@@ -198,7 +198,7 @@ end
 ---@param fds (integer|false)[] the child's ends: stdin, stdout, stderr (false: the pipe itself)
 ---@return string|nil err
 local function spawn(j, fds)
-  j.process, j.pid = uv.spawn(j.wrapped[1], {
+  j.process, j.pid = process.uv_spawn(j.wrapped[1], {
     args = { unpack(j.wrapped, 2) },
     stdio = { fds[1] or j.stdin, fds[2] or j.stdout, fds[3] or j.stderr },
     cwd = j.opts.cwd,

@@ -2,8 +2,7 @@
 --- still holds a job's output pipe, signalling what is still the process it
 --- was (PIDs get reused), real pipes for a child's stdio and its
 --- environment.
--- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
-local uv = vim.uv or vim.loop
+local uv = require("flemma_sandbox.process").uv()
 
 local M = {}
 

@@ -14,6 +14,7 @@
 --- writable and the store read-only.
 local core = require("flemma_sandbox.core")
 local git_box = require("flemma_sandbox.backends.git_box")
+local process = require("flemma_sandbox.process")
 local workspace = require("flemma_sandbox.policy.workspace")
 local surroundings = require("flemma_sandbox.surroundings")
 
@@ -116,8 +117,8 @@ local function store_git(spec, args)
   if core.file_type(spec.store .. "/objects") ~= "directory" then
     return nil
   end
-  local lines = vim.fn.systemlist(vim.list_extend({ spec.git, "--git-dir=" .. spec.store }, args))
-  return vim.v.shell_error == 0 and lines or nil
+  local lines, code = process.lines(vim.list_extend({ spec.git, "--git-dir=" .. spec.store }, args))
+  return code == 0 and lines or nil
 end
 
 --- The undos that redo can take back, newest first.
@@ -189,7 +190,7 @@ function M.call_paths(spec, n)
     return {}
   end
   local name = M.ref_name(n)
-  local out = vim.fn.system({
+  local out, code = process.run({
     spec.git,
     "--git-dir=" .. spec.store,
     "diff-tree",
@@ -202,7 +203,7 @@ function M.call_paths(spec, n)
     "--",
     spec.rel,
   })
-  if vim.v.shell_error ~= 0 then
+  if code ~= 0 then
     return {}
   end
   local paths = {}

@@ -2,8 +2,7 @@
 --- folder: a folder per project (the sandbox of that project sees its own
 --- only), and one for runs with the sandbox off (no sandbox sees it). All
 --- of them together are capped: the oldest files go first.
--- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
-local uv = vim.uv or vim.loop
+local uv = require("flemma_sandbox.process").uv()
 local util = require("flemma_sandbox.util")
 
 local M = {}
