@@ -83,12 +83,14 @@ test: $(CORE) $(HELPER) $(PROXY) $(CLI)
 
 # the static gates, each with zero findings: luacheck (Debian: lua-check,
 # reads .luacheckrc), the layer checker (ARCHITECTURE.md, allowlist in
-# scripts/layers.allow), the size gate, the vimdoc's config defaults
+# scripts/layers.allow), the process gate (scripts/check_spawns.lua: processes
+# start only in lua/flemma_sandbox/process.lua), the size gate, the vimdoc's config defaults
 # against the schema (make doc writes them), stylua's format check (npm: @johnnymorganz/stylua-bin,
 # reads stylua.toml), shellcheck on the scripts git runs in its bwrap and cppcheck on the C
 lint: lint-sh
 	luacheck --formatter plain --codes $(LUA_TREES)
 	$(LUAJIT) scripts/check_layers.lua
+	$(LUAJIT) scripts/check_spawns.lua
 	$(LUAJIT) scripts/check_sizes.lua
 	$(LUAJIT) scripts/check_functions.lua
 	$(LUAJIT) scripts/config_doc.lua --check
@@ -164,7 +166,7 @@ help:
 	@echo "make            the C core, the helper, the proxy and the help tags"
 	@echo "make demo       a real sandboxed tool call, showing what was blocked"
 	@echo "make test       every spec (spec/run.sh; SUITES: spec/run.sh unit nvim ...)"
-	@echo "make lint       luacheck, the layer, size and function-length checks, the doc's drift check, stylua --check, shellcheck, cppcheck"
+	@echo "make lint       luacheck, the layer, process, size and function-length checks, the doc's drift check, stylua --check, shellcheck, cppcheck"
 	@echo "make sanitize   the unit specs with the C built under ASan and UBSan"
 	@echo "make valgrind   the C core's specs under valgrind"
 	@echo "make fuzz       the libFuzzer targets of the parsers (clang)"
