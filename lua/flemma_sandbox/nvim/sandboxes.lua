@@ -11,7 +11,7 @@ local process = require("flemma_sandbox.process")
 local surroundings = require("flemma_sandbox.surroundings")
 local util = require("flemma_sandbox.util")
 
-local uv = require("flemma_sandbox.process").uv()
+local uv = process.uv()
 
 local M = {}
 

@@ -10,7 +10,7 @@ local proc = require("flemma_sandbox.run.proc")
 local process = require("flemma_sandbox.process")
 local spill = require("flemma_sandbox.run.spill")
 
-local uv = require("flemma_sandbox.process").uv()
+local uv = process.uv()
 
 local M = {}
 
