@@ -264,7 +264,8 @@ end
 function M.run(argv, opts)
   opts = opts or {}
   if in_nvim and opts.stderr ~= "null" and not opts.raw then
-    local out = vim.fn.system(argv, opts.input)
+    -- an input of nil would be written as "null"
+    local out = opts.input and vim.fn.system(argv, opts.input) or vim.fn.system(argv)
     return out, vim.v.shell_error
   end
   return run_shell(argv, opts)
@@ -277,7 +278,7 @@ end
 function M.lines(argv, opts)
   opts = opts or {}
   if in_nvim and opts.stderr ~= "null" and not opts.raw then
-    local lines = vim.fn.systemlist(argv, opts.input)
+    local lines = opts.input and vim.fn.systemlist(argv, opts.input) or vim.fn.systemlist(argv)
     return lines, vim.v.shell_error
   end
   local out, code = run_shell(argv, opts)

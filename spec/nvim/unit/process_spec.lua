@@ -44,6 +44,20 @@ local function wait_gone(pid)
   return gone(pid)
 end
 
+--- The first child of pid, once it has one (/proc's children list).
+local function child_of(pid)
+  local child
+  vim.wait(10000, function()
+    local f = io.open(string.format("/proc/%d/task/%d/children", pid, pid), "r")
+    child = f and tonumber((f:read("*a") or ""):match("^(%d+)"))
+    if f then
+      f:close()
+    end
+    return child ~= nil
+  end, 10)
+  return child
+end
+
 --- A shell that starts a long sleep in the background, prints its pid and
 --- waits for it: what it started, to be killed with it.
 local SLEEPER = { "/bin/sh", "-c", "sleep 3007 & echo $!; wait" }
@@ -84,12 +98,12 @@ describe("process", function()
     local handle = assert(process.spawn(SLEEPER, {}, function(result)
       box.result = result
     end))
+    local child = child_of(handle.pid)
+    assert.is_truthy(child, "the shell started its sleep")
     assert.is_false(gone(handle.pid))
     assert.is_false(handle:is_done())
     assert.is_true(handle:kill())
     local r = wait_for(box)
-    local child = tonumber(r.stdout:match("^(%d+)"))
-    assert.is_truthy(child, r.stdout)
     assert.is_true(r.cancelled)
     assert.is_false(r.timed_out)
     assert.are.equal(9, r.signal)
@@ -133,6 +147,9 @@ describe("process", function()
     out, code = process.run({ "/bin/sh", "-c", "echo out; echo err >&2" }, { stderr = "null" })
     assert.are.same({ "out\n", 0 }, { out, code })
     assert.are.same({ "given", 0 }, { process.run({ "cat" }, { input = "given" }) })
+    -- no input: stdin is empty (system()'s input of nil would be "null")
+    assert.are.same({ "", 0 }, { process.run({ "cat" }) })
+    assert.are.same({ {}, 0 }, { process.lines({ "cat" }) })
     assert.are.same({ { "a", "b" }, 0 }, { process.lines({ "printf", "a\\nb\\n" }) })
     assert.are.same({ "a\0b", 0 }, { process.run({ "printf", "a\\0b" }, { raw = true }) })
     assert.is_true(process.quietly({ "true" }))
