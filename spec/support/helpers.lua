@@ -88,8 +88,8 @@ end
 function M.copy_tree(dest)
   M.sh("mkdir -p " .. M.shell_quote(dest))
   M.sh(
-    "tar -c --exclude=.git --exclude='*.so' --exclude='*.o' --exclude=flemma-sandbox-exec "
-      .. "--exclude=flemma-sandbox-proxy --exclude=doc/tags "
+    "tar -c --exclude=.git --exclude='*.so' --exclude='*.o' "
+      .. "--exclude='lua/flemma_sandbox/flemma-sandbox-*' --exclude=doc/tags "
       .. "--exclude=fuzz/bin . | tar -x --no-same-owner -C "
       .. M.shell_quote(dest)
   )
