@@ -141,7 +141,7 @@ function M.run_wrapped(argv, env, cwd, record)
 end
 
 --- The check after a run of the check file at path, as the helper does it
---- for a run whose host side was killed (flemma-sandbox-exec
+--- for a run whose host side was killed (flemma-sandbox-tool
 --- --check-after): its records, and whether the helper exited 0.
 ---@param path string NAME.check
 ---@return table[] records, boolean ok
