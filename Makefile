@@ -17,12 +17,17 @@ SHARED_SRC = $(wildcard csrc/shared/*.c)
 SRC = $(wildcard csrc/core/*.c) $(SHARED_SRC)
 HDR = $(wildcard csrc/*/*.h)
 CORE = lua/flemma_sandbox/core.so
-# runs inside every sandbox: limits, no_new_privs, seccomp, then exec
-HELPER = lua/flemma_sandbox/flemma-sandbox-exec
+# one program per role, each a main of csrc/exec over its units
+# (ARCHITECTURE.md): init runs inside every sandbox (limits, no_new_privs,
+# seccomp, then exec; or a live sandbox's supervisor), host in front of
+# bwrap (and as a live sandbox's keeper), attach for a call in a live
+# sandbox, tool for what Neovim asks besides a run
+EXEC_ROLES = init host attach tool
+EXEC_PROGRAMS = $(addprefix lua/flemma_sandbox/flemma-sandbox-,$(EXEC_ROLES))
 # the filtering HTTP proxy of the allowlist network mode
 PROXY = lua/flemma_sandbox/flemma-sandbox-proxy
 PROXY_SRC = $(wildcard csrc/proxy/*.c) $(SHARED_SRC)
-HELPER_SRC = $(wildcard csrc/exec/*.c) $(SHARED_SRC)
+EXEC_UNITS = $(filter-out %_main.c,$(wildcard csrc/exec/*.c)) $(SHARED_SRC)
 # the command line: a thin main over the Lua library (csrc/cli/cli.h)
 CLI = bin/flemma-sandbox
 CLI_SRC = $(wildcard csrc/cli/*.c) csrc/shared/buf.c csrc/shared/fd_io.c
@@ -34,7 +39,7 @@ LUAJIT ?= luajit
 
 LUA_TREES = lua spec bench demo plugin scripts
 
-all: $(CORE) $(HELPER) $(PROXY) $(CLI) doc/tags
+all: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI) doc/tags
 
 # :help flemma-sandbox wherever the doc folder goes (a rock's folder, a
 # package installed as root): made here, where it is writable; skipped
@@ -45,8 +50,11 @@ doc/tags: doc/flemma-sandbox.txt
 $(CORE): $(SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) $(PIC) -I$(INCDIR) -Icsrc/shared -Icsrc/core $(LIBFLAG) -o $@ $(SRC)
 
-$(HELPER): $(HELPER_SRC) $(HDR)
-	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/exec -o $@ $(HELPER_SRC)
+# each program says its messages with its own name; what its main does
+# not reach is left out (--gc-sections)
+$(EXEC_PROGRAMS): lua/flemma_sandbox/flemma-sandbox-%: csrc/exec/%_main.c $(EXEC_UNITS) $(HDR)
+	$(CC) $(WARN) $(CFLAGS) -DEXEC_NAME='"flemma-sandbox-$*"' -ffunction-sections -fdata-sections -Wl,--gc-sections \
+	  -Icsrc/shared -Icsrc/exec -o $@ $< $(EXEC_UNITS)
 
 $(CLI): $(CLI_SRC) $(HDR)
 	@mkdir -p bin
@@ -64,10 +72,9 @@ PACKAGE_DIR = $(PREFIX)/pack/flemma-sandbox/start/flemma-sandbox
 install: all
 ifdef INST_LIBDIR
 	mkdir -p $(INST_LIBDIR)/flemma_sandbox $(INST_LUADIR)
-	cp $(CORE) $(HELPER) $(PROXY) $(INST_LIBDIR)/flemma_sandbox/
+	cp $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(INST_LIBDIR)/flemma_sandbox/
 	cp -R lua/flemma_sandbox $(INST_LUADIR)/
-	rm -f $(INST_LUADIR)/flemma_sandbox/core.so $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-exec \
-	  $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-proxy
+	rm -f $(INST_LUADIR)/flemma_sandbox/core.so $(INST_LUADIR)/flemma_sandbox/flemma-sandbox-*
 	# the command line: it finds the library from the tree (bin/..)
 	$(if $(INST_BINDIR),mkdir -p $(INST_BINDIR) && cp $(CLI) $(INST_BINDIR)/)
 else
@@ -78,7 +85,7 @@ else
 	@echo "installed in $(PACKAGE_DIR); the command line: ln -s $(PACKAGE_DIR)/$(CLI) ~/.local/bin/"
 endif
 
-test: $(CORE) $(HELPER) $(PROXY) $(CLI)
+test: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI)
 	bash spec/run.sh
 
 # the static gates, each with zero findings: luacheck (Debian: lua-check,
@@ -107,9 +114,9 @@ lint-sh:
 	shellcheck --shell=sh $(SH_SCRIPTS)
 
 sanitize:
-	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) $(CLI) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	$(MAKE) -B $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 	SANITIZE=1 bash spec/run.sh unit
-	$(MAKE) -B $(CORE) $(HELPER) $(PROXY) $(CLI)
+	$(MAKE) -B $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI)
 
 valgrind: $(CORE) $(CLI)
 	valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 $(LUAJIT) spec/valgrind_core.lua
@@ -131,7 +138,7 @@ fuzz:
 	    fuzz/corpus-work/$$t fuzz/corpus/$$t 2>&1 | grep -E "stat::number_of_executed_units|ERROR|Done" || exit 1; \
 	done
 
-bench: $(CORE) $(HELPER) $(PROXY) $(CLI)
+bench: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI)
 	$(LUAJIT) bench/policy_bench.lua
 	$(LUAJIT) bench/scan_bench.lua
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/job_bench.lua" -c "qa!"
@@ -148,7 +155,7 @@ bench: $(CORE) $(HELPER) $(PROXY) $(CLI)
 bench-calls: $(CORE) $(HELPER) $(PROXY) $(CLI)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/calls_bench.lua" -c "qa!"
 
-demo: $(CORE) $(HELPER) $(PROXY)
+demo: $(CORE) $(EXEC_PROGRAMS) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"
 
 # the vimdoc's config defaults block, from config/defaults.lua
@@ -163,7 +170,7 @@ format:
 qa: lint test sanitize valgrind
 
 help:
-	@echo "make            the C core, the helper, the proxy and the help tags"
+	@echo "make            the C core, the programs of csrc/exec, the proxy and the help tags"
 	@echo "make demo       a real sandboxed tool call, showing what was blocked"
 	@echo "make test       every spec (spec/run.sh; SUITES: spec/run.sh unit nvim ...)"
 	@echo "make lint       luacheck, the layer, process, size and function-length checks, the doc's drift check, stylua --check, shellcheck, cppcheck"
@@ -178,4 +185,4 @@ help:
 	@echo "make doc        the vimdoc's config defaults block, from config/defaults.lua"
 
 clean:
-	rm -f $(CORE) $(HELPER) $(PROXY) $(CLI)
+	rm -f $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI)

@@ -150,9 +150,10 @@ do
   local cold_buf = new_chat()
   chat_call(cold_buf)
   local live = require("flemma_sandbox.backends.live")
-  local helper = require("flemma_sandbox.backends.helper").helper()
+  local client = require("flemma_sandbox.backends.helper")
+  local helper, init = client.helper(), client.program("init")
   local chat_of = require("flemma_sandbox.policy.chat_dirs").for_buffer
-  -- the chat's own bwrap argv, up to the inner helper, with `true` as its
+  -- the chat's own bwrap argv, up to the init program, with `true` as its
   -- command: what the sandbox's mounts and namespaces cost by themselves
   local ours = sandbox.wrapper(cold_buf)({ "true" })
   local from = 1
@@ -160,7 +161,7 @@ do
     from = from + 1
   end
   local to = from
-  while ours[to + 1] ~= helper do
+  while ours[to + 1] ~= init do
     to = to + 1
   end
   local own_bwrap = vim.list_extend(vim.list_slice(ours, from, to), { "true" })

@@ -92,7 +92,7 @@ print(
     (small_p - small_d) / 200
   )
 )
--- what each allowlist run pays: flemma-sandbox-exec starts a proxy for it
+-- what each allowlist run pays: flemma-sandbox-host starts a proxy for it
 -- (csrc/exec/host_proxy.c); the anchor is starting a program that prints a line
 -- (until it says it listens; stopping it is not counted)
 local function started(cmd)

@@ -85,7 +85,7 @@ print(
     ours / anchor
   )
 )
--- the check after a run, as the helper does it (flemma-sandbox-exec
+-- the check after a run, as the tool program does it (flemma-sandbox-tool
 -- --check-after NAME.running, a process of its own: its start is in the figure)
 local check_words = { "quarantine", base, "started", "1", "repos", proj }
 for _, g in ipairs(found_git) do
@@ -106,7 +106,7 @@ local check_ms = wall(10, function()
 end) * 1e3
 print(
   string.format(
-    "the check after a run (nothing new, flemma-sandbox-exec --check-after): %.1f ms; a shell running true: %.1f ms",
+    "the check after a run (nothing new, flemma-sandbox-tool --check-after): %.1f ms; a shell running true: %.1f ms",
     check_ms,
     true_ms
   )

@@ -2,6 +2,7 @@
  * helper, locked while the run lasts, the check after it, and the sweep of
  * what helpers that were killed left behind. */
 #define _GNU_SOURCE
+#include "exec_cli.h"
 #include "check_file.h"
 
 #include <dirent.h>
@@ -35,7 +36,7 @@ static int has_suffix(const char *name, const char *suffix)
 
 static void report(const char *what, const char *path, int errnum)
 {
-    fprintf(stderr, "flemma-sandbox-exec: %s %s: %s\n", what, path ? path : "", strerror(errnum));
+    fprintf(stderr, EXEC_NAME ": %s %s: %s\n", what, path ? path : "", strerror(errnum));
 }
 
 /* Does the check in file and reports what it moved: a sentence on stderr

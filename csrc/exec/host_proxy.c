@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include "exec_cli.h"
 #include "host_proxy.h"
 
 #include <errno.h>
@@ -18,23 +19,6 @@
 
 #define READY_TIMEOUT_MS 5000
 
-/* flemma-sandbox-proxy beside this program, into out. */
-static int proxy_path(char *out, size_t n)
-{
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    char *slash;
-
-    if (len <= 0)
-        return -1;
-    self[len] = '\0';
-    slash = strrchr(self, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    return (size_t)snprintf(out, n, "%s/flemma-sandbox-proxy", self) < n ? 0 : -1;
-}
-
 pid_t exec_host_proxy_start(const char *socket_path, char *const *rules, int n, int records_fd, fs_err *err)
 {
     char bin[PATH_MAX], fdtext[16], records_text[16];
@@ -44,8 +28,8 @@ pid_t exec_host_proxy_start(const char *socket_path, char *const *rules, int n, 
     struct pollfd p;
     struct stat st;
 
-    if (proxy_path(bin, sizeof(bin)) != 0) {
-        fs_err_set(err, "cannot find flemma-sandbox-proxy beside flemma-sandbox-exec");
+    if (exec_cli_beside(EXEC_PROGRAM_PROXY, bin, sizeof(bin)) != 0) {
+        fs_err_set(err, "cannot find " EXEC_PROGRAM_PROXY " beside " EXEC_NAME);
         return -1;
     }
     argv = calloc((size_t)n + 10, sizeof(*argv));
@@ -80,7 +64,7 @@ pid_t exec_host_proxy_start(const char *socket_path, char *const *rules, int n, 
         if (records_fd >= 0)
             fcntl(records_fd, F_SETFD, 0); /* its refusals, as records */
         execv(bin, argv);
-        fprintf(stderr, "flemma-sandbox-exec: cannot run %s: %s\n", bin, strerror(errno));
+        fprintf(stderr, EXEC_NAME ": cannot run %s: %s\n", bin, strerror(errno));
         _exit(126);
     }
     free(argv);

@@ -1,4 +1,4 @@
-/* The host side of the allowlist network mode: flemma-sandbox-exec starts
+/* The host side of the allowlist network mode: flemma-sandbox-host starts
  * flemma-sandbox-proxy (found beside itself) for the run, listening on the
  * run's own socket, and stops it when bwrap has ended. Its refusals
  * ("flemma-sandbox: blocked HOST: WHY") go to the run's stderr, so they

@@ -8,6 +8,7 @@
  * protection rests on (run_watch.h). Signals are read from a signalfd,
  * not taken by handlers, so there is no global state. */
 #define _GNU_SOURCE
+#include "exec_cli.h"
 #include "host_side.h"
 #include "host_proxy.h"
 #include "run_plan.h"
@@ -46,7 +47,7 @@
 
 static int setup_error(const char *what, const char *path, int errnum)
 {
-    fprintf(stderr, "flemma-sandbox-exec: %s %s: %s\n", what, path ? path : "", strerror(errnum));
+    fprintf(stderr, EXEC_NAME ": %s %s: %s\n", what, path ? path : "", strerror(errnum));
     return EXIT_SETUP;
 }
 
@@ -264,12 +265,12 @@ static int take_check(const exec_host_opts *o, host_run *r)
         exec_check_sweep(runs_dir, r->running, r->records_fd);
     }
     if (exec_plan_masks(r->lock_fd, &r->masks, &r->opened, &r->plan, r->records_fd, &plan_err) != FS_OK) {
-        fprintf(stderr, "flemma-sandbox-exec: cannot prepare the run: %s\n", plan_err.msg);
+        fprintf(stderr, EXEC_NAME ": cannot prepare the run: %s\n", plan_err.msg);
         fs_record(r->records_fd, "setup_failed", "error", plan_err.msg, FS_RECORD_END);
         return give_up(r);
     }
     if (o->listen_fd > 0 && write_live_masks(&r->masks) != 0) {
-        fprintf(stderr, "flemma-sandbox-exec: cannot write the live sandbox's masks: %s\n", strerror(errno));
+        fprintf(stderr, EXEC_NAME ": cannot write the live sandbox's masks: %s\n", strerror(errno));
         return give_up(r);
     }
     return 0;
@@ -344,7 +345,7 @@ static pid_t start_proxy(const exec_host_opts *o, int records_fd)
     proxy = exec_host_proxy_start(o->proxy_socket, o->proxy_rules, o->proxy_rule_count, records_fd, &proxy_err);
     if (proxy < 0) {
         /* without it the command would run with no way out it was promised */
-        fprintf(stderr, "flemma-sandbox-exec: %s\n", proxy_err.msg);
+        fprintf(stderr, EXEC_NAME ": %s\n", proxy_err.msg);
         fs_record(records_fd, "setup_failed", "error", proxy_err.msg, FS_RECORD_END);
     }
     return proxy;

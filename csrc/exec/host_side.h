@@ -1,7 +1,7 @@
-/* The host side of flemma-sandbox-exec: starts bwrap with an empty
- * environment and long option lists through --args FD, and after the run
- * moves what the command created at protected names to the quarantine
- * (after_run.h). */
+/* The host side of a run (flemma-sandbox-host, also as a live sandbox's
+ * keeper): starts bwrap with an empty environment and long option lists
+ * through --args FD, and after the run moves what the command created at
+ * protected names to the quarantine (after_run.h). */
 #ifndef EXEC_HOST_SIDE_H
 #define EXEC_HOST_SIDE_H
 

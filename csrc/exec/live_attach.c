@@ -1,6 +1,7 @@
 /* A call in a chat's live sandbox (live_attach.h): the plan and the key,
  * the keeper found or started, the call relayed. */
 #define _GNU_SOURCE
+#include "exec_cli.h"
 #include "live_attach.h"
 
 #include <errno.h>
@@ -53,7 +54,7 @@ static int fail(live_call *c, const char *what, int errnum)
     char text[512];
 
     snprintf(text, sizeof(text), "the chat's sandbox: %s%s%s", what, errnum ? ": " : "", errnum ? strerror(errnum) : "");
-    fprintf(stderr, "flemma-sandbox-exec: %s\n", text);
+    fprintf(stderr, EXEC_NAME ": %s\n", text);
     fs_record(c->records_fd, "setup_failed", "error", text, FS_RECORD_END);
     return EXIT_SETUP;
 }
@@ -128,11 +129,11 @@ static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
     return rc ? -1 : 0;
 }
 
-/* The keeper's argv: this helper as the sandbox's host side, its check
+/* The keeper's argv: the host program as the sandbox's keeper, its check
  * file (the one Neovim asked for, before this call's plan), the host
  * options, bwrap's words up to the inner helper's "--", and the
  * supervisor's. */
-static char **keeper_argv(const live_call *c, const exec_host_opts *o, const char *self, char **cmd, int listen_fd,
+static char **keeper_argv(const live_call *c, const exec_host_opts *o, const char *host, char **cmd, int listen_fd,
                           char *texts)
 {
     char **argv = calloc((size_t)o->proxy_rule_count + c->inner_at + 32, sizeof(char *));
@@ -145,7 +146,7 @@ static char **keeper_argv(const live_call *c, const exec_host_opts *o, const cha
         return NULL;
     snprintf(fd_text, 32, "%d", listen_fd);
     snprintf(owner_text, 32, "%ld", o->owner_pid);
-    argv[at++] = (char *)self;
+    argv[at++] = (char *)host;
     argv[at++] = (char *)"--live-keeper";
     argv[at++] = fd_text;
     argv[at++] = owner_text;
@@ -193,7 +194,7 @@ static char **keeper_argv(const live_call *c, const exec_host_opts *o, const cha
 }
 
 /* Starts the keeper, with the lock (held by lock_fd) passed on to it. */
-static int start_keeper(live_call *c, const exec_host_opts *o, const char *self, char **cmd)
+static int start_keeper(live_call *c, const exec_host_opts *o, const char *host, char **cmd)
 {
     struct sockaddr_un addr;
     char texts[192];
@@ -228,7 +229,7 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
         close(log_fd);
         return fail(c, "cannot make its socket", errno);
     }
-    argv = keeper_argv(c, o, self, cmd, listen_fd, texts);
+    argv = keeper_argv(c, o, host, cmd, listen_fd, texts);
     if (!argv) {
         close(listen_fd);
         close(log_fd);
@@ -248,7 +249,7 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
                 _exit(EXIT_SETUP);
             fcntl(listen_fd, F_SETFD, 0);
             fcntl(c->lock_fd, F_SETFD, 0); /* the lock goes with the keeper */
-            execv(self, argv);
+            execv(host, argv);
             _exit(EXIT_SETUP);
         }
         _exit(keeper > 0 && exec_live_write_pid(c->dirfd, keeper) == 0 ? 0 : EXIT_SETUP);
@@ -267,7 +268,7 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *self,
 
 /* Finds the keeper of the folder with this call's key, or starts one
  * (stopping one with another key first). 0, or an exit status. */
-static int find_or_start(live_call *c, const exec_host_opts *o, const char *self, char **cmd)
+static int find_or_start(live_call *c, const exec_host_opts *o, const char *host, char **cmd)
 {
     long long give_up = fs_now_ms() + REPLACE_MS, keyless_by = fs_now_ms() + KEYLESS_MS;
     pid_t signalled = 0;
@@ -280,7 +281,7 @@ static int find_or_start(live_call *c, const exec_host_opts *o, const char *self
     fs_buf_init(&fields);
     for (;;) {
         if (exec_live_take_lock(c->lock_fd, 0) == 0) {
-            rc = start_keeper(c, o, self, cmd);
+            rc = start_keeper(c, o, host, cmd);
             break;
         }
         have_key = exec_live_read(c->dirfd, "key", &key) == 0;
@@ -420,7 +421,7 @@ static int prepare_call(live_call *c, const exec_host_opts *o, char **cmd, int n
     return rc;
 }
 
-int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n)
+int exec_live_run(const exec_host_opts *o, const char *host, char **cmd, int n)
 {
     live_call c;
     int rc = 0, conn = -1, started = 0, quiet = 0, retried = 0, keeper_stopped, status, tries;
@@ -449,7 +450,7 @@ again:
             rc = fail(&c, "cannot open its lock", errno);
             goto out;
         }
-        rc = find_or_start(&c, o, self, cmd);
+        rc = find_or_start(&c, o, host, cmd);
         if (rc != 0)
             goto out;
         conn = connect_socket(&c);

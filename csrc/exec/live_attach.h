@@ -1,6 +1,6 @@
-/* A call in a chat's live sandbox, on the host (--live DIR): the same
- * argv as a fresh run's (check file, proxy, limits, then bwrap and the
- * inner helper and the command), run in the sandbox kept in DIR (a folder
+/* A call in a chat's live sandbox, on the host (flemma-sandbox-attach
+ * --live DIR): the same argv as a fresh run's (check file, proxy, limits,
+ * then bwrap and the init program and the command), run in the sandbox kept in DIR (a folder
  * of our state folder, never visible inside).
  *
  * The plan right before the run (run_plan.h) is made as for a fresh run;
@@ -8,9 +8,9 @@
  * with the same key, the command goes to its supervisor (live_wire.h);
  * otherwise the keeper is stopped (its key differs: the policy or what the
  * protection rests on changed, which the call's stderr and records say)
- * and a new one is started: this helper again with --live-keeper, in its
+ * and a new one is started: the host program with --live-keeper, in its
  * own session, the sandbox's host side for as long as the sandbox lives
- * (host_side.c), its bwrap's inner helper the supervisor.
+ * (host_side.c), its bwrap's init program the supervisor.
  *
  * The key holds the policy (its settings by name, --policy-fields, and
  * bwrap's words), never the caller's environment: that goes with each
@@ -19,7 +19,7 @@
  *
  * What is per call stays so: the time limit (SIGTERM to the call's process
  * group, SIGKILL after the grace period), signals, the exit status, the
- * output (relayed through pipes of this helper's own, so a process the
+ * output (relayed through pipes of the attach's own, so a process the
  * call leaves running never holds Neovim's), the records, and the check
  * after the run. */
 #ifndef EXEC_LIVE_ATTACH_H
@@ -28,8 +28,9 @@
 #include "host_side.h"
 
 /* Runs cmd (bwrap ... -- HELPER ... -- COMMAND ...) in the live sandbox of
- * o->live_dir; self is this helper's path. The exit status to report. */
-int exec_live_run(const exec_host_opts *o, const char *self, char **cmd, int n);
+ * o->live_dir; host is the host program, which a keeper it starts runs
+ * (flemma-sandbox-host --live-keeper). The exit status to report. */
+int exec_live_run(const exec_host_opts *o, const char *host, char **cmd, int n);
 
 /* --live-stop DIR: stops the sandbox of DIR, if it runs, and waits for its
  * keeper to end (at most a few seconds). 0, or 1 when it would not end. */

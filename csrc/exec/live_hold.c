@@ -18,6 +18,7 @@
  * vfork parent of a stopped child) is killed; when even that is not done
  * HOLD_KILL_MS later, the caller ends the sandbox. */
 #define _GNU_SOURCE
+#include "exec_cli.h"
 #include "live_hold.h"
 
 #include <dirent.h>
@@ -204,7 +205,7 @@ int exec_hold(const exec_own_process *own, int nown)
             rc = -1;
         else if (!h.killing && fs_now_ms() - start > HOLD_MS) {
             h.killing = 1;
-            fprintf(stderr, "flemma-sandbox-exec: a process left by a call would not stop: killed\n");
+            fprintf(stderr, EXEC_NAME ": a process left by a call would not stop: killed\n");
         }
         nanosleep(&pause, NULL);
     }

@@ -1,5 +1,6 @@
 /* The --limit options (rlimits.h). */
 #define _GNU_SOURCE
+#include "exec_cli.h"
 #include "rlimits.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@
 
 static int die(const char *what, const char *detail)
 {
-    fprintf(stderr, "flemma-sandbox-exec: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    fprintf(stderr, EXEC_NAME ": %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
     return EXIT_SETUP;
 }
 

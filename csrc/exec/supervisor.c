@@ -10,6 +10,7 @@
  * does once it has the status, sees all a late write could do; the next
  * call's request continues them (SIGCONT). Why that holds: live_hold.c. */
 #define _GNU_SOURCE
+#include "exec_cli.h"
 #include "supervisor.h"
 
 #include <dirent.h>
@@ -171,7 +172,7 @@ static void start_child(const supervisor *s, const int *fds, char **argv, const 
         _exit(EXIT_SETUP);
     execvp(argv[0], argv);
     err = errno;
-    fprintf(stderr, "flemma-sandbox-exec: %s: %s\n", argv[0],
+    fprintf(stderr, EXEC_NAME ": %s: %s\n", argv[0],
             exec_failed_code(argv[0], err) == 127 ? "command not found" : strerror(err));
     _exit(exec_failed_code(argv[0], err));
 }
@@ -392,7 +393,7 @@ int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, in
     if (each_process(&s, note_own) != 0)
         s.nown = 0;
     if (sfd < 0) {
-        fprintf(stderr, "flemma-sandbox-exec: signalfd: %s\n", strerror(errno));
+        fprintf(stderr, EXEC_NAME ": signalfd: %s\n", strerror(errno));
         return EXIT_SETUP;
     }
     for (;;) {
@@ -433,7 +434,7 @@ int exec_supervise(int listen_fd, long idle_ttl_s, const char *const *limits, in
         while (read(sfd, &info, sizeof(info)) == (ssize_t)sizeof(info))
             ;
         if (reap(&s) != 0) {
-            fprintf(stderr, "flemma-sandbox-exec: what a call left could not be held: the sandbox ends\n");
+            fprintf(stderr, EXEC_NAME ": what a call left could not be held: the sandbox ends\n");
             break;
         }
         for (i = 0; i < EXEC_SUPERVISOR_CALLS; i++)

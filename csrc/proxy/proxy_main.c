@@ -16,7 +16,7 @@
  * the user) and goes on when the answer line is "once" or "always". The
  * answer holds for the rest of the proxy's run (one command).
  *
- * With --ready-fd (flemma-sandbox-exec's way) FD is closed once it listens
+ * With --ready-fd (flemma-sandbox-host's way) FD is closed once it listens
  * and nothing else is printed but refusals; else a first line says
  * "listening PATH PID".
  *

@@ -1,5 +1,5 @@
-/* Small descriptor and file helpers shared by the core, flemma-sandbox-exec
- * and flemma-sandbox-proxy: a whole write, a connection to a unix socket by
+/* Small descriptor and file helpers shared by the core, the programs of
+ * csrc/exec and flemma-sandbox-proxy: a whole write, a connection to a unix socket by
  * path, a file's rest read into a buffer, the close-on-exec sweep, a file's node id, the monotonic clock.
  * No state. */
 #ifndef FS_FD_IO_H

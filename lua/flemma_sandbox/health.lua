@@ -181,19 +181,21 @@ end
 ---@param err string|nil
 function M.try(report, argv, err)
   local bwrap = require("flemma_sandbox.backends.bwrap")
-  local helper, herr = bwrap.helper()
-  if helper then
+  local programs, herr = require("flemma_sandbox.backends.helper").programs()
+  if programs then
     local arch = bwrap.seccomp_arch()
-    report.ok("flemma-sandbox-exec found; seccomp filter: " .. (arch or "none for this architecture"))
+    report.ok(
+      "flemma-sandbox-init, -host, -attach and -tool found; seccomp filter: " .. (arch or "none for this architecture")
+    )
   else
     report.error(herr, { 'run `make` in the plugin folder (build = "make")' })
   end
-  local proxy = helper and helper:gsub("flemma%-sandbox%-exec$", "flemma-sandbox-proxy")
+  local proxy = programs and programs.host:gsub("flemma%-sandbox%-host$", "flemma-sandbox-proxy")
   if proxy and vim.fn.executable(proxy) == 1 then
     report.ok('flemma-sandbox-proxy found (policy.network = "allowlist" and "ask")')
-  elseif helper then
+  elseif programs then
     report.error(
-      'flemma-sandbox-proxy is missing beside flemma-sandbox-exec: policy.network = "allowlist" and "ask" cannot run',
+      'flemma-sandbox-proxy is missing beside flemma-sandbox-host: policy.network = "allowlist" and "ask" cannot run',
       { 'run `make` in the plugin folder (build = "make")' }
     )
   end

@@ -81,7 +81,7 @@ local current = in_nvim and nvim_host or process_host
 ---@return string|nil
 local function find_core_so()
   -- absolute entries only: "./?.so" would name a core.so (and so a
-  -- flemma-sandbox-exec beside it) planted in the project
+  -- our programs beside it) planted in the project
   local so = package.searchpath("flemma_sandbox.core", installed.absolute_entries(package.cpath))
   if not so and type(vim) == "table" and vim.api then
     so = vim.api.nvim_get_runtime_file("lua/flemma_sandbox/core.so", false)[1]
@@ -95,7 +95,7 @@ end
 
 local found_core_so = find_core_so()
 
---- The core.so that was loaded (flemma-sandbox-exec sits next to it).
+--- The core.so that was loaded (our programs sit next to it).
 --- One value for the process environment when the host reads it (not a
 --- spec's own answers): equal values, equal environments. Else nil.
 ---@return string|nil

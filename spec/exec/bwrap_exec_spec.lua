@@ -15,7 +15,7 @@ describe("sandboxed execution (real bwrap)", function()
 
   local function run(inner, env)
     local argv, _, record = assert(sandbox.wrap_command(inner, nil))
-    assert.is_truthy(argv[1] == "bwrap" or argv[1]:match("/flemma%-sandbox%-exec$"), argv[1])
+    assert.is_truthy(argv[1] == "bwrap" or argv[1]:match("/flemma%-sandbox%-host$"), argv[1])
     return h.run_wrapped(argv, env, nil, record)
   end
 

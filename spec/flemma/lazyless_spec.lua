@@ -69,7 +69,7 @@ describe("packages without a plugin manager", function()
 
   it("flemma-sandbox's setup() first: Flemma keeps sandbox.backends.flemma_sandbox and it takes effect", function()
     local got = start(t, { "require('flemma_sandbox').setup({})", FLEMMA_SETUP })
-    assert.matches("wrapped=[^\n]*flemma%-sandbox%-exec", got)
+    assert.matches("wrapped=[^\n]*flemma%-sandbox%-host", got)
     assert.matches("Max open files%s+333%s+333", got)
     assert.is_nil(got:find("unknown config keys", 1, true), got)
     assert.is_nil(got:find("WARNING", 1, true), got)

@@ -28,7 +28,7 @@ describe("start-up under Flemma", function()
       "EXTRA = function()",
       "  local argv, err = require('flemma.sandbox').wrap_command({ 'true' }, vim.api.nvim_get_current_buf())",
       "  local joined = argv and table.concat(argv, ' ') or ('error: ' .. tostring(err))",
-      "  return 'ours=' .. tostring(joined:find('flemma-sandbox-exec', 1, true) ~= nil) .. '\\nwrapped=' .. joined",
+      "  return 'ours=' .. tostring(joined:find('flemma-sandbox-host', 1, true) ~= nil) .. '\\nwrapped=' .. joined",
       "end",
     }
   end

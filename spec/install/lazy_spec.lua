@@ -85,7 +85,7 @@ require("lazy").setup({
     local sync = nvim({ "+Lazy! sync", "+qa" })
     local plugin = t .. "/plugins/flemma-sandbox"
     assert.truthy(h.read(plugin .. "/lua/flemma_sandbox/core.so"), "no core after sync:\n" .. sync.stderr)
-    assert.truthy(h.read(plugin .. "/lua/flemma_sandbox/flemma-sandbox-exec"), sync.stderr)
+    assert.truthy(h.read(plugin .. "/lua/flemma_sandbox/flemma-sandbox-host"), sync.stderr)
     assert.truthy(h.read(plugin .. "/doc/tags"), "no help tags:\n" .. sync.stderr)
 
     -- the next start: the command exists, help opens, a wrapped command runs

@@ -1,5 +1,5 @@
 --- The background build of the current folder's ".git" scan index
---- (autocmds.warm_index, flemma-sandbox-exec --index-repos): the policy's
+--- (autocmds.warm_index, flemma-sandbox-tool --index-repos): the policy's
 --- own scan then finds the same index, and what it says is right.
 local h = require("support.helpers")
 local autocmds = require("flemma_sandbox.nvim.autocmds")

@@ -92,6 +92,61 @@ describe("a chat's live sandbox", function()
     assert.are.same({}, n.survivors(n.pids_with("sleep 1000." .. marker)))
   end)
 
+  --- A process's argv, from /proc.
+  local function argv_of(pid)
+    local f = io.open("/proc/" .. pid .. "/cmdline", "rb")
+    local text = f and f:read("*a") or ""
+    if f then
+      f:close()
+    end
+    local words = {}
+    for word in text:gmatch("([^%z]*)%z") do
+      words[#words + 1] = word
+    end
+    return words
+  end
+
+  --- Whether pid descends from ancestor (its parents, from /proc).
+  local function descends(pid, ancestor)
+    for _ = 1, 20 do
+      local f = io.open("/proc/" .. pid .. "/stat", "r")
+      local stat = f and f:read("*l") or ""
+      if f then
+        f:close()
+      end
+      pid = tonumber(stat:match("^%d+ %b() %S+ (%d+)"))
+      if not pid or pid <= 1 then
+        return false
+      elseif pid == ancestor then
+        return true
+      end
+    end
+    return false
+  end
+
+  it("runs one program per role: the keeper a call starts is the host program, its supervisor init", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local r = run_in(a, "echo ran")
+    assert.are.equal("ran\n", r.stdout, r.stderr)
+    local uv = vim.uv or vim.loop
+    local folder = uv.fs_realpath(live_dir(a))
+    -- the keeper runs in the chat's live folder: ours, not another test's
+    local keepers = vim.tbl_filter(function(pid)
+      return uv.fs_readlink("/proc/" .. pid .. "/cwd") == folder
+    end, n.pids_with("--live-keeper"))
+    assert.are.equal(1, #keepers, "control: the call started its sandbox's keeper")
+    local keeper = argv_of(keepers[1])
+    assert.matches("/flemma%-sandbox%-host$", keeper[1])
+    assert.are.equal("--live-keeper", keeper[2])
+    -- bwrap's command lines name --supervise too: the supervisor is the one bwrap runs
+    local supervisors = vim.tbl_filter(function(pid)
+      return descends(pid, keepers[1]) and not argv_of(pid)[1]:match("bwrap$")
+    end, n.pids_with("--supervise"))
+    assert.are.equal(1, #supervisors, "control: the keeper's sandbox has a supervisor")
+    assert.matches("/flemma%-sandbox%-init$", argv_of(supervisors[1])[1])
+    live.stop_all(client.helper())
+  end)
+
   it("starts one sandbox for calls of a new chat that come at once, and every call runs", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local results, job = {}, require("flemma_sandbox.run.job")

@@ -41,7 +41,7 @@ describe("the first start in a real terminal", function()
         for _ = 1, 1800 do
           if
             h.read(t .. "/src/lua/flemma_sandbox/core.so")
-            and h.read(t .. "/src/lua/flemma_sandbox/flemma-sandbox-exec")
+            and h.read(t .. "/src/lua/flemma_sandbox/flemma-sandbox-tool")
           then
             break
           end

@@ -138,7 +138,7 @@ end
 --- Stops every sandbox of w and removes it.
 ---@param w support.CliWorld
 function M.destroy(w)
-  local helper = vim.fn.getcwd() .. "/lua/flemma_sandbox/flemma-sandbox-exec"
+  local helper = vim.fn.getcwd() .. "/lua/flemma_sandbox/flemma-sandbox-tool"
   for _, dir in ipairs(vim.fn.glob(w.home .. "/.local/state/flemma-sandbox/live/*", false, true)) do
     vim.fn.system({ helper, "--live-stop", dir })
   end

@@ -88,8 +88,8 @@ end
 function M.copy_tree(dest)
   M.sh("mkdir -p " .. M.shell_quote(dest))
   M.sh(
-    "tar -c --exclude=.git --exclude='*.so' --exclude='*.o' --exclude=flemma-sandbox-exec "
-      .. "--exclude=flemma-sandbox-proxy --exclude=doc/tags "
+    "tar -c --exclude=.git --exclude='*.so' --exclude='*.o' "
+      .. "--exclude='lua/flemma_sandbox/flemma-sandbox-*' --exclude=doc/tags "
       .. "--exclude=fuzz/bin . | tar -x --no-same-owner -C "
       .. M.shell_quote(dest)
   )
@@ -141,7 +141,7 @@ function M.run_wrapped(argv, env, cwd, record)
 end
 
 --- The check after a run of the check file at path, as the helper does it
---- for a run whose host side was killed (flemma-sandbox-exec
+--- for a run whose host side was killed (flemma-sandbox-tool
 --- --check-after): its records, and whether the helper exited 0.
 ---@param path string NAME.check
 ---@return table[] records, boolean ok

@@ -57,9 +57,11 @@ function M.plant(root, proj, marks)
   h.write(c_file, string.format(CORE_C, marks))
   h.sh("cc -shared -fPIC -o " .. h.shell_quote(proj .. "/flemma_sandbox/core.so") .. " " .. h.shell_quote(c_file))
   os.remove(c_file)
-  local helper = proj .. "/flemma_sandbox/flemma-sandbox-exec"
-  h.write(helper, "#!/bin/sh\n: > " .. h.shell_quote(marks .. "/flemma-sandbox-exec") .. "\nexit 1\n")
-  h.sh("chmod +x " .. h.shell_quote(helper))
+  for _, role in ipairs({ "init", "host", "attach", "tool" }) do
+    local program = proj .. "/flemma_sandbox/flemma-sandbox-" .. role
+    h.write(program, "#!/bin/sh\n: > " .. h.shell_quote(marks .. "/flemma-sandbox-" .. role) .. "\nexit 1\n")
+    h.sh("chmod +x " .. h.shell_quote(program))
+  end
 end
 
 --- The marks written so far, sorted, one per line ("" when none).

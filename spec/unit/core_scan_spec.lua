@@ -1,5 +1,5 @@
 --- core.find_files, find_names, node_id, file_type, can_write and stamp;
---- and the check after a run (flemma-sandbox-exec --check-after, its records).
+--- and the check after a run (flemma-sandbox-tool --check-after, its records).
 local core = require("flemma_sandbox.core")
 local h = require("support.helpers")
 

@@ -34,7 +34,8 @@ local I386_NAMES = {
   "mount_setattr",
 }
 
-local HELPER = "lua/flemma_sandbox/flemma-sandbox-exec"
+local HELPER = "lua/flemma_sandbox/flemma-sandbox-init"
+local LIB = "lua/flemma_sandbox/flemma-sandbox-"
 
 describe("seccomp", function()
   it("the i386 deny list matches asm/unistd_32.h", function()
@@ -68,7 +69,7 @@ describe("seccomp", function()
   end)
 
   it("the helper reports its filter and refuses a bad command line", function()
-    local r = h.run({ HELPER, "--info" })
+    local r = h.run({ LIB .. "tool", "--info" })
     assert.matches("^seccomp %S+\nlandlock %d+\n$", r.stdout)
     r = h.run({ HELPER, "--limit", "processes=-1", "--", "true" })
     assert.are.equal(126, r.code)
@@ -80,6 +81,35 @@ describe("seccomp", function()
     -- (under make sanitize, LeakSanitizer would need ptrace, which the filter denies)
     r = h.run({ HELPER, "--seccomp", "--", "/no/such/program" }, { ASAN_OPTIONS = "detect_leaks=0" })
     assert.are.equal(127, r.code)
+  end)
+
+  it("each program takes its own role's options and refuses the others' (the two trust levels)", function()
+    local marker = os.tmpname()
+    os.remove(marker)
+    local touch = { "--", "touch", marker }
+    local function code(program, options)
+      local argv = { LIB .. program }
+      for _, words in ipairs({ options, touch }) do
+        for _, word in ipairs(words) do
+          argv[#argv + 1] = word
+        end
+      end
+      return h.run(argv).code
+    end
+    -- the control: the init program runs a command with its own options
+    assert.are.equal(0, code("init", { "--limit", "open_files=64" }))
+    assert.truthy(h.read(marker))
+    os.remove(marker)
+    assert.are.equal(2, code("init", { "--clearenv" }))
+    assert.are.equal(2, code("init", { "--check-file", "x.check" }))
+    assert.are.equal(2, code("init", { "--live-keeper", "3", "1" }))
+    assert.are.equal(2, code("host", { "--seccomp" }))
+    assert.are.equal(2, code("host", { "--supervise", "3" }))
+    assert.are.equal(2, code("attach", { "--scope" }))
+    assert.are.equal(2, code("attach", { "--clearenv" })) -- no --live DIR
+    assert.are.equal(2, code("tool", {}))
+    assert.are.equal(2, code("tool", { "--info" }))
+    assert.is_nil(h.read(marker))
   end)
 
   it("a command that is not there exits 127 and one that cannot run 126, as a shell says", function()

@@ -68,7 +68,7 @@ describe("command_notes on output and records", function()
       "mount: /mnt: Operation not permitted",
       "cat: .env: Permission denied",
       "cat: /h/.ssh/id: No such file or directory",
-      "flemma-sandbox-exec: cannot run /opt/x/flemma-sandbox-proxy: No such file or directory",
+      "flemma-sandbox-host: cannot run /opt/x/flemma-sandbox-proxy: No such file or directory",
       "some other error",
     }, "\n")
     assert.are.same({

@@ -1,9 +1,9 @@
 --- The bubblewrap backend: available() (backends/bwrap_probe.lua) and
---- wrap(), which builds bwrap's argv through the C core and puts the
---- helper in front of it (backends/helper.lua). What the probe and the
---- helper client offer is also here under its old names, for callers and
---- specs that ask the backend (the client's tuning values stay there:
---- a copy here would not change what it does).
+--- wrap(), which builds bwrap's argv through the C core and puts the host
+--- program in front of it, the init program inside (backends/helper.lua).
+--- What the probe and the helper client offer is also here under its old
+--- names, for callers and specs that ask the backend (the client's tuning
+--- values stay there: a copy here would not change what it does).
 local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
@@ -16,6 +16,7 @@ M.available = probe.available
 M.version = probe.version
 M.features = probe.features
 M.helper = client.helper
+M.program = client.program
 M.helper_info = client.helper_info
 M.seccomp_arch = client.seccomp_arch
 M.MAX_ARGS = client.MAX_ARGS
@@ -299,20 +300,21 @@ end
 --- sandbox may stop another chat's (sandboxes.max_running): its name is
 --- the second value (the record's stopped_chat, said by the wrap path).
 ---@param policy flemma_sandbox.ResolvedPolicy
----@param helper string
+---@param tool string the tool program (it stops another chat's sandbox)
 ---@param live_dir string
 ---@return string[] words, string|nil stopped_chat
-local function live_words(policy, helper, live_dir)
+local function live_words(policy, tool, live_dir)
   local sandboxes = policy.sandboxes
   local words = live.options(live_dir, sandboxes, live.keeps_running(policy, sandboxes))
   extend(words, live.fields(policy))
   extend(words, policy.env and live.call_env(policy.env) or {})
-  return words, live.touch(helper, live_dir, policy.chat, sandboxes)
+  return words, live.touch(tool, live_dir, policy.chat, sandboxes)
 end
 
---- The wrapped command's first words: the helper; in clone mode behind
---- the workspace view's bwrap, so the helper and all it starts see the
---- chat's copies at the repositories' paths (backends/workspace.lua).
+--- The wrapped command's first words: the host program (the attach for a
+--- live call); in clone mode behind the workspace view's bwrap, so it and
+--- all it starts see the chat's copies at the repositories' paths
+--- (backends/workspace.lua).
 ---@param clone boolean
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param backend_config flemma_sandbox.BwrapConfig|table
@@ -335,8 +337,8 @@ end
 ---@param inner_cmd string[]
 ---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record what the run's end needs
 function M.wrap(policy, backend_config, inner_cmd)
-  local helper, herr = client.helper()
-  if not helper then
+  local programs, herr = client.programs()
+  if not programs then
     return nil, herr
   end
   backend_config = hardened_config(policy, backend_config)
@@ -357,7 +359,7 @@ function M.wrap(policy, backend_config, inner_cmd)
   end
   local proxy
   backend_config, proxy = proxy_parts(policy, backend_config, live_dir, base)
-  local inner = client.inner(policy, helper, inner_cmd)
+  local inner = client.inner(policy, programs.init, inner_cmd)
   local argv, dash = bwrap_words(policy, mounts_of(policy, backend_config, live_dir), backend_config, inner)
   if not argv then
     return nil, dash
@@ -373,13 +375,13 @@ function M.wrap(policy, backend_config, inner_cmd)
     return nil, cerr
   end
   local clone = policy.workspaces ~= nil and #policy.workspaces > 0
-  local out, verr = helper_front(clone, policy, backend_config, helper)
+  local out, verr = helper_front(clone, policy, backend_config, programs[live_dir and "attach" or "host"])
   if not out then
     return nil, verr
   end
   local live_options, stopped_chat = {}, nil
   if live_dir then
-    live_options, stopped_chat = live_words(policy, helper, live_dir)
+    live_options, stopped_chat = live_words(policy, programs.tool, live_dir)
   end
   for _, words in ipairs({ live_options, check, proxy, front }) do
     extend(out, words)

@@ -1,12 +1,15 @@
---- The client of flemma-sandbox-exec, the helper in front of bwrap and
---- inside the sandbox (csrc/exec/exec_helper.c): where it is, what it can do
---- here, and its protocol: the inner command (network bridge, seccomp,
+--- The client of the programs of csrc/exec, one per role (ARCHITECTURE.md):
+--- flemma-sandbox-host in front of bwrap, flemma-sandbox-attach for a call
+--- in a live sandbox, flemma-sandbox-init inside the sandbox,
+--- flemma-sandbox-tool for the rest: where they are, what they can do
+--- here, and their protocol: the inner command (network bridge, seccomp,
 --- Landlock, limits), the args file, the check file and its words, the
 --- run's name, and bwrap's wording when a start lost a race.
 local check_plan = require("flemma_sandbox.backends.check_plan")
 local core = require("flemma_sandbox.core")
 local process = require("flemma_sandbox.process")
 local surroundings = require("flemma_sandbox.surroundings")
+local programs = require("flemma_sandbox.backends.programs")
 
 local M = {}
 
@@ -17,29 +20,21 @@ M.MAX_ARGS = 9000
 M.ARGS_FILE_AT = 2000
 M.ARGS_FILE_BYTES = 100000
 
-local core_so = surroundings.core_so()
+--- The program of a role (backends/programs.lua).
+M.program = programs.path
+M.programs = programs.all
 
----@type string|nil
-local found_helper = nil
-
---- flemma-sandbox-exec, built next to core.so (looked for until found).
+--- The tool program, under its old name for the callers that pass it to
+--- backends/live.lua (--live-stop, --live-info) and for --check-after.
 ---@return string|nil path, string|nil err
 function M.helper()
-  if found_helper then
-    return found_helper
-  end
-  local path = core_so and core_so:gsub("core%.so$", "flemma-sandbox-exec")
-  if not path or not core.exists(path) then
-    return nil, "flemma-sandbox-exec was not found next to core.so (" .. tostring(core_so) .. "); run make"
-  end
-  found_helper = path
-  return path
+  return programs.path("tool")
 end
 
 ---@type table<string, { seccomp: string|nil, landlock: integer }>
 local helper_info = {}
 
---- What `flemma-sandbox-exec --info` says.
+--- What `flemma-sandbox-tool --info` says.
 ---@param text string
 ---@return { seccomp: string|nil, landlock: integer }
 local function info_in(text)
@@ -50,11 +45,11 @@ local function info_in(text)
   }
 end
 
---- What the helper can do here, from `flemma-sandbox-exec --info`: the
---- architecture its seccomp filter covers, and the kernel's Landlock ABI.
+--- What the init program can do here, from `flemma-sandbox-tool --info`:
+--- the architecture its seccomp filter covers, and the kernel's Landlock ABI.
 ---@return { seccomp: string|nil, landlock: integer }
 function M.helper_info()
-  local helper = M.helper()
+  local helper = M.program("tool")
   if not helper then
     return { landlock = 0 }
   end
@@ -70,7 +65,7 @@ local reading_info = false
 --- Asks the helper what it can do in the background (for the first chat
 --- buffer), so the first tool call does not wait for it.
 function M.info_in_background()
-  local helper = M.helper()
+  local helper = M.program("tool")
   if not helper or helper_info[helper] or reading_info then
     return
   end
@@ -116,7 +111,7 @@ function M.uses_proxy(policy)
   return mode == "allowlist" or mode == "ask"
 end
 
---- The helper's part of the inner command: the network bridge, seccomp,
+--- The init program's part of the inner command: the network bridge, seccomp,
 --- Landlock scope, limits, then "--".
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param helper string

@@ -85,7 +85,7 @@ local function check_policy(key, policy)
   local entries = #(type(policy.allow_domains) == "table" and policy.allow_domains or {})
     + #(type(policy.deny_domains) == "table" and policy.deny_domains or {})
   if entries > 255 then
-    -- each goes to flemma-sandbox-exec as an option (csrc/exec/host_side.h)
+    -- each goes to flemma-sandbox-host as an option (csrc/exec/host_side.h)
     return string.format("%s.allow_domains and deny_domains: at most 255 entries together, got %d", key, entries)
   end
   for _, name in ipairs({ "allow_domains", "deny_domains" }) do

@@ -115,7 +115,7 @@ function M.setup()
 end
 
 --- Builds the ".git" scan index of the current folder in the background
---- (flemma-sandbox-exec --index-repos, csrc/shared/scan.h): the first policy
+--- (flemma-sandbox-tool --index-repos, csrc/shared/scan.h): the first policy
 --- resolution in a big project then looks at each folder once (fstat)
 --- instead of reading the whole tree on the editor's thread. on_built
 --- runs in the main loop once it is done.

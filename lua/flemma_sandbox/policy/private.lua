@@ -88,17 +88,18 @@ local function home_writable_folders(home, expand, rw, shown, home_writable, fol
 end
 
 --- What the system needs shown in the private folders (appended to
---- `shown`): the helper, which runs inside the sandbox (limits, seccomp),
---- from a plugin folder in the home folder too (lazy.nvim installs under
---- ~/.local/share); the whole outputs of earlier commands of this project,
---- which the bash tool names for read (tools/outputs.lua: the sandbox's own
---- output, read-only; never another project's, nor a run's with the
---- sandbox off); what /run must keep; allow_sockets.
+--- `shown`): the init program, the only one of ours that runs inside the
+--- sandbox (limits, seccomp), from a plugin folder in the home folder too
+--- (lazy.nvim installs under ~/.local/share); the whole outputs of earlier
+--- commands of this project, which the bash tool names for read
+--- (tools/outputs.lua: the sandbox's own output, read-only; never another
+--- project's, nor a run's with the sandbox off); what /run must keep;
+--- allow_sockets.
 ---@param shown string[] appended to
 ---@param allow_sockets string[]
 local function show_system(shown, allow_sockets)
   local so = surroundings.core_so()
-  local helper = so and so:gsub("core%.so$", "flemma-sandbox-exec")
+  local helper = so and so:gsub("core%.so$", "flemma-sandbox-init")
   if helper and core.exists(helper) then
     shown[#shown + 1] = core.resolve(helper, "/")
   end

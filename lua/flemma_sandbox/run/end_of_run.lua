@@ -1,6 +1,6 @@
 --- What is done when a sandboxed run has ended, before its result is
 --- reported: the check after the run when the helper was killed before its
---- own (the helper does it: `flemma-sandbox-exec --check-after`), the run's
+--- own (the tool program does it: `flemma-sandbox-tool --check-after`), the run's
 --- records (run/records.lua), what it moved to the quarantine, and the
 --- run's files in our state folder removed.
 local core = require("flemma_sandbox.core")
@@ -25,12 +25,12 @@ function M.prepare(record)
   return record
 end
 
---- Runs `flemma-sandbox-exec --check-after NAME.running`; done(stderr)
+--- Runs `flemma-sandbox-tool --check-after NAME.running`; done(stderr)
 --- with what it said.
 ---@param running string
 ---@param done fun(stderr: string)
 local function check_killed_run(running, done)
-  local argv = { helper.helper() or "flemma-sandbox-exec", "--check-after", running }
+  local argv = { helper.helper() or "flemma-sandbox-tool", "--check-after", running }
   local handle, spawn_err = process.spawn(argv, { stdout = false }, function(result)
     done(result.stderr)
   end)

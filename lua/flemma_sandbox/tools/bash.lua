@@ -172,7 +172,7 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if r.timed_out then
         notes[#notes + 1] = "[sandbox] stopped after " .. ctx.timeout_ms_used .. " ms"
       end
-      -- flemma-sandbox-exec stops a command when a writable root's disk
+      -- flemma-sandbox-host stops a command when a writable root's disk
       -- runs short, or when what its protection rests on was replaced
       vim.list_extend(notes, command_notes.stop_notes(r.records, true, ctx.set_by_frontmatter))
       if ctx.network_denied then

@@ -230,7 +230,7 @@ local DENIALS = {
 
 --- Paths that error messages name with EROFS, EACCES, EPERM or ENOENT, from the
 --- usual shapes: "X: Read-only file system", "cannot create X: ...",
---- "cannot touch 'X': ...". Paths may be relative. The helper's own lines
+--- "cannot touch 'X': ...". Paths may be relative. Our programs' own lines
 --- are about the host, not about what the command met, so they are skipped.
 ---@param text string
 ---@return { path: string, errno: string }[]
@@ -238,7 +238,7 @@ function M.denied_paths(text)
   local out, seen = {}, {}
   for line in (text .. "\n"):gmatch("(.-)\n") do
     for _, d in ipairs(DENIALS) do
-      if line:find(d.text, 1, true) and not line:find("^flemma%-sandbox%-exec: ") then
+      if line:find(d.text, 1, true) and not line:find("^flemma%-sandbox%-%l+: ") then
         local path = line:match("'([^']+)'")
           or line:match("cannot create ([^:]+):")
           or line:match("([^%s:']+):%s*" .. d.text:gsub("%-", "%%-"))

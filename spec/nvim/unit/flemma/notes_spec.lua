@@ -68,7 +68,7 @@ describe("flemma.notes", function()
   describe("compose", function()
     it("says what the check after a killed helper said, without the program's name", function()
       local run = {
-        stderr = "flemma-sandbox-exec: the run was stopped\nflemma-sandbox: second line\n",
+        stderr = "flemma-sandbox-tool: the run was stopped\nflemma-sandbox: second line\n",
         recs = {},
         quarantined = {},
       }

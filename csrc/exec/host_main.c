@@ -1,0 +1,59 @@
+/* flemma-sandbox-host: the host side of a run, in front of bwrap
+ * (host_side.h). It starts bwrap with an empty environment, passes long
+ * option lists as "--args FD", stops bwrap at the time limit, and after the
+ * run moves what the command created at protected names to the quarantine.
+ * With --live-keeper FD OWNER it is the keeper of a chat's live sandbox:
+ * the same for that sandbox's bwrap, whose supervisor serves the socket FD
+ * (inherited by bwrap) until Neovim (OWNER) ends; the attach client starts
+ * it so (live_attach.h). It takes none of the inside's options. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exec_cli.h"
+#include "fd_io.h"
+#include "host_side.h"
+
+/* One option at argv[*i] (exec_cli.h): the run's, or the keeper's. */
+static int host_option(int argc, char **argv, int *i, void *into)
+{
+    exec_host_opts *h = into;
+    long fd, owner;
+
+    if (strcmp(argv[*i], "--live-keeper") != 0 || *i + 2 >= argc)
+        return exec_cli_host_option(argc, argv, i, h);
+    if (!exec_cli_whole(argv[*i + 1], 3, INT_MAX, &fd) || !exec_cli_whole(argv[*i + 2], 0, LONG_MAX, &owner))
+        return -1;
+    h->listen_fd = (int)fd;
+    h->owner_pid = owner;
+    *i += 2;
+    return 1;
+}
+
+static int usage(void)
+{
+    fputs("usage: flemma-sandbox-host [--clearenv] [--args-file FILE] [--check-file NAME.check]\n"
+          "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
+          "                           [--disk-reserve MB] [--inotify-instances N] [--inotify-watches N]\n"
+          "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
+          "                           [--live-keeper FD OWNER_PID]\n"
+          "                           -- BWRAP [ARG]...\n",
+          stderr);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    exec_host_opts h;
+    int dashes;
+
+    memset(&h, 0, sizeof(h));
+    /* only 0-2, and what this program opens on purpose (the args file, the
+     * folders it binds, the keeper's socket), reach bwrap */
+    fs_cloexec_from(3);
+    dashes = exec_cli_options(argc, argv, host_option, &h);
+    if (dashes < 0 || dashes + 1 >= argc)
+        return usage();
+    return exec_host_run(&h, argv + dashes + 1, argc - dashes - 1);
+}
