@@ -266,17 +266,20 @@ describe("escape: changing what runs later on the host", function()
       local lib = surroundings.core_so():match("^(.*)/[^/]+$")
       local root = lib:match("^(.*)/lua/flemma_sandbox$") or lib
       f.policy({ rw_paths = { "$CWD", root } })
-      -- access(W_OK) reports EROFS for a read-only mount: nothing is written either way
-      local probe = 'for p in %s %s %s; do [ -w "$p" ] && echo "writable $p"; done; [ -w %s ] && echo root-writable'
-      local r = f.attack(
-        w,
-        probe:format(
-          h.shell_quote(lib .. "/flemma-sandbox-exec"),
-          h.shell_quote(lib .. "/core.so"),
-          h.shell_quote(surroundings.lua_dir() .. "/job.lua"),
-          h.shell_quote(root)
-        )
-      )
+      -- access(W_OK) reports EROFS for a read-only mount: nothing is written
+      -- either way; each path must be there, or the probe proves nothing
+      local paths = { lib .. "/core.so", surroundings.lua_dir() .. "/init.lua" }
+      for _, role in ipairs({ "init", "host", "attach", "tool" }) do
+        paths[#paths + 1] = lib .. "/flemma-sandbox-" .. role
+      end
+      local quoted = {}
+      for i, path in ipairs(paths) do
+        quoted[i] = h.shell_quote(path)
+      end
+      local probe = 'for p in %s; do [ -e "$p" ] || echo "missing $p"; [ -w "$p" ] && echo "writable $p"; done;'
+        .. " [ -w %s ] && echo root-writable"
+      local r = f.attack(w, probe:format(table.concat(quoted, " "), h.shell_quote(root)))
+      assert.is_nil(r.stdout:find("missing", 1, true), r.stdout)
       if core_owner_writes(root) then
         assert.are.equal("root-writable\n", r.stdout, r.stderr) -- the control: the folder around them is writable
       end
