@@ -206,7 +206,7 @@ function M.try(report, argv, err)
 end
 
 function M.check()
-  require("flemma_sandbox.installed").guard()
+  require("flemma_sandbox.base.installed").guard()
   local report = reporter()
 
   report.start("flemma-sandbox: C core")

@@ -6,7 +6,7 @@
 --- carry_out() writes. The tree as it was before each is kept in the store
 --- (refs/undo-saves).
 local change_plan = require("flemma_sandbox.run.change_plan")
-local checkpoints = require("flemma_sandbox.checkpoints")
+local checkpoints = require("flemma_sandbox.api.checkpoints")
 local core = require("flemma_sandbox.core")
 local git_box = require("flemma_sandbox.backends.git_box")
 local policy_mod = require("flemma_sandbox.policy")

@@ -67,7 +67,7 @@ function M.start(bufnr, tool, label, checkpoint, done)
     chat_dir = dir,
     checkpointed = false,
   }
-  local checkpoints = require("flemma_sandbox.checkpoints")
+  local checkpoints = require("flemma_sandbox.api.checkpoints")
   -- never beside the chat's prestart's own run (backends/live.lua)
   require("flemma_sandbox.backends.live").after_prestart(bufnr, function()
     if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
@@ -96,7 +96,7 @@ function M.ended(call, result, extra, delivered)
   end
   local function log()
     delivered()
-    local ok, timeline = pcall(require, "flemma_sandbox.timeline")
+    local ok, timeline = pcall(require, "flemma_sandbox.api.timeline")
     if ok and type(timeline) == "table" and timeline.call_ended then
       timeline.call_ended(call, result, extra)
     end
@@ -104,7 +104,7 @@ function M.ended(call, result, extra, delivered)
   if not (call.checkpointed and call.n) then
     return log()
   end
-  require("flemma_sandbox.checkpoints").finish(call.stores or {}, call.n, log)
+  require("flemma_sandbox.api.checkpoints").finish(call.stores or {}, call.n, log)
 end
 
 return M

@@ -8,7 +8,7 @@
 local core = require("flemma_sandbox.core")
 local git_box = require("flemma_sandbox.backends.git_box")
 local shadow = require("flemma_sandbox.run.shadow")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 

@@ -1,8 +1,8 @@
 --- Clone mode from above (sandboxes.workspace = "clone"): the copies of a
---- chat's repositories (policy/workspace.lua, backends/workspace.lua),
+--- chat's repositories (policy/clone_plan.lua, backends/workspace_copies.lua),
 --- for tools, the UI and the bridge.
 local core = require("flemma_sandbox.core")
-local notice = require("flemma_sandbox.notice")
+local notice = require("flemma_sandbox.base.notice")
 
 local M = {}
 
@@ -10,11 +10,11 @@ local M = {}
 M.syncing = 0
 
 --- A Flemma chat's clone mode as Flemma's config gives it (nil: the
---- standalone config decides; see flemma/workspace.lua).
+--- standalone config decides; see flemma/clone_tools.lua).
 ---@param bufnr integer|nil
 ---@return flemma_sandbox.FlemmaWorkspaceScope|false|nil
 local function flemma_scope(bufnr)
-  local bridge = require("flemma_sandbox.hooks").bridge
+  local bridge = require("flemma_sandbox.base.hooks").bridge
   if bridge and bridge.workspace_scope then
     return bridge.workspace_scope(bufnr)
   end
@@ -41,7 +41,7 @@ function M.of(bufnr)
     if not scope then
       return {}, nil, nil
     end
-    return require("flemma_sandbox.policy.workspace").of(scope.resolved, scope.sandboxes), scope.resolved, scope.bwrap
+    return require("flemma_sandbox.policy.clone_plan").of(scope.resolved, scope.sandboxes), scope.resolved, scope.bwrap
   end
   local sandbox = require("flemma_sandbox")
   local cfg = sandbox.resolve_config(bufnr)
@@ -49,7 +49,7 @@ function M.of(bufnr)
   if not ok or type(resolved) ~= "table" then
     return {}, nil
   end
-  return require("flemma_sandbox.policy.workspace").of(resolved, cfg.sandboxes),
+  return require("flemma_sandbox.policy.clone_plan").of(resolved, cfg.sandboxes),
     resolved,
     cfg.backends.bwrap.path or "bwrap"
 end
@@ -60,7 +60,7 @@ end
 ---@param done fun(errors: string[])
 function M.ensure(bufnr, done)
   local specs = M.specs(bufnr)
-  local workspace = require("flemma_sandbox.backends.workspace")
+  local workspace = require("flemma_sandbox.backends.workspace_copies")
   local errors, left = {}, #specs
   if left == 0 then
     return done(errors)
@@ -93,7 +93,7 @@ end
 ---@return flemma_sandbox.WorkspaceSpec[] specs, string|nil err
 function M.ensure_now(bufnr)
   local specs = M.specs(bufnr)
-  local workspace = require("flemma_sandbox.backends.workspace")
+  local workspace = require("flemma_sandbox.backends.workspace_copies")
   for _, spec in ipairs(specs) do
     local made, err = workspace.ensure_now(spec)
     if not made then
@@ -108,7 +108,7 @@ end
 ---@return flemma_sandbox.WorkspaceSpec[], flemma_sandbox.ResolvedPolicy|nil
 function M.specs(bufnr)
   local spaces, resolved, bwrap = M.of(bufnr)
-  local workspace = require("flemma_sandbox.backends.workspace")
+  local workspace = require("flemma_sandbox.backends.workspace_copies")
   local out = {}
   for _, space in ipairs(spaces) do
     out[#out + 1] = workspace.spec(space, resolved, bwrap)
@@ -137,7 +137,7 @@ end
 ---@param done fun(errors: string[])
 function M.sync(bufnr, done)
   local specs, resolved = M.specs(bufnr)
-  local workspace = require("flemma_sandbox.backends.workspace")
+  local workspace = require("flemma_sandbox.backends.workspace_copies")
   M.syncing = M.syncing + 1
   each(specs, function(spec, next_one)
     workspace.sync(spec, resolved.chat.name, next_one)
@@ -153,7 +153,7 @@ end
 ---@param done fun(changes: flemma_sandbox.Change[], errors: string[])
 function M.changes(bufnr, done)
   M.sync(bufnr, function(errors)
-    local review = require("flemma_sandbox.review")
+    local review = require("flemma_sandbox.api.review")
     local specs, resolved = M.specs(bufnr)
     local all = {}
     for _, spec in ipairs(specs) do
@@ -169,7 +169,7 @@ end
 ---@param done fun(result: flemma_sandbox.ApplyResult, errors: string[])
 function M.apply(bufnr, done)
   M.changes(bufnr, function(changes, errors)
-    local review = require("flemma_sandbox.review")
+    local review = require("flemma_sandbox.api.review")
     local sandbox = require("flemma_sandbox")
     local result = { applied = {}, conflicts = {}, skipped = {} }
     local function writable(path)
@@ -179,7 +179,7 @@ function M.apply(bufnr, done)
       review.apply_one(c, writable, result)
     end
     local specs, resolved = M.specs(bufnr)
-    local workspace = require("flemma_sandbox.backends.workspace")
+    local workspace = require("flemma_sandbox.backends.workspace_copies")
     for _, spec in ipairs(specs) do
       if workspace.exists(spec.clone) then
         if not workspace.mark_applied(spec) then
@@ -214,7 +214,7 @@ function M.discard(bufnr, done)
         return done(errors, kept)
       end
       for _, spec in ipairs(specs) do
-        require("flemma_sandbox.review").forget(spec.top, chat.name)
+        require("flemma_sandbox.api.review").forget(spec.top, chat.name)
         os.remove(spec.clone .. ".ignored")
         os.remove(spec.clone .. ".submodules")
         if core.file_type(spec.clone) == "directory" then

@@ -7,7 +7,7 @@ local config = require("flemma_sandbox.config")
 local gates = require("flemma_sandbox.config.gates")
 local registry = require("flemma_sandbox.backends")
 local policy = require("flemma_sandbox.policy")
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 -- loaded when a backend is first asked about
 local bwrap = util.lazy_require("flemma_sandbox.backends.bwrap")
 local end_of_run = util.lazy_require("flemma_sandbox.run.end_of_run")

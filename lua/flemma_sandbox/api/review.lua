@@ -1,4 +1,4 @@
---- Review of clone mode's copies (workspaces.lua): what a chat's copy
+--- Review of clone mode's copies (api/clone_mode.lua): what a chat's copy
 --- changed since the tree it started from (or since the last apply), and
 --- bringing that into the user's working tree, three-way, without
 --- committing: the user's own changes are kept, a clash becomes conflict
@@ -6,7 +6,7 @@
 --- put the copy's work there as refs/remotes/sandbox-NAME/*); writes go
 --- beneath the repository's folder, never through a link.
 local core = require("flemma_sandbox.core")
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 
@@ -325,7 +325,7 @@ function M.apply_one(c, writable, out)
 end
 
 --- Marks what was brought in as the new starting point in the user's
---- repository (the copy's own mark is backends/workspace.lua's).
+--- repository (the copy's own mark is backends/workspace_copies.lua's).
 ---@param top string
 ---@param remote string
 ---@return boolean

@@ -98,7 +98,7 @@ function M.entry(call, result, runs)
   local err = result.error ~= nil and result.error ~= vim.NIL and tostring(result.error) or nil
   local ok = err == nil and result.success ~= false and (exit == nil or exit == 0) and not result.timed_out
   local clone_ok, clone = pcall(function()
-    return require("flemma_sandbox.workspaces").is_clone(call.bufnr)
+    return require("flemma_sandbox.api.clone_mode").is_clone(call.bufnr)
   end)
   ---@type flemma_sandbox.TimelineEntry
   local entry = {
@@ -187,7 +187,10 @@ function M.call_ended(call, result, extra)
   end
   local ok, err = M.append(call.chat_dir, M.entry(call, result, extra))
   if not ok then
-    require("flemma_sandbox.notice").say("the chat's timeline was not written: " .. tostring(err), vim.log.levels.WARN)
+    require("flemma_sandbox.base.notice").say(
+      "the chat's timeline was not written: " .. tostring(err),
+      vim.log.levels.WARN
+    )
   end
 end
 

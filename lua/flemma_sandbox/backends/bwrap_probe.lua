@@ -3,8 +3,8 @@
 --- the options it knows. The backend (backends/bwrap.lua) uses only what
 --- this finds.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

@@ -5,8 +5,8 @@
 --- run's name, and bwrap's wording when a start lost a race.
 local check_plan = require("flemma_sandbox.backends.check_plan")
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

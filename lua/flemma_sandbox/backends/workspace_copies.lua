@@ -1,12 +1,12 @@
---- Clone mode's copies (policy/workspace.lua): made on the host, in the
+--- Clone mode's copies (policy/clone_plan.lua): made on the host, in the
 --- git bwrap (backends/git_box.lua) that sees the user's repository
 --- read-only and the chat's workspace folder; shown to the sandbox at the
 --- repository's own path by a view in front of the helper (view_argv).
 local core = require("flemma_sandbox.core")
 local git_box = require("flemma_sandbox.backends.git_box")
 local hides = require("flemma_sandbox.backends.workspace_hidden")
-local surroundings = require("flemma_sandbox.surroundings")
-local workspace = require("flemma_sandbox.policy.workspace")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local workspace = require("flemma_sandbox.policy.clone_plan")
 
 local M = {}
 

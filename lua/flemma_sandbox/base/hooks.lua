@@ -26,7 +26,7 @@ M.network_asker = nil
 ---@field check_in_background fun(bufnr: integer)
 ---@field save_for_command_line fun()
 ---@field prestart_plan fun(bufnr: integer): table|nil, string|nil a chat's prestart under Flemma (nvim/prestart.lua)
----@field workspace_scope fun(bufnr: integer|nil): table|false|nil a Flemma chat's clone mode (flemma/workspace.lua)
+---@field workspace_scope fun(bufnr: integer|nil): table|false|nil a Flemma chat's clone mode (flemma/clone_tools.lua)
 ---@field tools_in_place fun(): boolean whether Flemma's file tools are ours now (flemma/tool_overrides.lua)
 ---@field unguarded fun(): string[] the tools in Flemma's registry a call run by hand would reach unchecked
 ---@field calls_running fun(bufnr: integer): integer a chat's calls started, not ended (flemma/tool_overrides.lua)

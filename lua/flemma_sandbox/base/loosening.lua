@@ -1,8 +1,8 @@
 --- The rules that say whether a change loosens the sandbox, shared by the
---- two trust checks (chat/trust.lua for the standalone frontmatter,
---- flemma/trust.lua for Flemma's): one place decides, for example, that a
+--- two trust checks (chat/frontmatter_trust.lua for the standalone frontmatter,
+--- flemma/frontmatter_check.lua for Flemma's): one place decides, for example, that a
 --- smaller disk reserve loosens while a smaller process limit tightens.
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

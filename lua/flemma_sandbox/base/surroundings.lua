@@ -3,7 +3,7 @@
 --- Neovim it asks Neovim; under plain LuaJIT (specs, benchmarks) it asks the
 --- process, and specs may swap in their own answers with `use()`.
 local core = require("flemma_sandbox.core")
-local installed = require("flemma_sandbox.installed")
+local installed = require("flemma_sandbox.base.installed")
 
 local M = {}
 
@@ -67,7 +67,7 @@ local nvim_host = {
     -- policies are resolved in callbacks too, where notify must wait; one
     -- row with what else this turn says (notice.lua), so that Neovim's
     -- start never stops at a hit-enter prompt
-    require("flemma_sandbox.notice").say(message:gsub("^flemma%-sandbox: ", ""), vim.log.levels.WARN, true)
+    require("flemma_sandbox.base.notice").say(message:gsub("^flemma%-sandbox: ", ""), vim.log.levels.WARN, true)
   end,
 }
 
@@ -75,9 +75,9 @@ local nvim_host = {
 local current = in_nvim and nvim_host or process_host
 
 --- Where core.so was loaded from: package.cpath (LuaRocks, specs), else
---- Neovim's runtimepath loader, else next to this file (a plugin manager's
---- checkout). Found once, while the working directory is the one it was
---- loaded from (package.cpath may hold relative entries).
+--- Neovim's runtimepath loader, else in the folder above this file's base/
+--- (a plugin manager's checkout). Found once, while the working directory
+--- is the one it was loaded from (package.cpath may hold relative entries).
 ---@return string|nil
 local function find_core_so()
   -- absolute entries only: "./?.so" would name a core.so (and so a
@@ -87,7 +87,7 @@ local function find_core_so()
     so = vim.api.nvim_get_runtime_file("lua/flemma_sandbox/core.so", false)[1]
   end
   if not so then
-    local source = debug.getinfo(1, "S").source:match("^@(.*)/[^/]+$")
+    local source = debug.getinfo(1, "S").source:match("^@(.*)/base/[^/]+$")
     so = source and (source .. "/core.so")
   end
   return so and core.absolute(so, core.getcwd())
@@ -110,10 +110,10 @@ function M.core_so()
   return found_core_so
 end
 
---- The folder of these Lua modules.
+--- The folder of these Lua modules (lua/flemma_sandbox/, above base/).
 ---@return string|nil
 function M.lua_dir()
-  local source = debug.getinfo(1, "S").source:match("^@(.*)/[^/]+$")
+  local source = debug.getinfo(1, "S").source:match("^@(.*)/base/[^/]+$")
   return source and core.absolute(source, core.getcwd())
 end
 

@@ -7,9 +7,9 @@
 --- path and the SHA-256 of its frontmatter in flemma-sandbox's state folder,
 --- which no sandbox can write; any change to the text drops it. A program
 --- path from a buffer (backends.*.path, tools.shell) is never used.
-local surroundings = require("flemma_sandbox.surroundings")
-local loosening = require("flemma_sandbox.loosening")
-local util = require("flemma_sandbox.util")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local loosening = require("flemma_sandbox.base.loosening")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

@@ -92,7 +92,7 @@ end
 ---@param done fun(result: table)
 function M.on_copy(name, input, ctx, scope, done)
   -- usually made while the model answered (FlemmaRequestSending)
-  local specs, made_err = require("flemma_sandbox.workspaces").ensure_now(ctx.bufnr)
+  local specs, made_err = require("flemma_sandbox.api.clone_mode").ensure_now(ctx.bufnr)
   if made_err then
     return done({ success = false, error = made_err })
   end
@@ -118,7 +118,7 @@ function M.on_copy(name, input, ctx, scope, done)
     config = scope.config,
     resolved = scope.resolved,
     copies = specs,
-    env_path = require("flemma_sandbox.surroundings").getenv("PATH"),
+    env_path = require("flemma_sandbox.base.surroundings").getenv("PATH"),
     on_job = function() end,
     wrap = function(argv)
       return M.wrap_for_call(ctx, name, argv, {})

@@ -6,9 +6,9 @@
 --- by content hash where the sandbox cannot write, as in standalone mode).
 --- Until then flemma-sandbox's approval resolver denies the buffer's tool
 --- calls. Tightening is always fine.
-local fence = require("flemma_sandbox.frontmatter_fence")
-local loosening = require("flemma_sandbox.loosening")
-local trust = require("flemma_sandbox.chat.trust")
+local fence = require("flemma_sandbox.base.frontmatter_fence")
+local loosening = require("flemma_sandbox.base.loosening")
+local trust = require("flemma_sandbox.chat.frontmatter_trust")
 
 local M = {}
 

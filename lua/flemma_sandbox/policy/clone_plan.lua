@@ -3,9 +3,9 @@
 --- `git clone --shared` kept in the chat's folder and shown at the
 --- repository's own path; the user's tree is out of its reach. Here: which
 --- repositories, where their copies are, and what that changes in a
---- resolved policy. Made by backends/workspace.lua.
+--- resolved policy. Made by backends/workspace_copies.lua.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 
@@ -104,7 +104,7 @@ end
 ---@field objects string the user's objects folder of it
 
 --- The submodules a copy holds copies of (listed when it was made, by
---- backends/workspace.lua).
+--- backends/workspace_copies.lua).
 ---@param space flemma_sandbox.Workspace
 ---@return flemma_sandbox.CopiedSubmodule[]
 function M.submodules(space)

@@ -4,7 +4,7 @@
 --- of them together are capped: the oldest files go first.
 -- vim.uv from Neovim 0.10; vim.loop before (deprecated on 0.12)
 local uv = vim.uv or vim.loop
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

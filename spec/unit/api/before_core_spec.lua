@@ -7,13 +7,13 @@ describe("before_core", function()
   before_each(function()
     -- a fresh copy each time: the module keeps what it was given (the
     -- loaded one, if any, is put back after)
-    original = package.loaded["flemma_sandbox.before_core"]
-    package.loaded["flemma_sandbox.before_core"] = nil
-    before = require("flemma_sandbox.before_core")
+    original = package.loaded["flemma_sandbox.api.before_core"]
+    package.loaded["flemma_sandbox.api.before_core"] = nil
+    before = require("flemma_sandbox.api.before_core")
   end)
 
   after_each(function()
-    package.loaded["flemma_sandbox.before_core"] = original
+    package.loaded["flemma_sandbox.api.before_core"] = original
   end)
 
   it("says it is the stand-in", function()

@@ -2,8 +2,8 @@
 --- whether, with which writable paths, network and privileges a command is
 --- sandboxed: its config for flemma-sandbox is checked with errors naming
 --- the host's key, and its policy is laid on flemma-sandbox's hardening.
-local hosted = require("flemma_sandbox.hosted")
-local surroundings = require("flemma_sandbox.surroundings")
+local hosted = require("flemma_sandbox.api.hosted")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local KEY = "sandbox.backends.flemma_sandbox"
 

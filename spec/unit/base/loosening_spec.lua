@@ -1,6 +1,6 @@
 --- The shared rules of what loosens the sandbox (loosening.lua), which
 --- both trust checks (standalone frontmatter, Flemma's) use.
-local loosening = require("flemma_sandbox.loosening")
+local loosening = require("flemma_sandbox.base.loosening")
 
 describe("what loosens", function()
   it("a limit: larger, or none where there was one; a disk reserve: smaller", function()

@@ -1,7 +1,7 @@
 --- What a question shows is what runs: the characters a terminal draws as
 --- nothing, draws elsewhere or reorders are marked; long runs of spaces are
 --- counted; a long text keeps its end.
-local vt = require("flemma_sandbox.visible_text")
+local vt = require("flemma_sandbox.base.visible_text")
 
 --- UTF-8 of a code point.
 local function u(cp)

@@ -1,11 +1,11 @@
---- policy/workspace.lua: in clone mode each git repository among the
+--- policy/clone_plan.lua: in clone mode each git repository among the
 --- writable projects has a copy in the chat's folder; here which
 --- repositories, where their copies are, the lists written beside a copy
 --- (read defensively) and what clone mode changes in a resolved policy.
-local workspace = require("flemma_sandbox.policy.workspace")
+local workspace = require("flemma_sandbox.policy.clone_plan")
 local h = require("support.helpers")
 
-describe("policy.workspace", function()
+describe("policy.clone_plan", function()
   local dir
 
   local function sh(cmd)

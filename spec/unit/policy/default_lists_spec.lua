@@ -1,7 +1,7 @@
---- policy/defaults.lua: the built-in lists. Each entry is read as the
+--- policy/default_lists.lua: the built-in lists. Each entry is read as the
 --- policy reads it: paths expand with the policy's variables and `~`,
 --- secret patterns match names with core.fnmatch as the scan does.
-local defaults = require("flemma_sandbox.policy.defaults")
+local defaults = require("flemma_sandbox.policy.default_lists")
 local core = require("flemma_sandbox.core")
 
 --- Whether any pattern of SECRET_FILES matches a file name.
@@ -25,7 +25,7 @@ local VARS = {
   NVIM_RUNTIMEPATH = "/rtp",
 }
 
-describe("policy.defaults", function()
+describe("policy.default_lists", function()
   it("secret patterns match keys, env files and credentials, not public keys or sources", function()
     for _, name in ipairs({
       ".env",

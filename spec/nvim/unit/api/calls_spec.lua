@@ -3,9 +3,9 @@
 --- chat gets none; a call's end delivers its result before its timeline
 --- entry is written. The chat's folder is the spec's own (get_policy
 --- stood in for); the checkpoints' path is checkpoints_spec's.
-local calls = require("flemma_sandbox.calls")
+local calls = require("flemma_sandbox.api.calls")
 local fs = require("flemma_sandbox")
-local timeline = require("flemma_sandbox.timeline")
+local timeline = require("flemma_sandbox.api.timeline")
 local h = require("support.helpers")
 
 describe("calls", function()

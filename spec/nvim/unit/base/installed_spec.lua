@@ -4,7 +4,7 @@
 --- never in the working directory, which a sandboxed command writes. The
 --- control shows that package.path's own "./?.lua" would find the planted
 --- file.
-local installed = require("flemma_sandbox.installed")
+local installed = require("flemma_sandbox.base.installed")
 local h = require("support.helpers")
 
 describe("installed", function()
@@ -40,9 +40,9 @@ describe("installed", function()
       dir = h.tmpdir()
       old_cwd = vim.fn.getcwd()
       vim.fn.mkdir(dir .. "/flemma", "p")
-      vim.fn.mkdir(dir .. "/flemma_sandbox", "p")
+      vim.fn.mkdir(dir .. "/flemma_sandbox/base", "p")
       h.write(dir .. "/flemma/planted_by_spec.lua", "_G.FLEMMA_SPEC_PLANTED = true return {}\n")
-      h.write(dir .. "/flemma_sandbox/util.lua", "_G.FLEMMA_SPEC_PLANTED = true return {}\n")
+      h.write(dir .. "/flemma_sandbox/base/util.lua", "_G.FLEMMA_SPEC_PLANTED = true return {}\n")
       vim.cmd("cd " .. vim.fn.fnameescape(dir))
       _G.FLEMMA_SPEC_PLANTED = nil
     end)
@@ -60,17 +60,17 @@ describe("installed", function()
     end)
 
     it("finds an installed module where it is installed, and a planted one nowhere", function()
-      local path, kind = installed.find("flemma_sandbox.util")
+      local path, kind = installed.find("flemma_sandbox.base.util")
       assert.are.equal("lua", kind)
       -- where the runtimepath has it (the directory the suite started in may
       -- be another spec's by now)
-      local want = vim.api.nvim_get_runtime_file("lua/flemma_sandbox/util.lua", false)[1]
+      local want = vim.api.nvim_get_runtime_file("lua/flemma_sandbox/base/util.lua", false)[1]
       assert.are.equal(vim.fn.resolve(vim.fn.fnamemodify(want, ":p")), vim.fn.resolve(path))
       assert.are.same({ nil, nil }, { installed.find("flemma.planted_by_spec") })
       local so, so_kind = installed.find("flemma_sandbox.core")
       assert.are.equal("so", so_kind)
       assert.are.equal("/", so:sub(1, 1))
-      assert.is_true(installed.present("flemma_sandbox.util"))
+      assert.is_true(installed.present("flemma_sandbox.base.util"))
       assert.is_false(installed.present("flemma.planted_by_spec"))
     end)
 
@@ -103,10 +103,10 @@ describe("installed", function()
 
     it("loads the installed module, not the planted one of the same name", function()
       installed.guard()
-      local saved = package.loaded["flemma_sandbox.util"]
-      package.loaded["flemma_sandbox.util"] = nil
-      local ok, util = pcall(require, "flemma_sandbox.util")
-      package.loaded["flemma_sandbox.util"] = saved
+      local saved = package.loaded["flemma_sandbox.base.util"]
+      package.loaded["flemma_sandbox.base.util"] = nil
+      local ok, util = pcall(require, "flemma_sandbox.base.util")
+      package.loaded["flemma_sandbox.base.util"] = saved
       assert.is_true(ok, util)
       assert.is_function(util.contains)
       assert.is_nil(_G.FLEMMA_SPEC_PLANTED)

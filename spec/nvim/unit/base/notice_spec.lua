@@ -2,7 +2,7 @@
 --- notices of the same turn of the event loop are joined with "; " in
 --- the order said (the `last` ones after), with the highest level, and cut
 --- to what the command line shows.
-local notice = require("flemma_sandbox.notice")
+local notice = require("flemma_sandbox.base.notice")
 local n = require("support.nvim")
 
 describe("notice", function()

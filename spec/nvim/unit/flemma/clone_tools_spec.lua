@@ -1,12 +1,12 @@
---- flemma/workspace.lua's scope (run in Neovim, Flemma's sandbox and
+--- flemma/clone_tools.lua's scope (run in Neovim, Flemma's sandbox and
 --- config modules stood in for: a real Flemma chat in clone mode is
 --- spec/flemma/workspace_spec's): a chat's clone mode under Flemma is nil
 --- where Flemma does not run its commands through our backend, false in
 --- direct mode, else what its copies come from. on_copy's path is the
 --- real Flemma's.
-local workspace = require("flemma_sandbox.flemma.workspace")
+local workspace = require("flemma_sandbox.flemma.clone_tools")
 
-describe("flemma.workspace.scope", function()
+describe("flemma.clone_tools.scope", function()
   local saved_sandbox, saved_config, fake, bufnr
 
   before_each(function()

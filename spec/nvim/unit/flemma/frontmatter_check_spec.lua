@@ -1,13 +1,13 @@
---- flemma/trust.lua (run in Neovim, Flemma's config module stood in for:
+--- flemma/frontmatter_check.lua (run in Neovim, Flemma's config module stood in for:
 --- the real Flemma's path is spec/flemma's): what a buffer's frontmatter
 --- changes in Flemma's sandbox and tools config, key by key, counts as
 --- loosening (compared with flemma-sandbox's own defaults where Flemma's
 --- config names no value), and such a buffer's tool calls are refused
 --- until the user trusts that exact frontmatter text.
-local trust = require("flemma_sandbox.flemma.trust")
+local trust = require("flemma_sandbox.flemma.frontmatter_check")
 local h = require("support.helpers")
 
-describe("flemma.trust", function()
+describe("flemma.frontmatter_check", function()
   local base, with, saved_config, dir
 
   --- Flemma's config as materialized without and with the buffer's frontmatter.
