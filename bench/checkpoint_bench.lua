@@ -5,7 +5,7 @@
 --- the host; the first checkpoint of a chat; an undo of a few files.
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 
-local checkpoints = require("flemma_sandbox.checkpoints")
+local checkpoints = require("flemma_sandbox.api.checkpoints")
 
 local fixture = dofile("bench/repo_fixture.lua")
 local ROUNDS = 9
@@ -53,7 +53,7 @@ local function bench(files)
   vim.wait(60000, function()
     return recorded
   end, 1)
-  local call_undo = require("flemma_sandbox.call_undo")
+  local call_undo = require("flemma_sandbox.api.call_undo")
   local undone
   t0 = now_ms()
   call_undo.prepare(bufnr, { n = last }, function(prep, err)

@@ -7,7 +7,7 @@ package.cpath = "lua/?.so;" .. package.cpath
 
 local ffi = require("ffi")
 local h = require("support.helpers")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local sandbox = require("flemma_sandbox")
 
 ffi.cdef([[

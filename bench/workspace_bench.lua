@@ -4,7 +4,7 @@
 --- that changed three files.
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 
-local workspaces = require("flemma_sandbox.workspaces")
+local workspaces = require("flemma_sandbox.api.clone_mode")
 local fixture = dofile("bench/repo_fixture.lua")
 local now_ms, median, sh = fixture.now_ms, fixture.median, fixture.sh
 

@@ -26,7 +26,7 @@ local ok, err = pcall(function()
   find_rock_tree()
   -- first: nothing of ours or Flemma's is ever loaded from the working
   -- directory (package.path's "./?.lua"), where a sandboxed command writes
-  require("flemma_sandbox.installed").guard()
+  require("flemma_sandbox.base.installed").guard()
   require("flemma_sandbox.nvim.start").run(here)
 end)
 if not ok then

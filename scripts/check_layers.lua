@@ -32,20 +32,12 @@ local GROUPS = {
   { prefix = "flemma_sandbox.chat", group = "chat", rank = 8 },
   { prefix = "flemma_sandbox.tools", group = "tools", rank = 7 },
   { prefix = "flemma_sandbox.questions", group = "questions", rank = 6 },
-  { prefix = "flemma_sandbox.before_core", group = "api", rank = 5 },
+  { prefix = "flemma_sandbox.api", group = "api", rank = 5 },
   { prefix = "flemma_sandbox.run", group = "run", rank = 4 },
   { prefix = "flemma_sandbox.backends", group = "backends", rank = 3 },
   { prefix = "flemma_sandbox.policy", group = "policy", rank = 2 },
   { prefix = "flemma_sandbox.config", group = "policy", rank = 2 },
-  { prefix = "flemma_sandbox.util", group = "base", rank = 1 },
-  { prefix = "flemma_sandbox.process", group = "base", rank = 1 },
-  { prefix = "flemma_sandbox.surroundings", group = "base", rank = 1 },
-  { prefix = "flemma_sandbox.notice", group = "base", rank = 1 },
-  { prefix = "flemma_sandbox.hooks", group = "base", rank = 1 },
-  { prefix = "flemma_sandbox.installed", group = "base", rank = 1 },
-  { prefix = "flemma_sandbox.loosening", group = "base", rank = 1 },
-  { prefix = "flemma_sandbox.visible_text", group = "base", rank = 1 },
-  { prefix = "flemma_sandbox.frontmatter_fence", group = "base", rank = 1 },
+  { prefix = "flemma_sandbox.base", group = "base", rank = 1 },
   { prefix = "flemma_sandbox.core", group = "core", rank = 0 },
   { prefix = "flemma_sandbox", group = "api", rank = 5 },
 }
@@ -83,8 +75,8 @@ local tokenize = dofile(here .. "/lua_tokens.lua")
 --- them (every other require, pcall(require, ...), lazy_require or
 --- package.loaded read must name its module with a literal string).
 local DYNAMIC = {
-  ["flemma_sandbox.util"] = "lazy_require: the checker reads the names its callers give it",
-  ["flemma_sandbox.installed"] = "the loader's guard: it looks names up for require itself",
+  ["flemma_sandbox.base.util"] = "lazy_require: the checker reads the names its callers give it",
+  ["flemma_sandbox.base.installed"] = "the loader's guard: it looks names up for require itself",
 }
 
 --- Whether a module name is one the layers cover (ours or Flemma's).
@@ -288,7 +280,7 @@ end
 --- declared, set or called by a group the table does not name, a table row
 --- that is no longer true, and the hooks table used other than as
 --- hooks.NAME (handed on, indexed by a variable).
-local HOOKS = "flemma_sandbox.hooks"
+local HOOKS = "flemma_sandbox.base.hooks"
 
 local RANK = {}
 for _, g in ipairs(GROUPS) do
@@ -341,7 +333,7 @@ local function read_hook_table()
 end
 
 --- Every use of the hooks table in a module's tokens: through
---- require("flemma_sandbox.hooks") directly or a name it was assigned to.
+--- require("flemma_sandbox.base.hooks") directly or a name it was assigned to.
 ---@param tokens gates.Token[]
 ---@return { field: string|nil, line: integer, set: boolean, bad: string|nil }[]
 local function hook_uses(tokens)

@@ -1,5 +1,5 @@
 --- The process gate (make lint): every process the plugin starts goes
---- through lua/flemma_sandbox/process.lua (ARCHITECTURE.md, "The process
+--- through lua/flemma_sandbox/base/process.lua (ARCHITECTURE.md, "The process
 --- runner"). Reads each Lua file of lua/ from its tokens
 --- (scripts/lua_tokens.lua: comments and strings never count) and fails on
 --- a use, called or not, of a way to start a process anywhere else:
@@ -13,7 +13,7 @@
 local root = arg[1] or "."
 
 --- The one module that may start processes.
-local RUNNER = "lua/flemma_sandbox/process.lua"
+local RUNNER = "lua/flemma_sandbox/base/process.lua"
 
 --- Fields that start a process, by the name of what holds them; "*":
 --- names no other library uses, whatever holds them.

@@ -36,7 +36,7 @@ int proxy_shared_init(proxy_shared *s);
 /* The record (for Neovim; no line for people) that a connection reached
  * host: once per host and second (a command's thousand connections to one
  * host are one record), so a chat's timeline lists the hosts a call
- * reached (lua/flemma_sandbox/timeline.lua). proxy_reached.c */
+ * reached (lua/flemma_sandbox/api/timeline.lua). proxy_reached.c */
 void proxy_say_reached(proxy_shared *s, const char *host, unsigned port);
 
 /* Serves client (consumed) on a new thread; refuses it at once when

@@ -201,7 +201,7 @@ function M.try(report, argv, err)
   end
   local out, code = err, nil
   if argv then
-    out, code = require("flemma_sandbox.process").run(argv)
+    out, code = require("flemma_sandbox.base.process").run(argv)
   end
   if argv and code == 0 then
     report.ok("a test sandbox started and exited cleanly")
@@ -211,7 +211,7 @@ function M.try(report, argv, err)
 end
 
 function M.check()
-  require("flemma_sandbox.installed").guard()
+  require("flemma_sandbox.base.installed").guard()
   local report = reporter()
 
   report.start("flemma-sandbox: C core")

@@ -4,20 +4,20 @@
 
 -- setup() in init.lua runs before the plugin file puts the guard in place:
 -- a core not built yet must not be looked up in the working directory
-require("flemma_sandbox.installed").guard()
+require("flemma_sandbox.base.installed").guard()
 -- the first start before the C core is built (a plugin manager that runs no
 -- `make`): a stand-in that keeps setup() for when it is (before_core.lua)
 local core_ok, core_err = pcall(require, "flemma_sandbox.core")
 if not core_ok then
-  local waiting = require("flemma_sandbox.before_core")
+  local waiting = require("flemma_sandbox.api.before_core")
   waiting.explain(tostring(core_err))
   return waiting
 end
 
 local config = require("flemma_sandbox.config")
 local gates = require("flemma_sandbox.config.gates")
-local hooks = require("flemma_sandbox.hooks")
-local policy = require("flemma_sandbox.util").lazy_require("flemma_sandbox.policy")
+local hooks = require("flemma_sandbox.base.hooks")
+local policy = require("flemma_sandbox.base.util").lazy_require("flemma_sandbox.policy")
 local registry = require("flemma_sandbox.backends")
 
 local M = {}
@@ -38,7 +38,7 @@ local function register_builtins()
   builtins_registered = true
   if not registry.has("bwrap") then
     -- backends/bwrap.lua loads when a backend is first asked for, not in setup()
-    local bwrap = require("flemma_sandbox.util").lazy_require("flemma_sandbox.backends.bwrap")
+    local bwrap = require("flemma_sandbox.base.util").lazy_require("flemma_sandbox.backends.bwrap")
     registry.register("bwrap", {
       available = function(...)
         return bwrap.available(...)
@@ -69,7 +69,7 @@ function M.setup(opts)
     cache.clear()
   end
   register_builtins()
-  require("flemma_sandbox.installed").plugin_file_now() -- before a Flemma setup() after this one
+  require("flemma_sandbox.base.installed").plugin_file_now() -- before a Flemma setup() after this one
 end
 
 ---@param opts? integer|table buffer number, { bufnr = N }, or { sandbox = ... }

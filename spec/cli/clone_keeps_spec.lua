@@ -1,5 +1,5 @@
 --- flemma-sandbox run in clone mode keeps a tracked file the copy hides
---- (backends/workspace.lua): `.env.example` stays tracked, the copy
+--- (backends/workspace_copies.lua): `.env.example` stays tracked, the copy
 --- commits with the repository's identity, and a commit that deletes it
 --- is not published, which the run says on stderr (the control: the
 --- copy's branch holds that commit).

@@ -31,7 +31,7 @@ local function chat_calls(w, commands)
     "local log = require('flemma_sandbox.nvim.log')",
     "local dir, name = log.chat_of(bufnr)",
     "assert(vim.wait(15000, function()",
-    "  return #require('flemma_sandbox.timeline').read(dir) == #commands",
+    "  return #require('flemma_sandbox.api.timeline').read(dir) == #commands",
     "end, 20), 'no timeline')",
     "local f = assert(io.open(" .. string.format("%q", out) .. ", 'w'))",
     "f:write(name)",

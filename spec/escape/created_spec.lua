@@ -90,7 +90,7 @@ describe("escape: names created during a run", function()
   it("the check runs whether its words go in the helper's argv or, for a large policy, in a file", function()
     -- the helper's client decides where the words go
     local client = require("flemma_sandbox.backends.helper")
-    local runs = assert(require("flemma_sandbox.surroundings").state_dir("runs"))
+    local runs = assert(require("flemma_sandbox.base.surroundings").state_dir("runs"))
     local saved = client.CHECK_WORDS_BYTES
     for _, limit in ipairs({ saved, 0 }) do
       client.CHECK_WORDS_BYTES = limit

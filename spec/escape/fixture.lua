@@ -4,7 +4,7 @@
 --- sandbox and asserts that nothing on the host changed.
 local core = require("flemma_sandbox.core")
 local h = require("support.helpers")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local sandbox = require("flemma_sandbox")
 
 local M = {}

@@ -150,7 +150,7 @@ describe("escape: resource limits and stray processes", function()
 
   it("a command takes at most limits.inotify_instances and inotify_watches of the user's", function()
     local bwrap = require("flemma_sandbox.backends.bwrap")
-    if not require("flemma_sandbox.util").default_inotify_cap("max_user_instances") then
+    if not require("flemma_sandbox.base.util").default_inotify_cap("max_user_instances") then
       return pending("this kernel keeps no inotify limits per user namespace")
     end
     local out = w.base .. "/inotify.out"

@@ -102,7 +102,7 @@ describe("escape: the network through the allowlist proxy", function()
 
   it("ends the command's transfer, without a hang, when the proxy is killed in the middle of it", function()
     -- a chat's sandbox has its proxy's socket in its live folder
-    local runs = require("flemma_sandbox.surroundings").state_dir(f.WARM and "live" or "runs")
+    local runs = require("flemma_sandbox.base.surroundings").state_dir(f.WARM and "live" or "runs")
     -- a host-side killer, once the transfer runs (the server marks its
     -- start): the sandbox cannot see the proxy's process
     os.remove(slow_mark)
@@ -150,7 +150,7 @@ describe("escape: the network through the allowlist proxy", function()
     -- killer shell of the spec above, or its pkill, names it later on);
     -- this world's only: its socket is in our state folder (runs/, or
     -- live/ for a chat's sandbox), never another run's on the machine
-    local state = require("flemma_sandbox.surroundings").state_dir("runs"):gsub("/runs$", "")
+    local state = require("flemma_sandbox.base.surroundings").state_dir("runs"):gsub("/runs$", "")
     local pattern = "^[^ ]*/flemma-sandbox-proxy --listen "
       .. state:gsub("[%^%$%(%)%.%[%]%*%+%?%{%}|\\]", "\\%0")
       .. "/"
@@ -221,7 +221,7 @@ describe("escape: the network through the allowlist proxy", function()
     f.attack(w, through_proxy(get("allowed.test")), { env = env })
     f.stop_live()
     assert.are.equal(0, proxies(), "this run's proxy outlived it")
-    local runs = require("flemma_sandbox.surroundings").state_dir("runs")
+    local runs = require("flemma_sandbox.base.surroundings").state_dir("runs")
     assert.are.equal("", h.capture("ls -A " .. h.shell_quote(runs)))
   end)
 end)

@@ -103,7 +103,7 @@ describe("escape: host-side races", function()
   it("the check after a run moves nothing through a folder swapped for a symlink", function()
     local secret_repo = w.outside .. "/secretrepo"
     h.sh("mkdir -p " .. q(secret_repo .. "/.envrc-dir") .. " && echo mine > " .. q(secret_repo .. "/.envrc"))
-    local state = assert(require("flemma_sandbox.surroundings").state_dir("quarantine"))
+    local state = assert(require("flemma_sandbox.base.surroundings").state_dir("quarantine"))
     local check = w.base .. "/swap.check"
     local function run_check(watched)
       -- no "repos": the project's own .git is not known to this check

@@ -56,7 +56,7 @@ describe("escape: the host-side view equals the sandbox's", function()
   end)
 
   it("a project's sandbox reads its own saved outputs, never another project's or an unsandboxed run's", function()
-    local util = require("flemma_sandbox.util")
+    local util = require("flemma_sandbox.base.util")
     local own = util.outputs_dir(cache, w.proj)
     local other = util.outputs_dir(cache, w.outside .. "/other-project")
     local unsandboxed = util.unsandboxed_outputs_dir(cache)

@@ -262,7 +262,7 @@ describe("escape: changing what runs later on the host", function()
     end)
 
     it("flemma-sandbox's own programs and modules stay read-only inside a writable folder", function()
-      local surroundings = require("flemma_sandbox.surroundings")
+      local surroundings = require("flemma_sandbox.base.surroundings")
       local lib = surroundings.core_so():match("^(.*)/[^/]+$")
       local root = lib:match("^(.*)/lua/flemma_sandbox$") or lib
       f.policy({ rw_paths = { "$CWD", root } })

@@ -2,7 +2,7 @@
 --- host: files, the loopback network, processes.
 local h = require("support.helpers")
 local net = require("support.net")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local sandbox = require("flemma_sandbox")
 
 describe("sandboxed execution (real bwrap)", function()

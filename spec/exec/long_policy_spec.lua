@@ -1,7 +1,7 @@
 --- Policies longer than one argument list may be: bwrap's options go
 --- through "--args FD"; past bwrap's own cap the error says so.
 local h = require("support.helpers")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local sandbox = require("flemma_sandbox")
 local bwrap = require("flemma_sandbox.backends.bwrap")
 

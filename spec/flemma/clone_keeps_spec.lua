@@ -1,5 +1,5 @@
 -- Clone mode under the real Flemma (FLEMMA_DIR) keeps a tracked file the
--- copy hides (backends/workspace.lua): a chat's bash sees `.env.example`
+-- copy hides (backends/workspace_copies.lua): a chat's bash sees `.env.example`
 -- tracked and a clean status, its `git add -A; git commit` keeps the file
 -- in the copy and in the synced branch, commits as the repository's user
 -- (no global identity on the host), and a commit that deletes it with git
@@ -11,7 +11,7 @@ local execute, result_of = flemma_chat.execute, flemma_chat.result_of
 
 local function synced()
   assert(vim.wait(20000, function()
-    return require("flemma_sandbox.workspaces").syncing == 0
+    return require("flemma_sandbox.api.clone_mode").syncing == 0
   end, 20))
 end
 

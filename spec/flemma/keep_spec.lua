@@ -10,7 +10,7 @@ local execute, result_of = flemma_chat.execute, flemma_chat.result_of
 
 local function synced()
   assert(vim.wait(20000, function()
-    return require("flemma_sandbox.workspaces").syncing == 0
+    return require("flemma_sandbox.api.clone_mode").syncing == 0
   end, 20))
 end
 
@@ -43,7 +43,7 @@ describe("discarded work under Flemma", function()
     })
     assert.matches("done", result_of(text))
     synced()
-    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone
     assert.are.equal(1, vim.fn.isdirectory(clone))
     local asked = {}
     questions.reset()

@@ -7,7 +7,7 @@
 local h = require("support.helpers")
 local flemma_chat = require("support.flemma_chat")
 local log = require("flemma_sandbox.nvim.log")
-local timeline = require("flemma_sandbox.timeline")
+local timeline = require("flemma_sandbox.api.timeline")
 
 local execute, result_of = flemma_chat.execute, flemma_chat.result_of
 

@@ -21,7 +21,7 @@ describe("Flemma's bash results", function()
     {
       settle = function()
         vim.wait(20000, function()
-          return require("flemma_sandbox.workspaces").syncing == 0
+          return require("flemma_sandbox.api.clone_mode").syncing == 0
         end, 20)
       end,
     }

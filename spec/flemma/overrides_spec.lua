@@ -48,7 +48,7 @@ describe("Flemma's tools in our place", function()
   local function start_call(chat, before_execute)
     local command = "rm -f " .. p.proj .. "/notes.txt && echo removed"
     local bufnr = start(chat, "bash", { label = "t", command = command, timeout = 20 }, before_execute)
-    return bufnr, #require("flemma_sandbox.checkpoints").list(bufnr)[1].entries
+    return bufnr, #require("flemma_sandbox.api.checkpoints").list(bufnr)[1].entries
   end
 
   local function finished(bufnr)
@@ -56,7 +56,7 @@ describe("Flemma's tools in our place", function()
       local text = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
       return text:find("removed", 1, true) ~= nil and not require("flemma.tools.executor").get_pending(bufnr)[1]
     end, 20))
-    return #require("flemma_sandbox.checkpoints").list(bufnr)[1].entries
+    return #require("flemma_sandbox.api.checkpoints").list(bufnr)[1].entries
   end
 
   it("takes a direct chat's checkpoint in the background; the call runs after it", function()

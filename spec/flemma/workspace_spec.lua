@@ -1,6 +1,6 @@
 -- Clone mode under the real Flemma (FLEMMA_DIR): a chat's bash runs in
 -- our backend on its copy, and Flemma's read, write, edit and ls act on the
--- copy too (flemma/workspace.lua); the user's tree, index, HEAD and status
+-- copy too (flemma/clone_tools.lua); the user's tree, index, HEAD and status
 -- stay as they were; the copy's work reaches the user's repository as
 -- refs/remotes/sandbox-NAME/* only. Controls: the same calls in direct
 -- mode reach the user's tree.
@@ -14,7 +14,7 @@ local setup_flemma = flemma_chat.setup_flemma
 
 local function synced()
   assert(vim.wait(20000, function()
-    return require("flemma_sandbox.workspaces").syncing == 0
+    return require("flemma_sandbox.api.clone_mode").syncing == 0
   end, 20))
 end
 
@@ -61,7 +61,7 @@ describe("clone mode under Flemma", function()
     local refs = h.run({ "git", "-C", proj, "for-each-ref", "--format=%(refname) %(subject)", "refs/remotes/" }).stdout
     assert.matches("refs/remotes/sandbox%-" .. vim.pesc(name) .. "/master model\n", refs)
     local changes
-    require("flemma_sandbox.workspaces").changes(bufnr, function(c)
+    require("flemma_sandbox.api.clone_mode").changes(bufnr, function(c)
       changes = c
     end)
     assert(vim.wait(20000, function()
@@ -101,7 +101,7 @@ describe("clone mode under Flemma", function()
     assert.matches("leads out of the chat's copy", flemma_chat.error_result(bufnr))
     assert.are.equal("untracked\n", h.read(proj .. "/notes.txt"))
     -- control: the link in the copy does lead to the user's file
-    local copy = require("flemma_sandbox.workspaces").clone_of(bufnr, proj)
+    local copy = require("flemma_sandbox.api.clone_mode").clone_of(bufnr, proj)
     assert(copy, "no copy")
     h.write(copy .. "/out", "through\n")
     assert.are.equal("through\n", h.read(proj .. "/notes.txt"))

@@ -7,7 +7,7 @@ local h = require("support.helpers")
 local n = require("support.nvim")
 local project = require("support.project")
 local sandbox = require("flemma_sandbox")
-local checkpoints = require("flemma_sandbox.checkpoints")
+local checkpoints = require("flemma_sandbox.api.checkpoints")
 
 local manifest, repo_state = project.manifest, project.repo_state
 

@@ -1,4 +1,4 @@
---- Clone mode keeps what the copy hides (backends/workspace.lua): a
+--- Clone mode keeps what the copy hides (backends/workspace_copies.lua): a
 --- tracked file of a secret name (`.env.example`, secret_files `.env.*`)
 --- stays tracked in the copy as HEAD has it, skip-worktree, out of the
 --- work tree; the copy's `git status` is clean and the model's
@@ -87,7 +87,7 @@ describe("clone mode keeps hidden files", function()
     assert.are.equal("EXAMPLE=1\n", h.read(proj .. "/.env.example"))
     assert.are.equal("", git("status", "--porcelain").stdout)
     -- nothing left to review on the hidden file
-    local changes = require("flemma_sandbox.review").changes_in(proj, chat)
+    local changes = require("flemma_sandbox.api.review").changes_in(proj, chat)
     for _, c in ipairs(changes) do
       assert.not_matches("env", c.path)
     end
@@ -147,7 +147,7 @@ describe("clone mode keeps hidden files", function()
     assert.are.equal("EXAMPLE=1\n", git("show", branch .. ":.env.example").stdout)
     -- control: the copy's branch fetched as the sync did without the check
     -- deletes the user's file
-    local spec = require("flemma_sandbox.workspaces").specs(bufnr)[1]
+    local spec = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1]
     local binds = {
       "--ro-bind",
       spec.clone,

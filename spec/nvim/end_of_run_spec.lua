@@ -9,7 +9,7 @@ local project = require("support.project")
 local sandbox = require("flemma_sandbox")
 local helper = require("flemma_sandbox.backends.helper")
 local end_of_run = require("flemma_sandbox.run.end_of_run")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 describe("the wrap's record", function()
   local p

@@ -118,7 +118,7 @@ describe("a copy's work thrown away", function()
 
   it("discard asks first; no keeps the copy; yes keeps its commits and uncommitted work under a ref", function()
     local bufnr = chat_with_work()
-    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone
     local state = project.repo_state(proj, "refs/heads refs/tags")
     local commands = require("flemma_sandbox.nvim.commands")
     local said = notes_of(function()
@@ -177,7 +177,7 @@ describe("a copy's work thrown away", function()
     local r = n.run_tool("bash", { command = "cat src/a.txt" }, { bufnr = bufnr, approved = true })
     assert.are.equal(0, r.exit_code, vim.inspect(r))
     assert(project.synced())
-    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone
     assert.are.equal(1, vim.fn.isdirectory(clone))
     local said = notes_of(function()
       require("flemma_sandbox.nvim.commands").actions.discard(bufnr)
@@ -191,7 +191,7 @@ describe("a copy's work thrown away", function()
   it("delete! keeps the copy's work; reset leaves the copy as it is", function()
     local bufnr = chat_with_work()
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr)
-    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone
     local commands = require("flemma_sandbox.nvim.commands")
     notes_of(function()
       commands.actions.reset(bufnr)

@@ -272,7 +272,7 @@ describe("between calls of a chat's live sandbox", function()
     h.write(proj .. "/deploy/keys/prod.pem", "PRIVATE-" .. marker .. "\n")
     n.pause(1500)
     assert.are.equal("T", n.state_of(pid), "held")
-    local clone = require("flemma_sandbox.workspaces").specs(a)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(a)[1].clone
     assert.is_nil((h.read(clone .. "/read." .. marker) or ""):find("PRIVATE", 1, true), "the new secret was not read")
     local status = table.concat(require("flemma_sandbox.nvim.status").lines(a), "\n")
     assert.matches("between calls nothing runs", status)

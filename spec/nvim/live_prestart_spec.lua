@@ -21,7 +21,7 @@ describe("a chat's sandbox started when the chat is opened", function()
 
   -- the standalone path: with FLEMMA_DIR set (CI's sid) the bridge is
   -- attached, and a chat's prestart is Flemma's (spec/flemma/prestart_spec)
-  local hooks = require("flemma_sandbox.hooks")
+  local hooks = require("flemma_sandbox.base.hooks")
   local bridge
   before_each(function()
     bridge, hooks.bridge = hooks.bridge, nil

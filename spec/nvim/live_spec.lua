@@ -333,7 +333,7 @@ describe("a chat's live sandbox", function()
     assert.are.equal("shared", chat.name)
     assert.matches("/shared$", chat.dir)
     -- a frontmatter's name loosens (another chat's folders): it waits for trust
-    local split = require("flemma_sandbox.chat.trust").split(
+    local split = require("flemma_sandbox.chat.frontmatter_trust").split(
       { sandboxes = { name = "other", live = false } },
       require("flemma_sandbox.config").resolve()
     )

@@ -9,7 +9,7 @@ local h = require("support.helpers")
 local n = require("support.nvim")
 local project = require("support.project")
 local sandbox = require("flemma_sandbox")
-local timeline = require("flemma_sandbox.timeline")
+local timeline = require("flemma_sandbox.api.timeline")
 local log = require("flemma_sandbox.nvim.log")
 
 --- A shell line that sends one GET for name to HTTP_PROXY and prints the reply.

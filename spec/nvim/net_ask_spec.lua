@@ -123,7 +123,7 @@ describe('policy.network = "ask"', function()
 
   it("serves its question socket from Neovim only, removes it on stop, and sweeps a dead Neovim's", function()
     net_ask.stop()
-    local folder = require("flemma_sandbox.surroundings").state_dir("ask")
+    local folder = require("flemma_sandbox.base.surroundings").state_dir("ask")
     -- what a Neovim that crashed left (no pid goes past 2^22)
     local gone = folder .. "/4194305.sock"
     h.write(gone, "")

@@ -49,7 +49,7 @@ describe("what a sandbox planted", function()
 
   local function synced()
     return vim.wait(20000, function()
-      return require("flemma_sandbox.workspaces").syncing == 0
+      return require("flemma_sandbox.api.clone_mode").syncing == 0
     end, 20)
   end
 
@@ -139,7 +139,7 @@ describe("what a sandbox planted", function()
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
     local function paths_now()
       local paths = {}
-      for _, c in ipairs(require("flemma_sandbox.review").changes_in(proj, chat)) do
+      for _, c in ipairs(require("flemma_sandbox.api.review").changes_in(proj, chat)) do
         paths[#paths + 1] = c.path
       end
       return paths
@@ -147,7 +147,7 @@ describe("what a sandbox planted", function()
     -- the sync holds a ref whose tree it cannot read (workspace_hidden.lua)
     assert.is_false(vim.tbl_contains(paths_now(), "../fifo"), "the sync held the forged base")
     -- as if a sync had let it through: the diff must still open nothing
-    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone
     local remote = "refs/remotes/sandbox-" .. chat
     local fetched = h.run({
       "git",
@@ -222,7 +222,7 @@ describe("what a sandbox planted", function()
     assert(synced())
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
     local aside
-    for _, c in ipairs(require("flemma_sandbox.review").changes_in(proj, chat)) do
+    for _, c in ipairs(require("flemma_sandbox.api.review").changes_in(proj, chat)) do
       aside = aside or c.path:match("^%.nvim%.lua%.flemma%-quarantine%-.*")
     end
     assert.truthy(aside, "control: the copy's synced work holds the name moved aside")
@@ -239,7 +239,7 @@ describe("what a sandbox planted", function()
   end)
 
   it("apply never reads a FIFO or a link at the user's path (control: a plain read blocks)", function()
-    local review = require("flemma_sandbox.review")
+    local review = require("flemma_sandbox.api.review")
     h.sh("mkfifo " .. h.shell_quote(proj .. "/p") .. " && ln -s ../outside " .. h.shell_quote(proj .. "/l"))
     local zero = string.rep("0", 40)
     local function change(path)

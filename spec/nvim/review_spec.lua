@@ -3,7 +3,7 @@
 --- user, and what it never writes (a path out of the tree or through a
 --- link, a link itself, a protected name, a binary clash).
 local h = require("support.helpers")
-local review = require("flemma_sandbox.review")
+local review = require("flemma_sandbox.api.review")
 
 describe("review.apply_one", function()
   local dir, top

@@ -107,7 +107,7 @@ describe("undo of one call", function()
   it("keeps what a call that ran at the same time changed (control: it is in the call's recorded change)", function()
     local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     n.run_together(bufnr, { "sleep 1.5; rm src/util.py", "sleep 0.3; printf 'two\\n' > two.txt" })
-    local spec = require("flemma_sandbox.checkpoints").scope(bufnr).specs[1]
+    local spec = require("flemma_sandbox.api.checkpoints").scope(bufnr).specs[1]
     local shadow = require("flemma_sandbox.run.shadow")
     local first = shadow.list(spec)[2]
     assert.are.equal(1, first.n)
@@ -125,7 +125,7 @@ describe("undo of one call", function()
   it("waits while a call of the chat runs under Flemma (control: with none running it undoes)", function()
     local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
     bash(bufnr, "rm src/util.py")
-    local hooks = require("flemma_sandbox.hooks")
+    local hooks = require("flemma_sandbox.base.hooks")
     local saved, running = hooks.bridge, 1
     hooks.bridge = {
       calls_running = function(b)
@@ -255,7 +255,7 @@ describe("undo of one call", function()
       assert.is_nil(h.read(proj .. "/src/util.py"), "denied: nothing written")
       answer = "once"
       vim.cmd("FlemmaSandbox undo")
-      local spec = require("flemma_sandbox.checkpoints").scope(bufnr).specs[1]
+      local spec = require("flemma_sandbox.api.checkpoints").scope(bufnr).specs[1]
       assert(vim.wait(20000, function()
         return #require("flemma_sandbox.run.shadow").undos(spec) == 1
       end, 10))

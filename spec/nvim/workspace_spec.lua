@@ -1,5 +1,5 @@
---- Clone mode (sandboxes.workspace = "clone"; policy/workspace.lua,
---- backends/workspace.lua): a chat's calls work on its own copy of the
+--- Clone mode (sandboxes.workspace = "clone"; policy/clone_plan.lua,
+--- backends/workspace_copies.lua): a chat's calls work on its own copy of the
 --- repository, shown at the repository's path; the user's tree, index,
 --- HEAD and status stay as they were (control: the same call in direct
 --- mode changes them).
@@ -91,7 +91,7 @@ describe("clone mode", function()
     -- the copy's work reaches the user's repository as remote refs only
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
     assert(vim.wait(15000, function()
-      return require("flemma_sandbox.workspaces").syncing == 0
+      return require("flemma_sandbox.api.clone_mode").syncing == 0
     end, 20))
     local refs = h.run({ "git", "-C", proj, "for-each-ref", "--format=%(refname) %(subject)", "refs/remotes/" }).stdout
     assert.matches("refs/remotes/sandbox%-" .. vim.pesc(chat) .. "/master model\n", refs)
@@ -119,7 +119,7 @@ describe("clone mode", function()
     local head = h.run({ "git", "-C", proj, "rev-parse", "HEAD", "refs/heads/master" }).stdout
     local commands = require("flemma_sandbox.nvim.commands")
     vim.wait(15000, function()
-      return require("flemma_sandbox.workspaces").syncing == 0
+      return require("flemma_sandbox.api.clone_mode").syncing == 0
     end, 20)
     vim.api.nvim_set_current_buf(bufnr)
     commands.actions.diff(bufnr)
@@ -180,16 +180,16 @@ describe("clone mode", function()
     assert.are.equal("untracked\n", h.read(proj .. "/notes.txt"))
     assert.are.equal(head, h.run({ "git", "-C", proj, "rev-parse", "HEAD", "refs/heads/master" }).stdout)
     -- the copy's base is what was applied: its diff starts from there now
-    local copy_git = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone .. "/.git"
+    local copy_git = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone .. "/.git"
     local refs = h.run({ "git", "--git-dir=" .. copy_git, "rev-parse", "refs/flemma/base", "refs/flemma/wip" })
     local base, wip = refs.stdout:match("^(%x+)\n(%x+)")
     assert.is_truthy(base)
     assert.are.equal(wip, base)
     -- applied: nothing left to review
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr).name
-    assert.are.same({}, require("flemma_sandbox.review").changes_in(proj, chat))
+    assert.are.same({}, require("flemma_sandbox.api.review").changes_in(proj, chat))
     -- discard: the copy and its refs are gone; the next call starts from the tree as it is now
-    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone
     notes, restore = n.capture_notify()
     commands.actions.discard(bufnr)
     assert(vim.wait(15000, function()
@@ -243,7 +243,7 @@ describe("clone mode", function()
     local bufnr = n.open_chat(dir .. "/a.chat", { "@You:", "hi" })
     bash(bufnr, "echo work > work.txt")
     vim.wait(15000, function()
-      return require("flemma_sandbox.workspaces").syncing == 0
+      return require("flemma_sandbox.api.clone_mode").syncing == 0
     end, 20)
     local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(bufnr)
     local commands = require("flemma_sandbox.nvim.commands")
@@ -290,9 +290,9 @@ cat evil-git/config
       assert.are.equal(0, r.exit_code, out)
       assert.matches('clean = "sh %-c', r.stdout)
       vim.wait(15000, function()
-        return require("flemma_sandbox.workspaces").syncing == 0
+        return require("flemma_sandbox.api.clone_mode").syncing == 0
       end, 20)
-      local spec = require("flemma_sandbox.workspaces").specs(bufnr)[1]
+      local spec = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1]
       assert.are.equal(0, vim.fn.filereadable(spec.clone .. "/pwned"), "the sync ran the planted filter")
       assert.are.equal(0, vim.fn.filereadable(proj .. "/pwned"))
       -- control: the same git in the same view, without naming the copy's git folder outright
@@ -338,7 +338,7 @@ cat evil-git/config
     assert.are.equal(before, manifest(proj .. "/lib"))
     assert.are.equal(sub_state, sub_repo())
     -- control: the copy's submodule is a folder of its own, not the user's
-    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone
     assert.are.equal("model\n", h.read(clone .. "/lib/lib.txt"))
   end)
 
@@ -395,7 +395,7 @@ cat evil-git/config
     -- a link in the copy to the user's own file (its path is the same
     -- inside): on the host it would lead to the user's tree
     bash(bufnr, "ln -s " .. proj .. "/staged.txt link.txt")
-    local clone = require("flemma_sandbox.workspaces").specs(bufnr)[1].clone
+    local clone = require("flemma_sandbox.api.clone_mode").specs(bufnr)[1].clone
     assert.are.equal(proj .. "/staged.txt", require("flemma_sandbox.core").resolve(clone .. "/link.txt", "/"))
     r = tool("write", { path = "link.txt", content = "through the link\n" })
     assert.matches("leads out of the chat's copy", r.error or "")

@@ -61,7 +61,7 @@ end
 ---@param opts? { n: integer|nil, redo: boolean|nil }
 ---@return flemma_sandbox.UndoReport|nil report, string|nil err
 function M.undo_call(bufnr, opts)
-  local call_undo = require("flemma_sandbox.call_undo")
+  local call_undo = require("flemma_sandbox.api.call_undo")
   local report, err
   call_undo.prepare(bufnr, opts or {}, function(prep, e)
     if not prep then

@@ -79,8 +79,8 @@ end
 function M.unguarded(root)
   return string.format(
     "local m = dofile(%q); m.guard = function() end; m.absolute_entries = function(s) return s end; "
-      .. "package.loaded['flemma_sandbox.installed'] = m",
-    root .. "/lua/flemma_sandbox/installed.lua"
+      .. "package.loaded['flemma_sandbox.base.installed'] = m",
+    root .. "/lua/flemma_sandbox/base/installed.lua"
   )
 end
 

@@ -41,7 +41,7 @@ end
 ---@return boolean
 function M.synced(ms)
   return vim.wait(ms or 15000, function()
-    return require("flemma_sandbox.workspaces").syncing == 0
+    return require("flemma_sandbox.api.clone_mode").syncing == 0
   end, 20)
 end
 

@@ -1,5 +1,5 @@
 local h = require("support.helpers")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local sandbox = require("flemma_sandbox")
 
 describe("flemma_sandbox API", function()

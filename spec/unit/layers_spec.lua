@@ -15,10 +15,18 @@ describe("the layer checker", function()
   local t
   before_each(function()
     t = h.tmpdir()
-    h.sh("mkdir -p " .. t .. "/lua/flemma_sandbox/policy " .. t .. "/lua/flemma_sandbox/tools")
-    h.write(t .. "/lua/flemma_sandbox/util.lua", "local M = {}\nreturn M\n")
-    h.write(t .. "/lua/flemma_sandbox/init.lua", 'local util = require("flemma_sandbox.util")\nreturn util\n')
-    h.write(t .. "/lua/flemma_sandbox/policy/a.lua", 'local u = require("flemma_sandbox.util")\nreturn u\n')
+    h.sh(
+      "mkdir -p "
+        .. t
+        .. "/lua/flemma_sandbox/base "
+        .. t
+        .. "/lua/flemma_sandbox/policy "
+        .. t
+        .. "/lua/flemma_sandbox/tools"
+    )
+    h.write(t .. "/lua/flemma_sandbox/base/util.lua", "local M = {}\nreturn M\n")
+    h.write(t .. "/lua/flemma_sandbox/init.lua", 'local util = require("flemma_sandbox.base.util")\nreturn util\n')
+    h.write(t .. "/lua/flemma_sandbox/policy/a.lua", 'local u = require("flemma_sandbox.base.util")\nreturn u\n')
     h.write(t .. "/lua/flemma_sandbox/policy/b.lua", 'local a = require("flemma_sandbox.policy.a")\nreturn a\n')
     h.write(t .. "/lua/flemma_sandbox/tools/x.lua", 'local api = require("flemma_sandbox")\nreturn api\n')
   end)
@@ -36,12 +44,12 @@ describe("the layer checker", function()
 
   it("fails on an upward require, inline ones included, with the line", function()
     h.write(
-      t .. "/lua/flemma_sandbox/util.lua",
+      t .. "/lua/flemma_sandbox/base/util.lua",
       'local M = {}\nfunction M.f()\n  return require("flemma_sandbox.policy.a")\nend\nreturn M\n'
     )
     local code, out = check(t)
     assert.are.equal(1, code)
-    assert.matches("flemma_sandbox.util %-> flemma_sandbox.policy.a %(line 3%): upward", out)
+    assert.matches("flemma_sandbox.base.util %-> flemma_sandbox.policy.a %(line 3%): upward", out)
   end)
 
   it("fails on a cycle inside a layer", function()
@@ -82,14 +90,14 @@ describe("the layer checker", function()
       "local s = package.loaded.flemma_sandbox",
       'local s = _G.require("flemma_sandbox.policy.a")',
     }) do
-      h.write(t .. "/lua/flemma_sandbox/util.lua", "local M = {}\n" .. code .. "\nreturn M\n")
+      h.write(t .. "/lua/flemma_sandbox/base/util.lua", "local M = {}\n" .. code .. "\nreturn M\n")
       local out = select(2, check(t))
       assert.are.equal(1, (check(t)), code)
-      assert.matches("flemma_sandbox.util %-> flemma_sandbox[%w_.]* %(line [23]%): upward", out, nil, code)
+      assert.matches("flemma_sandbox.base.util %-> flemma_sandbox[%w_.]* %(line [23]%): upward", out, nil, code)
     end
     -- a string or a comment holding the same text is no require
     h.write(
-      t .. "/lua/flemma_sandbox/util.lua",
+      t .. "/lua/flemma_sandbox/base/util.lua",
       'local M = {}\nM.s = [[pcall(require, "flemma_sandbox.policy.a")]]\n'
         .. '--[[ require("flemma_sandbox.tools.x") ]]\nreturn M\n'
     )
@@ -123,15 +131,15 @@ describe("the layer checker", function()
       )
     end
     before_each(function()
-      h.write(t .. "/lua/flemma_sandbox/hooks.lua", "local M = {}\nM.asker = nil\nreturn M\n")
+      h.write(t .. "/lua/flemma_sandbox/base/hooks.lua", "local M = {}\nM.asker = nil\nreturn M\n")
       h.write(
         t .. "/lua/flemma_sandbox/policy/a.lua",
-        'local hooks = require("flemma_sandbox.hooks")\nlocal M = {}\n'
+        'local hooks = require("flemma_sandbox.base.hooks")\nlocal M = {}\n'
           .. "function M.f() return hooks.asker and hooks.asker() end\nreturn M\n"
       )
       h.write(
         t .. "/lua/flemma_sandbox/tools/x.lua",
-        'require("flemma_sandbox.hooks").asker = function() end\nreturn require("flemma_sandbox")\n'
+        'require("flemma_sandbox.base.hooks").asker = function() end\nreturn require("flemma_sandbox")\n'
       )
     end)
 
@@ -174,9 +182,9 @@ describe("the layer checker", function()
     it("fail on the hooks table handed on or indexed by a variable", function()
       architecture(ROW)
       for _, code in ipairs({
-        'local hooks = require("flemma_sandbox.hooks")\nlocal h = hooks\nreturn h',
-        'local hooks = require("flemma_sandbox.hooks")\nlocal k = "asker"\nreturn hooks[k]',
-        'local h = require("flemma_sandbox.hooks")\nreturn h',
+        'local hooks = require("flemma_sandbox.base.hooks")\nlocal h = hooks\nreturn h',
+        'local hooks = require("flemma_sandbox.base.hooks")\nlocal k = "asker"\nreturn hooks[k]',
+        'local h = require("flemma_sandbox.base.hooks")\nreturn h',
       }) do
         h.write(t .. "/lua/flemma_sandbox/policy/b.lua", code .. "\n")
         local rc, out = check(t)
@@ -187,9 +195,12 @@ describe("the layer checker", function()
   end)
 
   it("a comment naming a module is not a require; package.loaded reads are", function()
-    h.write(t .. "/lua/flemma_sandbox/util.lua", '-- see require("flemma_sandbox.policy.a")\nlocal M = {}\nreturn M\n')
+    h.write(
+      t .. "/lua/flemma_sandbox/base/util.lua",
+      '-- see require("flemma_sandbox.policy.a")\nlocal M = {}\nreturn M\n'
+    )
     assert.are.equal(0, (check(t)))
-    h.write(t .. "/lua/flemma_sandbox/util.lua", 'local M = package.loaded["flemma_sandbox.tools.x"]\nreturn M\n')
+    h.write(t .. "/lua/flemma_sandbox/base/util.lua", 'local M = package.loaded["flemma_sandbox.tools.x"]\nreturn M\n')
     local code, out = check(t)
     assert.are.equal(1, code)
     assert.matches("upward", out)

@@ -2,7 +2,7 @@
 local core = require("flemma_sandbox.core")
 local config = require("flemma_sandbox.config")
 local h = require("support.helpers")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local policy = require("flemma_sandbox.policy")
 local protect = require("flemma_sandbox.policy.protect")
 

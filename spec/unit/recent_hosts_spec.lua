@@ -1,4 +1,4 @@
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 
 local function hosts(items)
   local out = {}

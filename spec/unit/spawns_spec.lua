@@ -1,6 +1,6 @@
 --- The process gate (scripts/check_spawns.lua, run by make lint): the real
 --- tree passes; each way to start a process planted outside
---- lua/flemma_sandbox/process.lua fails with its file and line; the same
+--- lua/flemma_sandbox/base/process.lua fails with its file and line; the same
 --- in the runner, in a comment or in a string passes.
 local h = require("support.helpers")
 
@@ -16,10 +16,10 @@ describe("the process gate", function()
   local t
   before_each(function()
     t = h.tmpdir()
-    h.sh("mkdir -p " .. t .. "/lua/flemma_sandbox/run")
-    h.write(t .. "/lua/flemma_sandbox/util.lua", "local M = {}\nreturn M\n")
+    h.sh("mkdir -p " .. t .. "/lua/flemma_sandbox/run " .. t .. "/lua/flemma_sandbox/base")
+    h.write(t .. "/lua/flemma_sandbox/base/util.lua", "local M = {}\nreturn M\n")
     h.write(
-      t .. "/lua/flemma_sandbox/process.lua",
+      t .. "/lua/flemma_sandbox/base/process.lua",
       "local M = {}\nfunction M.run(argv)\n  return vim.fn.system(argv), vim.v.shell_error\nend\n"
         .. "function M.spawn(a, o, cb)\n  return (vim.uv or vim.loop).spawn(a[1], o, cb)\nend\nreturn M\n"
     )
@@ -63,7 +63,7 @@ describe("the process gate", function()
   it("passes the same names in comments and strings, and the runner's own calls", function()
     h.write(
       t .. "/lua/flemma_sandbox/run/job.lua",
-      "local process = require('flemma_sandbox.process')\n"
+      "local process = require('flemma_sandbox.base.process')\n"
         .. "-- vim.fn.system and io.popen start processes; uv.spawn too\n"
         .. "local s = 'os.execute(\"x\")'\n"
         .. "local h = process.spawn({ 'true' }, {}, function() end)\n"

@@ -98,7 +98,7 @@ end
 ---@param backend_config flemma_sandbox.BwrapConfig
 ---@return string[]|nil argv, string|nil err
 local function workspace_view(policy, backend_config)
-  local workspace = require("flemma_sandbox.backends.workspace")
+  local workspace = require("flemma_sandbox.backends.workspace_copies")
   local bwrap = backend_config.path or "bwrap"
   for _, space in ipairs(policy.workspaces) do
     local ok, err = workspace.ensure_now(workspace.spec(space, policy, bwrap))
@@ -314,7 +314,7 @@ end
 --- The wrapped command's first words: the host program (the attach for a
 --- live call); in clone mode behind the workspace view's bwrap, so it and
 --- all it starts see the chat's copies at the repositories' paths
---- (backends/workspace.lua).
+--- (backends/workspace_copies.lua).
 ---@param clone boolean
 ---@param policy flemma_sandbox.ResolvedPolicy
 ---@param backend_config flemma_sandbox.BwrapConfig|table

@@ -3,8 +3,8 @@
 --- the options it knows. The backend (backends/bwrap.lua) uses only what
 --- this finds.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
-local process = require("flemma_sandbox.process")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local process = require("flemma_sandbox.base.process")
 
 local M = {}
 

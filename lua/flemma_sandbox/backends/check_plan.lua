@@ -205,7 +205,7 @@ local last = nil
 
 --- Whether two values of a field are the same: the same value, or lists
 --- of the same items (clone mode makes own_git and ro_paths anew for each
---- call, policy/workspace.lua).
+--- call, policy/clone_plan.lua).
 ---@return boolean
 local function same_field(a, b)
   if a == b then

@@ -3,7 +3,7 @@
 --- binds, no network, no other process; so a link a sandboxed command
 --- planted or swapped in a tree git walks leads nowhere else.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 

@@ -7,8 +7,8 @@
 --- run's name, and bwrap's wording when a start lost a race.
 local check_plan = require("flemma_sandbox.backends.check_plan")
 local core = require("flemma_sandbox.core")
-local process = require("flemma_sandbox.process")
-local surroundings = require("flemma_sandbox.surroundings")
+local process = require("flemma_sandbox.base.process")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local programs = require("flemma_sandbox.backends.programs")
 
 local M = {}

@@ -1,8 +1,8 @@
 --- Backends by name and priority, with cached auto-detection, and the one
 --- wrap path from a resolved policy to a backend's wrap() that the public
 --- API's wrap_command and the hosted API (Flemma's backend) share.
-local hooks = require("flemma_sandbox.hooks")
-local util = require("flemma_sandbox.util")
+local hooks = require("flemma_sandbox.base.hooks")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 
@@ -200,10 +200,10 @@ function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
   -- a chat's calls share its live sandbox (backends/live.lua) unless it is off
   resolved.sandboxes = cfg.sandboxes
   -- clone mode: the chat's copies instead of the user's repositories
-  require("flemma_sandbox.policy.workspace").apply(resolved, cfg.sandboxes)
+  require("flemma_sandbox.policy.clone_plan").apply(resolved, cfg.sandboxes)
   local argv, err, record = wrap(resolved, backend_config, inner_cmd)
   if type(record) == "table" and record.stopped_chat and type(vim) == "table" then
-    require("flemma_sandbox.notice").say(
+    require("flemma_sandbox.base.notice").say(
       string.format(
         "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",
         record.stopped_chat,

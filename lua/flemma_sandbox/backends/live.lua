@@ -10,9 +10,9 @@
 --- our state folder, the cap on running sandboxes (sandboxes.max_running),
 --- and stopping one (reset, delete, the cap).
 local core = require("flemma_sandbox.core")
-local process = require("flemma_sandbox.process")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local process = require("flemma_sandbox.base.process")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 
@@ -225,7 +225,7 @@ end
 ---@param sandboxes? flemma_sandbox.SandboxesConfig
 ---@return boolean
 function M.keeps_running(policy, sandboxes)
-  local workspace = require("flemma_sandbox.policy.workspace")
+  local workspace = require("flemma_sandbox.policy.clone_plan")
   local spaces = policy.workspaces or workspace.of(policy, sandboxes or policy.sandboxes)
   if #spaces == 0 then
     return false

@@ -1,7 +1,7 @@
 --- The programs of csrc/exec, one per role (ARCHITECTURE.md, "One
 --- program per role"), built next to core.so: where each is.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 

@@ -1,12 +1,12 @@
---- What a clone mode copy hides (backends/workspace.lua): the lists
+--- What a clone mode copy hides (backends/workspace_copies.lua): the lists
 --- its making and its sync read (the secret names, the hidden paths,
 --- beside the copy in the chat's workspace folder, which no sandbox
 --- sees), the sync's step that holds back a ref whose new commits change
 --- or delete a hidden file, and the identity the copy gets.
 local git_box = require("flemma_sandbox.backends.git_box")
 local core = require("flemma_sandbox.core")
-local process = require("flemma_sandbox.process")
-local notice = require("flemma_sandbox.notice")
+local process = require("flemma_sandbox.base.process")
+local notice = require("flemma_sandbox.base.notice")
 
 local M = {}
 

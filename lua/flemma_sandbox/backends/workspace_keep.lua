@@ -1,4 +1,4 @@
---- Before a copy (backends/workspace.lua) is thrown away (discard, delete,
+--- Before a copy (backends/workspace_copies.lua) is thrown away (discard, delete,
 --- gc), its work is kept in the user's repository for KEEP_DAYS days: the
 --- sync commits its work tree in the copy (uncommitted and untracked files
 --- included: refs/flemma/wip, made with an index of its own, never the
@@ -9,9 +9,9 @@
 --- (backends/git_box.lua) that sees only the user's git folder; the copy's
 --- objects are stored under a ref, never checked out here.
 local core = require("flemma_sandbox.core")
-local process = require("flemma_sandbox.process")
+local process = require("flemma_sandbox.base.process")
 local git_box = require("flemma_sandbox.backends.git_box")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 
@@ -71,7 +71,7 @@ end
 ---@param done fun(ref: string|nil, err: string|nil)
 ---@param cli? boolean a command line sandbox (bin/flemma-sandbox), not a chat
 function M.keep(spec, name, done, cli)
-  local workspace = require("flemma_sandbox.backends.workspace")
+  local workspace = require("flemma_sandbox.backends.workspace_copies")
   if not workspace.exists(spec.clone) or core.file_type(spec.top .. "/.git") ~= "directory" then
     return done(nil, nil)
   end

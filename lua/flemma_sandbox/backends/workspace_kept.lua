@@ -1,10 +1,10 @@
---- The copies kept in the chats' folders (backends/workspace.lua makes
+--- The copies kept in the chats' folders (backends/workspace_copies.lua makes
 --- them) whose work is not applied, for reset, delete and gc
 --- (nvim/sandboxes.lua): found without following a link the sandbox made.
 local core = require("flemma_sandbox.core")
-local process = require("flemma_sandbox.process")
-local surroundings = require("flemma_sandbox.surroundings")
-local workspace = require("flemma_sandbox.policy.workspace")
+local process = require("flemma_sandbox.base.process")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local workspace = require("flemma_sandbox.policy.clone_plan")
 
 local M = {}
 
@@ -58,7 +58,7 @@ end
 --- each with its chat's name and its repository. The repository is the
 --- copy's origin, in its own config (which no sandbox can write), and only
 --- when the copy is where that repository's copy is kept
---- (policy/workspace.lua clone_for) and the repository is still there.
+--- (policy/clone_plan.lua clone_for) and the repository is still there.
 --- Nothing here follows a link a sandbox made (a `ln -s / tmp/x` in a
 --- chat's tmp is not walked).
 ---@param dir string

@@ -11,7 +11,7 @@
 --- to copy a file up into it from a command of a live sandbox: EPERM.)
 --- Elsewhere read-only.
 local core = require("flemma_sandbox.core")
-local workspace = require("flemma_sandbox.policy.workspace")
+local workspace = require("flemma_sandbox.policy.clone_plan")
 
 local M = {}
 

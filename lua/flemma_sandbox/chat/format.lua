@@ -10,7 +10,7 @@
 ---     A status of pending, approved, rejected, denied or aborted marks a
 ---     placeholder; none (or "error") a finished result.
 --- Lines are a 1-based list; every line number here is 1-based.
-local frontmatter_fence = require("flemma_sandbox.frontmatter_fence")
+local frontmatter_fence = require("flemma_sandbox.base.frontmatter_fence")
 
 local M = {}
 

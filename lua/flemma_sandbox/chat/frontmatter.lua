@@ -1,9 +1,9 @@
 --- Reads the ```lua block at the top of a .chat buffer and evaluates it in
 --- an environment where only `flemma.opt` can be written. The result
 --- becomes the buffer's layer of the config (flemma.opt.sandbox).
-local fence = require("flemma_sandbox.frontmatter_fence")
+local fence = require("flemma_sandbox.base.frontmatter_fence")
 local sandbox = require("flemma_sandbox")
-local trust = require("flemma_sandbox.chat.trust")
+local trust = require("flemma_sandbox.chat.frontmatter_trust")
 
 local M = {}
 

@@ -6,7 +6,7 @@ local frontmatter = require("flemma_sandbox.chat.frontmatter")
 local results = require("flemma_sandbox.chat.results")
 local tools = require("flemma_sandbox.tools")
 
-local uv = require("flemma_sandbox.process").uv()
+local uv = require("flemma_sandbox.base.process").uv()
 
 local M = {}
 

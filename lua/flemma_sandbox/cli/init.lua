@@ -6,7 +6,7 @@
 --- command) and "after" COUNT WORDS... (this library again afterwards).
 -- before anything else is loaded: the working directory is the user's
 -- project, and package.cpath's "./?.so" would find a core.so planted there
-require("flemma_sandbox.installed").guard()
+require("flemma_sandbox.base.installed").guard()
 local fail = require("flemma_sandbox.cli.failure").fail
 
 local M = {}

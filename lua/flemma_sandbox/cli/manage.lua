@@ -153,7 +153,7 @@ end
 local function clone_sandbox(command, args, allowed)
   local flags, name = parse(command, args, allowed or {}, true)
   local bufnr = existing(command, name)
-  if not require("flemma_sandbox.workspaces").is_clone(bufnr) then
+  if not require("flemma_sandbox.api.clone_mode").is_clone(bufnr) then
     cli.fail(command .. ": " .. name .. " works on the real tree (not a git repository, or run --direct)")
   end
   return bufnr, name, flags
@@ -168,7 +168,7 @@ end
 local function on_copy(command, args, method)
   local bufnr, name = clone_sandbox(command, args)
   return name, sandbox.wait(function(done)
-    require("flemma_sandbox.workspaces")[method](bufnr, done)
+    require("flemma_sandbox.api.clone_mode")[method](bufnr, done)
   end)
 end
 
@@ -177,7 +177,7 @@ function M.diff(args)
   for _, err in ipairs(errors or {}) do
     io.stderr:write(terminal_text.for_fd(2, "flemma-sandbox: " .. err .. "\n"))
   end
-  local review = require("flemma_sandbox.review")
+  local review = require("flemma_sandbox.api.review")
   local seen = {}
   for _, c in ipairs(changes or {}) do
     if not seen[c.top] then
@@ -235,7 +235,7 @@ end
 
 function M.discard(args)
   local bufnr, name, flags = clone_sandbox("discard", args, { "--force", "-f" })
-  local workspaces = require("flemma_sandbox.workspaces")
+  local workspaces = require("flemma_sandbox.api.clone_mode")
   if not (flags["--force"] or flags["-f"]) then
     sandbox.wait(function(done)
       workspaces.sync(bufnr, done)

@@ -85,7 +85,7 @@ function M.run(args)
   end
   -- no command: the user's shell, interactive, its prompt naming the sandbox
   cmd = cmd or prompt.command(shell, name)
-  local workspaces = require("flemma_sandbox.workspaces")
+  local workspaces = require("flemma_sandbox.api.clone_mode")
   local clone = workspaces.is_clone(bufnr)
   if clone then
     local _, err = workspaces.ensure_now(bufnr)
@@ -132,7 +132,7 @@ end
 function M.after(args)
   local name = sandbox.check_name(args[1])
   local bufnr = sandbox.open(name, false)
-  local workspaces = require("flemma_sandbox.workspaces")
+  local workspaces = require("flemma_sandbox.api.clone_mode")
   local errors = sandbox.wait(function(done)
     workspaces.sync(bufnr, done)
   end)

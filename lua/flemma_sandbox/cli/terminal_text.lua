@@ -71,7 +71,7 @@ end
 ---@param text string
 ---@return string
 function M.for_fd(fd, text)
-  local uv = require("flemma_sandbox.process").uv()
+  local uv = require("flemma_sandbox.base.process").uv()
   if uv and uv.guess_handle(fd) == "tty" then
     return M.escape(text)
   end

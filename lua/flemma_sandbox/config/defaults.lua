@@ -1,6 +1,6 @@
 --- The defaults of every config key (the types say what each holds).
-local defaults = require("flemma_sandbox.policy.defaults")
-local util = require("flemma_sandbox.util")
+local defaults = require("flemma_sandbox.policy.default_lists")
+local util = require("flemma_sandbox.base.util")
 
 ---@class flemma_sandbox.Policy
 ---@field rw_paths string[] writable paths, may hold variables

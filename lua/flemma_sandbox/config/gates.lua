@@ -2,7 +2,7 @@
 --- Neovim's environment (a kill switch that needs no config), and the
 --- config key tools.enabled = false. Both refuse standalone tool calls,
 --- and under Flemma the approval resolver and the backend refuse them.
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 

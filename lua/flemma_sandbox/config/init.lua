@@ -1,7 +1,7 @@
 --- Sandbox configuration: the defaults (config/defaults.lua), checks
 --- with errors that name the key (config/validate.lua), and the three
 --- layers (runtime override > buffer > setup()).
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 local validate = require("flemma_sandbox.config.validate")
 
 local M = {}

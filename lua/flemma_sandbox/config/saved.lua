@@ -5,8 +5,8 @@
 --- init (fast, and nothing of it is installed or run) and reads this file:
 --- the user's Neovim stays in charge of the policy.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

@@ -1,7 +1,7 @@
 --- Checking a (partial) config: every error names the key, under the
 --- prefix the caller gives (sandbox, flemma.opt.sandbox, Flemma's
 --- sandbox.backends.flemma_sandbox).
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

@@ -129,13 +129,13 @@ local function notify_once(bufnr, message)
 end
 
 --- Why a clone-mode chat's call is refused, or nil: its file tools are
---- put in place first (flemma/workspace.lua); should Flemma's own read,
+--- put in place first (flemma/clone_tools.lua); should Flemma's own read,
 --- write, edit or ls still be there, it would act on the real tree.
 ---@param tool_name string
 ---@param bufnr integer
 ---@return string|nil
 function M.clone_refusal(tool_name, bufnr)
-  local workspace = require("flemma_sandbox.flemma.workspace")
+  local workspace = require("flemma_sandbox.flemma.clone_tools")
   if not workspace.scope(bufnr) or not workspace.FILE_TOOLS[tool_name] then
     return nil
   end
@@ -153,7 +153,7 @@ end
 --- resolver, or run by hand past the resolvers: our definitions in
 --- Flemma's tool registry ask it too, flemma/tool_overrides.lua): tool
 --- calls are off, or the buffer's frontmatter loosens the sandbox and the
---- user has not trusted it (flemma/trust.lua). Nil when neither holds.
+--- user has not trusted it (flemma/frontmatter_check.lua). Nil when neither holds.
 ---@param bufnr integer|nil
 ---@return string|nil reason
 function M.buffer_refusal(bufnr)
@@ -161,7 +161,7 @@ function M.buffer_refusal(bufnr)
   if refused or type(bufnr) ~= "number" then
     return refused
   end
-  return (require("flemma_sandbox.flemma.trust").refusal(bufnr))
+  return (require("flemma_sandbox.flemma.frontmatter_check").refusal(bufnr))
 end
 
 --- Flemma's resolver contract: "deny", "require_approval", or nil to let

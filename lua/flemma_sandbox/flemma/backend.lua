@@ -4,9 +4,9 @@
 --- which policy a command is sandboxed; this adds the hardening (hidden and
 --- protected paths, clean environment, limits, seccomp) to Flemma's
 --- rw_paths, network and allow_privileged.
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 -- registered with Flemma at start-up; what wraps commands loads at first use
-local hosted = util.lazy_require("flemma_sandbox.hosted")
+local hosted = util.lazy_require("flemma_sandbox.api.hosted")
 
 local M = {}
 

@@ -6,7 +6,7 @@
 --- Flemma's tool registry it puts its own bash, read, write, edit and ls in
 --- place of Flemma's (flemma/tool_overrides.lua), which run Flemma's.
 -- loaded by attach(), when Flemma is there: standalone start-ups skip it
-local backend = require("flemma_sandbox.util").lazy_require("flemma_sandbox.flemma.backend")
+local backend = require("flemma_sandbox.base.util").lazy_require("flemma_sandbox.flemma.backend")
 
 local M = {}
 
@@ -101,8 +101,8 @@ local function on_tool_executing(data)
   local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(data.bufnr)
   local off = sandboxes and (sandboxes.checkpoints == false or sandboxes.workspace == "clone")
   local name = data.tool_name
-  if require("flemma_sandbox.checkpoints").WRITING_TOOLS[name] and not off and not ours then
-    overrides.say_failed(require("flemma_sandbox.checkpoints").take_now(data.bufnr, overrides.label_of(data, name)))
+  if require("flemma_sandbox.api.checkpoints").WRITING_TOOLS[name] and not off and not ours then
+    overrides.say_failed(require("flemma_sandbox.api.checkpoints").take_now(data.bufnr, overrides.label_of(data, name)))
   end
   vim.schedule(function()
     if current == this then
@@ -163,12 +163,12 @@ function M.attach()
   if not M.flemma_present() then
     return false
   end
-  require("flemma_sandbox.hooks").bridge = M.facade()
+  require("flemma_sandbox.base.hooks").bridge = M.facade()
   -- the tool call whose command the backend wraps (a proxy cannot take a field)
   require("flemma_sandbox.flemma.backend").current_call = function()
     return current
   end
-  require("flemma_sandbox.flemma.workspace").wrap_for_call = M.wrap_for_call
+  require("flemma_sandbox.flemma.clone_tools").wrap_for_call = M.wrap_for_call
   require("flemma_sandbox.flemma.tool_overrides").as_call = M.as_call
   require("flemma_sandbox.flemma.tool_overrides").refusal = function(...)
     return require("flemma_sandbox.flemma.approval").refusal(...)
@@ -208,14 +208,14 @@ function M.attach()
           local bufnr = ev.data.bufnr
           local sandboxes = require("flemma_sandbox.flemma.backend").sandboxes_of(bufnr)
           require("flemma_sandbox.flemma.tool_overrides").install()
-          if require("flemma_sandbox.flemma.workspace").scope(bufnr) then
-            require("flemma_sandbox.workspaces").ensure(bufnr, function(errors)
+          if require("flemma_sandbox.flemma.clone_tools").scope(bufnr) then
+            require("flemma_sandbox.api.clone_mode").ensure(bufnr, function(errors)
               if #errors > 0 then
-                require("flemma_sandbox.notice").say(errors[1], vim.log.levels.WARN)
+                require("flemma_sandbox.base.notice").say(errors[1], vim.log.levels.WARN)
               end
             end)
           elseif not (sandboxes and sandboxes.checkpoints == false) then
-            pcall(require("flemma_sandbox.checkpoints").warm, bufnr)
+            pcall(require("flemma_sandbox.api.checkpoints").warm, bufnr)
           end
         end
       end,
@@ -228,8 +228,8 @@ function M.attach()
         -- refs/remotes/sandbox-NAME/*, after each call that can write
         local data = ev.data
         if type(data) == "table" and type(data.bufnr) == "number" then
-          local writing = require("flemma_sandbox.checkpoints").WRITING_TOOLS[data.tool_name]
-          if writing and require("flemma_sandbox.flemma.workspace").scope(data.bufnr) then
+          local writing = require("flemma_sandbox.api.checkpoints").WRITING_TOOLS[data.tool_name]
+          if writing and require("flemma_sandbox.flemma.clone_tools").scope(data.bufnr) then
             require("flemma_sandbox.tools.around").sync(data.tool_name, data.bufnr)
           end
         end
@@ -266,7 +266,7 @@ end
 function M.save_for_command_line()
   local global = flemma_config(nil)
   local backends = global and global.sandbox and global.sandbox.backends or {}
-  require("flemma_sandbox.hosted").save_for_command_line(backend.plain(backends[backend.name]), backend.CONFIG_KEY)
+  require("flemma_sandbox.api.hosted").save_for_command_line(backend.plain(backends[backend.name]), backend.CONFIG_KEY)
 end
 
 --- Starts the backend's test sandbox in the background (for the first
@@ -279,13 +279,17 @@ function M.check_in_background(bufnr)
   local cfg = flemma_config(bufnr)
   local sandbox_cfg = cfg and cfg.sandbox or {}
   local backend_config = (sandbox_cfg.backends or {})[backend.name]
-  require("flemma_sandbox.hosted").check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, function(ok)
-    if not ok and M.flemma_present() then
-      local fs = require("flemma.sandbox")
-      fs.unregister(backend.name)
-      register_backend()
+  require("flemma_sandbox.api.hosted").check_in_background(
+    backend.plain(backend_config),
+    backend.CONFIG_KEY,
+    function(ok)
+      if not ok and M.flemma_present() then
+        local fs = require("flemma.sandbox")
+        fs.unregister(backend.name)
+        register_backend()
+      end
     end
-  end)
+  )
 end
 
 --- What a chat's prestart (nvim/prestart.lua) needs under Flemma: the
@@ -303,7 +307,7 @@ function M.prestart_plan(bufnr)
   -- a frontmatter that loosens, not trusted yet: its calls are refused
   -- until it is, and then they may run with another policy
   local refused = require("flemma_sandbox.flemma.approval").buffer_refusal(bufnr)
-    or require("flemma_sandbox.flemma.trust").refusal(bufnr)
+    or require("flemma_sandbox.flemma.frontmatter_check").refusal(bufnr)
   if refused then
     return nil, refused
   end
@@ -320,7 +324,7 @@ function M.prestart_plan(bufnr)
       return out[1], out[2], out[3]
     end,
     ready = function(done)
-      require("flemma_sandbox.hosted").check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, done)
+      require("flemma_sandbox.api.hosted").check_in_background(backend.plain(backend_config), backend.CONFIG_KEY, done)
     end,
   }
 end
@@ -329,7 +333,7 @@ end
 --- requires the bridge, nor the bridge the UI.
 ---@return flemma_sandbox.BridgeFacade
 function M.facade()
-  local trust = require("flemma_sandbox.flemma.trust")
+  local trust = require("flemma_sandbox.flemma.frontmatter_check")
   return {
     is_attached = M.is_attached,
     view = M.view,
@@ -339,7 +343,7 @@ function M.facade()
     prestart_plan = M.prestart_plan,
     save_for_command_line = M.save_for_command_line,
     workspace_scope = function(bufnr)
-      return require("flemma_sandbox.flemma.workspace").scope(bufnr)
+      return require("flemma_sandbox.flemma.clone_tools").scope(bufnr)
     end,
     unguarded = function()
       return require("flemma_sandbox.flemma.tool_overrides").unguarded()

@@ -7,8 +7,8 @@
 --- records file is made before the command starts (hosted.run_starts),
 --- and its end is taken when Flemma's result comes (hosted.run_ended).
 local command_notes = require("flemma_sandbox.tools.command_notes")
-local util = require("flemma_sandbox.util")
-local hosted = util.lazy_require("flemma_sandbox.hosted")
+local util = require("flemma_sandbox.base.util")
+local hosted = util.lazy_require("flemma_sandbox.api.hosted")
 
 local M = {}
 

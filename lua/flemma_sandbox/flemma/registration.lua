@@ -76,7 +76,10 @@ function M.say_when_dropped()
     vim.schedule(function()
       if M.dropped_message() then
         -- after Flemma's line, which names the key
-        require("flemma_sandbox.notice").say("Flemma dropped these: :checkhealth flemma_sandbox", vim.log.levels.WARN)
+        require("flemma_sandbox.base.notice").say(
+          "Flemma dropped these: :checkhealth flemma_sandbox",
+          vim.log.levels.WARN
+        )
       end
     end)
   end

@@ -2,7 +2,7 @@
 --- Flemma's tool registry (by name; Flemma's description, inputs and
 --- preview kept) for chats whose commands run in our backend:
 ---   - in a chat in clone mode, read, write, edit and ls act on the chat's
----     copy (flemma/workspace.lua);
+---     copy (flemma/clone_tools.lua);
 ---   - otherwise read, write, edit and ls are refused where the approval
 ---     resolver would deny them (a hidden path read, a protected one
 ---     written: also for a call run by hand, which asks no resolver), and
@@ -16,9 +16,9 @@
 --- trusted): a call run by hand (:Flemma tool:execute, Alt-Enter) skips
 --- the resolvers, and such a frontmatter may have turned Flemma's sandbox
 --- off. They are put there at every chat buffer, request and call.
-local calls = require("flemma_sandbox.calls")
+local calls = require("flemma_sandbox.api.calls")
 local notes = require("flemma_sandbox.flemma.notes")
-local workspace = require("flemma_sandbox.flemma.workspace")
+local workspace = require("flemma_sandbox.flemma.clone_tools")
 
 local M = {}
 
@@ -63,7 +63,7 @@ local checkpoint_warned = false
 function M.say_failed(errors)
   if #errors > 0 and not checkpoint_warned then
     checkpoint_warned = true
-    require("flemma_sandbox.notice").say("no checkpoint before this call: " .. errors[1], vim.log.levels.WARN)
+    require("flemma_sandbox.base.notice").say("no checkpoint before this call: " .. errors[1], vim.log.levels.WARN)
   end
 end
 
@@ -202,7 +202,7 @@ end
 local function denied(bufnr)
   local reason = M.denial(bufnr)
   if reason then
-    require("flemma_sandbox.notice").say(reason, vim.log.levels.WARN)
+    require("flemma_sandbox.base.notice").say(reason, vim.log.levels.WARN)
     return "refused: " .. reason
   end
   return nil

@@ -15,7 +15,7 @@
 local approval = require("flemma_sandbox.flemma.approval")
 local git = require("flemma_sandbox.tools.git")
 local git_args = require("flemma_sandbox.tools.git_args")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local sandbox = require("flemma_sandbox")
 local questions = require("flemma_sandbox.questions")
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# workspace_create.sh (called from lua/flemma_sandbox/backends/workspace.lua)
+# workspace_create.sh (called from lua/flemma_sandbox/backends/workspace_copies.lua)
 # $1 the repository, $2 the copy's folder, $3 the secret names
 # (gitignore lines), $4 the hidden paths in the repository (relative,
 # NUL-separated), $5 and $6 the user's name and email for it (may be

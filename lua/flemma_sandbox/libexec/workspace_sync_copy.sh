@@ -1,5 +1,5 @@
 #!/bin/sh
-# workspace_sync_copy.sh (called from lua/flemma_sandbox/backends/workspace.lua)
+# workspace_sync_copy.sh (called from lua/flemma_sandbox/backends/workspace_copies.lua)
 # The sync, in two views. First ($1 the repository's path, where the copy
 # is shown, writable; $2 the chat's name; the user's git folder read-only
 # at /user.git): a commit of the copy's tree as it is (refs/flemma/wip;

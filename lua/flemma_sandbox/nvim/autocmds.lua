@@ -3,7 +3,7 @@
 --- "required" finds nothing. Both modes: stops
 --- running jobs on exit, and builds the current folder's scan index in the
 --- background.
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 -- set up at start-up; the modules the callbacks use load on the first .chat
 local frontmatter = util.lazy_require("flemma_sandbox.chat.frontmatter")
 local sandbox = util.lazy_require("flemma_sandbox")
@@ -124,13 +124,13 @@ end
 function M.warm_index(on_built)
   local core = require("flemma_sandbox.core")
   local helper = require("flemma_sandbox.backends.bwrap").helper()
-  local index = require("flemma_sandbox.surroundings").state_dir("index")
+  local index = require("flemma_sandbox.base.surroundings").state_dir("index")
   local root = core.resolve(vim.fn.getcwd(), "/")
   if not helper or not index or not root or root == "/" then
     return false
   end
   local argv = { helper, "--index-repos", index, root }
-  local handle = require("flemma_sandbox.process").spawn(argv, { stdout = false, stderr = false }, function()
+  local handle = require("flemma_sandbox.base.process").spawn(argv, { stdout = false, stderr = false }, function()
     if on_built then
       vim.schedule(on_built)
     end
@@ -143,7 +143,7 @@ end
 --- then. Standalone only: under Flemma each call's policy is Flemma's.
 ---@param bufnr integer
 local function resolve_ahead(bufnr)
-  local bridge = require("flemma_sandbox.hooks").bridge
+  local bridge = require("flemma_sandbox.base.hooks").bridge
   if (bridge and bridge.is_attached()) or not vim.api.nvim_buf_is_valid(bufnr) then
     return
   end
@@ -201,7 +201,7 @@ local function warm_once(args)
   elseif indexed[cwd] then
     prestart()
   end
-  local bridge = require("flemma_sandbox.hooks").bridge
+  local bridge = require("flemma_sandbox.base.hooks").bridge
   if bridge and bridge.is_attached() then
     -- Flemma's config as it is now, for the command line
     pcall(bridge.save_for_command_line)

@@ -4,7 +4,7 @@
 --- that command is Flemma's. With Flemma installed, enable and disable are
 --- Flemma's session switch and the tool subcommands are Flemma's
 --- (:Flemma tool:execute).
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 -- defined at start-up; what the subcommands need loads when one runs
 local sandbox = util.lazy_require("flemma_sandbox")
 local status = util.lazy_require("flemma_sandbox.nvim.status")
@@ -15,13 +15,13 @@ M.NAME = "FlemmaSandbox"
 
 --- One line per action, joined with a question it opened (notice.lua).
 local function notify(message, level)
-  require("flemma_sandbox.notice").say(message, level)
+  require("flemma_sandbox.base.notice").say(message, level)
 end
 
 --- What the Flemma bridge offers when Flemma is installed (hooks.lua).
 ---@return flemma_sandbox.BridgeFacade|nil
 local function flemma_bridge()
-  return require("flemma_sandbox.hooks").bridge
+  return require("flemma_sandbox.base.hooks").bridge
 end
 
 --- Whether tool calls of the buffer's chat run now (standalone, or
@@ -326,7 +326,7 @@ function M.define()
     end, { desc = "flemma-sandbox: " .. sub })
   end
   -- behind the API's execute(), approve(), ...
-  require("flemma_sandbox.hooks").subcommand = M.run
+  require("flemma_sandbox.base.hooks").subcommand = M.run
   return M.NAME
 end
 

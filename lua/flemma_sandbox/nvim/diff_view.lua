@@ -5,8 +5,8 @@
 --- comes into one of its windows (<CR> in the quickfix window, :cnext,
 --- :cprev, :cc), that file's change is shown on both sides. Works on
 --- Neovim 0.7 (BufWinEnter, :diffthis).
-local notice = require("flemma_sandbox.notice")
-local review = require("flemma_sandbox.review")
+local notice = require("flemma_sandbox.base.notice")
+local review = require("flemma_sandbox.api.review")
 
 local M = {}
 

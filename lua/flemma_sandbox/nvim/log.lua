@@ -5,7 +5,7 @@
 --- refused or moved to the quarantine. In a scratch window; <CR> on an
 --- entry or one of its files shows the call's diff. The command line's
 --- `log` prints the same lines (cli/manage.lua).
-local notice = require("flemma_sandbox.notice")
+local notice = require("flemma_sandbox.base.notice")
 
 local M = {}
 
@@ -45,7 +45,7 @@ end
 ---@param look boolean whether to look them up
 ---@param add fun(line: string, item: flemma_sandbox.LogItem|nil)
 local function file_lines(bufnr, e, look, add)
-  local checkpoints = require("flemma_sandbox.checkpoints")
+  local checkpoints = require("flemma_sandbox.api.checkpoints")
   if not checkpoints.WRITING_TOOLS[e.tool] then
     return
   elseif e.clone then
@@ -121,7 +121,7 @@ function M.lines(bufnr)
   if not dir then
     return nil, "this buffer is not a chat with a file: it has no timeline"
   end
-  local entries = require("flemma_sandbox.timeline").read(dir)
+  local entries = require("flemma_sandbox.api.timeline").read(dir)
   if #entries == 0 then
     return nil, "no call of chat " .. tostring(name) .. " is recorded yet"
   end
@@ -158,7 +158,7 @@ end
 ---@param n integer
 ---@return string[]|nil lines, string|nil why
 function M.diff_lines(bufnr, n)
-  local ok, lines = pcall(require("flemma_sandbox.checkpoints").call_diff, bufnr, n)
+  local ok, lines = pcall(require("flemma_sandbox.api.checkpoints").call_diff, bufnr, n)
   if not ok or type(lines) ~= "table" or #lines == 0 then
     return nil, "call " .. n .. " has no recorded change (its checkpoints are gone, or it did not write)"
   end

@@ -74,7 +74,7 @@ end
 ---@param dir string
 ---@param done fun(running: boolean)
 local function running(helper, dir, done)
-  local started = require("flemma_sandbox.surroundings").output_in_background(
+  local started = require("flemma_sandbox.base.surroundings").output_in_background(
     helper,
     { "--live-info", dir },
     function(out)
@@ -175,7 +175,7 @@ end
 ---@param bufnr integer
 ---@return flemma_sandbox.PrestartPlan|nil plan, string|nil why not
 function M.plan_of(bufnr)
-  local bridge = require("flemma_sandbox.hooks").bridge
+  local bridge = require("flemma_sandbox.base.hooks").bridge
   local ok, plan, why
   if bridge and bridge.is_attached() then
     if not bridge.prestart_plan then
@@ -214,7 +214,7 @@ function M.maybe(bufnr)
   end
   if sandboxes.workspace == "clone" then
     -- the copies first, in the background (the wrap would make them while the editor waits)
-    return require("flemma_sandbox.workspaces").ensure(bufnr, function(errors)
+    return require("flemma_sandbox.api.clone_mode").ensure(bufnr, function(errors)
       if #errors == 0 then
         when_ready(plan, READY_TRIES, bufnr)
       end

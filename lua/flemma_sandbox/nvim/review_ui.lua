@@ -1,9 +1,9 @@
 --- :FlemmaSandbox diff, apply and discard: the review of clone mode's
---- copies (workspaces.lua, review.lua) in the quickfix list and a
+--- copies (api/clone_mode.lua, review.lua) in the quickfix list and a
 --- side-by-side diff that follows the list (nvim/diff_view.lua).
-local notice = require("flemma_sandbox.notice")
-local review = require("flemma_sandbox.review")
-local workspaces = require("flemma_sandbox.workspaces")
+local notice = require("flemma_sandbox.base.notice")
+local review = require("flemma_sandbox.api.review")
+local workspaces = require("flemma_sandbox.api.clone_mode")
 
 local M = {}
 
@@ -18,7 +18,7 @@ function M.summary(bufnr)
   end
   local parts = {}
   for _, spec in ipairs(workspaces.specs(bufnr)) do
-    local made = require("flemma_sandbox.backends.workspace").exists(spec.clone)
+    local made = require("flemma_sandbox.backends.workspace_copies").exists(spec.clone)
     parts[#parts + 1] = vim.fn.fnamemodify(spec.top, ":~") .. (made and "" or " (made at the next call)")
   end
   if #parts == 0 then

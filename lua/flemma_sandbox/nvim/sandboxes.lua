@@ -7,9 +7,9 @@ local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
 local live = require("flemma_sandbox.backends.live")
-local process = require("flemma_sandbox.process")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local process = require("flemma_sandbox.base.process")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local uv = process.uv()
 
@@ -290,7 +290,7 @@ end
 function M.prune_kept()
   local tops = {}
   local cwd = surroundings.cwd()
-  local top = cwd and require("flemma_sandbox.policy.workspace").repository_of(core.resolve(cwd, "/") or cwd)
+  local top = cwd and require("flemma_sandbox.policy.clone_plan").repository_of(core.resolve(cwd, "/") or cwd)
   tops[#tops + 1] = top
   local keep = require("flemma_sandbox.backends.workspace_keep")
   local pruned, errors = keep.prune(bwrap_path(), tops)

@@ -7,7 +7,7 @@ local M = {}
 --- only when there is something to say.
 local notice = {
   say = function(message, level)
-    require("flemma_sandbox.notice").say(message, level)
+    require("flemma_sandbox.base.notice").say(message, level)
   end,
 }
 
@@ -59,7 +59,7 @@ function M.core_present(root)
     return true
   end
   -- installed places only: package.cpath's "./?.so" is the project
-  return require("flemma_sandbox.installed").present("flemma_sandbox.core")
+  return require("flemma_sandbox.base.installed").present("flemma_sandbox.core")
 end
 
 local building = false
@@ -79,7 +79,7 @@ function M.build(root, done)
     end
   end
   building = true
-  local job = require("flemma_sandbox.process").spawn({ "make", "-C", root }, {}, function(result)
+  local job = require("flemma_sandbox.base.process").spawn({ "make", "-C", root }, {}, function(result)
     vim.schedule(function()
       building = false
       if result.code == 0 then
@@ -117,7 +117,7 @@ end
 function M.finish()
   replace_stand_in()
   -- the public API's network questions (loaded at the first such run)
-  require("flemma_sandbox.hooks").network_asker = function(resolved)
+  require("flemma_sandbox.base.hooks").network_asker = function(resolved)
     require("flemma_sandbox.questions.network").attach(resolved)
   end
   require("flemma_sandbox.nvim.commands").define()

@@ -11,10 +11,10 @@ local SOURCES = { runtime = "runtime override", buffer = "frontmatter", setup = 
 ---@param bufnr integer
 ---@return string[]
 function M.lines(bufnr)
-  local lines = require("flemma_sandbox.hooks").bridge and M.flemma_lines(bufnr) or M.standalone_lines(bufnr)
+  local lines = require("flemma_sandbox.base.hooks").bridge and M.flemma_lines(bufnr) or M.standalone_lines(bufnr)
   -- direct mode's checkpoints, above the folded details
   local at = lines.details_from or (#lines + 1)
-  local workspaces = require("flemma_sandbox.workspaces")
+  local workspaces = require("flemma_sandbox.api.clone_mode")
   if workspaces.is_clone(bufnr) then
     table.insert(lines, at, "  workspace:  " .. require("flemma_sandbox.nvim.review_ui").summary(bufnr))
   else
@@ -287,7 +287,7 @@ end
 ---@param bufnr integer
 ---@return string[]
 function M.flemma_lines(bufnr)
-  local bridge = require("flemma_sandbox.hooks").bridge --[[@as flemma_sandbox.BridgeFacade]]
+  local bridge = require("flemma_sandbox.base.hooks").bridge --[[@as flemma_sandbox.BridgeFacade]]
   local view = bridge.view(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
   local lines = {

@@ -3,9 +3,9 @@
 --- undo or redo will write is shown first, as a question in the window
 --- that never takes focus (questions/); `!` skips it. Paths changed since
 --- the call are kept and listed in the quickfix list.
-local call_undo = require("flemma_sandbox.call_undo")
-local checkpoints = require("flemma_sandbox.checkpoints")
-local notice = require("flemma_sandbox.notice")
+local call_undo = require("flemma_sandbox.api.call_undo")
+local checkpoints = require("flemma_sandbox.api.checkpoints")
+local notice = require("flemma_sandbox.base.notice")
 
 local M = {}
 
@@ -146,7 +146,7 @@ end
 function M.undo(bufnr, running, opts)
   opts = opts or {}
   if running then
-    local cancel = require("flemma_sandbox.hooks").bridge and ":Flemma tool:cancel" or ":FlemmaSandbox tool:cancel"
+    local cancel = require("flemma_sandbox.base.hooks").bridge and ":Flemma tool:cancel" or ":FlemmaSandbox tool:cancel"
     notice.say("tool calls of this chat are running: wait for them, or " .. cancel, vim.log.levels.WARN)
     return
   end

@@ -11,7 +11,7 @@
 --- and running without any of that (secret files, host sockets, a new
 --- ".git" deep in a project) the helper looks at right before each run.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 

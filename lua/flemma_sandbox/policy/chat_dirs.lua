@@ -10,8 +10,8 @@
 --- folder on the way is a folder, not a link, before bwrap binds it (fail
 --- closed), and removes them with rm, which never follows a link.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 
@@ -217,7 +217,7 @@ function M.prepare(chat, subs, copies)
     end
   end
   -- its time is the chat's last use (:FlemmaSandbox list)
-  local uv = require("flemma_sandbox.process").uv()
+  local uv = require("flemma_sandbox.base.process").uv()
   if uv then
     local now = os.time()
     uv.fs_utime(chat.dir .. "/.chat", now, now)

@@ -1,7 +1,7 @@
 --- The environment a command sees: a short allowlist of Neovim's
 --- variables, never a credential by its name or its look (API keys,
 --- tokens, passwords), unless env_allow names it exactly.
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 

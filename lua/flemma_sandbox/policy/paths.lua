@@ -2,7 +2,7 @@
 --- writable root holding it, the rule that hides or protects it, and
 --- whether a command may read or write it.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local private_mod = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local repos = require("flemma_sandbox.policy.repos")

@@ -7,13 +7,13 @@
 --- allow_sockets entries. A deny list is not needed for these folders, so it
 --- does not grow with the machine.
 local core = require("flemma_sandbox.core")
-local defaults = require("flemma_sandbox.policy.defaults")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local defaults = require("flemma_sandbox.policy.default_lists")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 
---- The default lists (policy/defaults.lua says what each holds and why).
+--- The default lists (policy/default_lists.lua says what each holds and why).
 M.DEFAULT_HOME_ALLOW = defaults.HOME_ALLOW
 M.DEFAULT_HOME_WRITABLE = defaults.HOME_WRITABLE
 

@@ -6,13 +6,13 @@
 --- a command creates there is moved to the quarantine when the command
 --- ends (csrc/exec/after_run.c).
 local core = require("flemma_sandbox.core")
-local defaults = require("flemma_sandbox.policy.defaults")
-local surroundings = require("flemma_sandbox.surroundings")
+local defaults = require("flemma_sandbox.policy.default_lists")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local repos_mod = require("flemma_sandbox.policy.repos")
 
 local M = {}
 
---- The default lists (policy/defaults.lua says what each holds and why).
+--- The default lists (policy/default_lists.lua says what each holds and why).
 M.DEFAULT_DENY_READ = defaults.DENY_READ
 M.DEFAULT_DENY_WRITE = defaults.DENY_WRITE
 M.DEFAULT_SECRET_FILES = defaults.SECRET_FILES

@@ -3,8 +3,8 @@
 --- points to, and core.hooksPath. All of it is read-only in the sandbox;
 --- a ".git" that is new after a run goes to the quarantine.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

@@ -3,8 +3,8 @@
 --- roots bound from the host, the chat files and the chats' own folders,
 --- what the cache watches, the private folders and the network mode.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

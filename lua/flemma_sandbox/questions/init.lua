@@ -82,7 +82,7 @@ function M.prompt(question, respond, position)
     end,
   })
   -- the answers first: a narrow screen cuts the call's name, not them
-  require("flemma_sandbox.notice").say(
+  require("flemma_sandbox.base.notice").say(
     string.format(
       ":FlemmaSandbox approve%s | deny (%s%s)",
       question.can_remember and " | approve-always" or "",

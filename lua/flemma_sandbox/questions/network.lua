@@ -10,13 +10,13 @@
 --- the approval window (questions/init.lua), standalone and under Flemma:
 --- it never takes focus, so keys typed elsewhere cannot answer it.
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
-local util = require("flemma_sandbox.util")
-local visible_text = require("flemma_sandbox.visible_text")
+local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
+local visible_text = require("flemma_sandbox.base.visible_text")
 
 local M = {}
 
-local uv = require("flemma_sandbox.process").uv()
+local uv = require("flemma_sandbox.base.process").uv()
 
 ---@type userdata|nil the listening pipe
 local server

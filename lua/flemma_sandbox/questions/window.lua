@@ -9,7 +9,7 @@
 --- reordering characters as <U+XXXX>, long runs of spaces counted, and a
 --- command too long for the screen cut in the middle, never at its end.
 local place = require("flemma_sandbox.questions.place")
-local visible_text = require("flemma_sandbox.visible_text")
+local visible_text = require("flemma_sandbox.base.visible_text")
 
 local M = {}
 

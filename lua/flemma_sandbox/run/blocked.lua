@@ -1,6 +1,6 @@
 --- What the allowlist proxy refused lately (its "blocked" records,
 --- run/records.lua), for the status.
-local util = require("flemma_sandbox.util")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

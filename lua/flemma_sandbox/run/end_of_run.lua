@@ -5,7 +5,7 @@
 --- run's files in our state folder removed.
 local core = require("flemma_sandbox.core")
 local helper = require("flemma_sandbox.backends.helper")
-local process = require("flemma_sandbox.process")
+local process = require("flemma_sandbox.base.process")
 local quarantine = require("flemma_sandbox.run.quarantine")
 local records = require("flemma_sandbox.run.records")
 

@@ -7,7 +7,7 @@ local bwrap = require("flemma_sandbox.backends.bwrap")
 local capture = require("flemma_sandbox.run.capture")
 local end_of_run = require("flemma_sandbox.run.end_of_run")
 local proc = require("flemma_sandbox.run.proc")
-local process = require("flemma_sandbox.process")
+local process = require("flemma_sandbox.base.process")
 local spill = require("flemma_sandbox.run.spill")
 
 local uv = process.uv()

@@ -2,7 +2,7 @@
 --- still holds a job's output pipe, signalling what is still the process it
 --- was (PIDs get reused), real pipes for a child's stdio and its
 --- environment.
-local uv = require("flemma_sandbox.process").uv()
+local uv = require("flemma_sandbox.base.process").uv()
 
 local M = {}
 

@@ -3,7 +3,7 @@
 --- where it was (and `at`, where it was renamed in place when the
 --- quarantine is on another file system).
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 
@@ -12,7 +12,7 @@ local M = {}
 ---@field path string where it is now
 ---@field run string which run moved it (its check file's name)
 
-local read_line = require("flemma_sandbox.util").first_line
+local read_line = require("flemma_sandbox.base.util").first_line
 
 --- Everything in the quarantine, oldest first.
 ---@return flemma_sandbox.Quarantined[]

@@ -14,9 +14,9 @@
 --- writable and the store read-only.
 local core = require("flemma_sandbox.core")
 local git_box = require("flemma_sandbox.backends.git_box")
-local process = require("flemma_sandbox.process")
-local workspace = require("flemma_sandbox.policy.workspace")
-local surroundings = require("flemma_sandbox.surroundings")
+local process = require("flemma_sandbox.base.process")
+local workspace = require("flemma_sandbox.policy.clone_plan")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local M = {}
 
@@ -39,7 +39,7 @@ function M.store_for(chat_dir, top)
   return chat_dir .. "/checkpoints/" .. name .. "-" .. surroundings.sha256(top):sub(1, 12)
 end
 
---- The repository a writable root is in (policy/workspace.lua).
+--- The repository a writable root is in (policy/clone_plan.lua).
 M.repository_of = workspace.repository_of
 
 -- The store's steps, and its refs (which list() reads): said in the script.

@@ -2,8 +2,8 @@
 --- and its end recorded (calls.lua); for one that can write, in direct
 --- mode a checkpoint first (checkpoints.lua, so :FlemmaSandbox undo can put
 --- the tree back); in clone mode the chat's copies made first and synced
---- to the user's repository after (workspaces.lua).
-local notice = require("flemma_sandbox.notice")
+--- to the user's repository after (api/clone_mode.lua).
+local notice = require("flemma_sandbox.base.notice")
 
 local M = {}
 
@@ -17,10 +17,10 @@ local checkpoint_warned = false
 ---@param bufnr integer|nil
 ---@param run fun(call: flemma_sandbox.Call)
 function M.before(name, request, bufnr, run)
-  local calls = require("flemma_sandbox.calls")
+  local calls = require("flemma_sandbox.api.calls")
   local label = name .. ": " .. tostring((request.lines or {})[1] or ""):sub(1, 200)
-  local workspaces = require("flemma_sandbox.workspaces")
-  local writing = require("flemma_sandbox.checkpoints").WRITING_TOOLS[name]
+  local workspaces = require("flemma_sandbox.api.clone_mode")
+  local writing = require("flemma_sandbox.api.checkpoints").WRITING_TOOLS[name]
   if writing and workspaces.is_clone(bufnr) then
     -- off the editor's thread (wrap_command would make them while it waits)
     return workspaces.ensure(bufnr, function(errors)
@@ -45,8 +45,8 @@ end
 ---@param name string
 ---@param bufnr integer|nil
 function M.sync(name, bufnr)
-  local workspaces = require("flemma_sandbox.workspaces")
-  if require("flemma_sandbox.checkpoints").WRITING_TOOLS[name] and workspaces.is_clone(bufnr) then
+  local workspaces = require("flemma_sandbox.api.clone_mode")
+  if require("flemma_sandbox.api.checkpoints").WRITING_TOOLS[name] and workspaces.is_clone(bufnr) then
     workspaces.sync(bufnr, function(errors)
       if #errors > 0 then
         notice.say(errors[1], vim.log.levels.WARN)
@@ -63,7 +63,7 @@ end
 ---@param result table|nil
 ---@param deliver fun()
 function M.after(name, bufnr, call, result, deliver)
-  require("flemma_sandbox.calls").ended(call, result, result and result.sandbox_runs, function()
+  require("flemma_sandbox.api.calls").ended(call, result, result and result.sandbox_runs, function()
     deliver()
     M.sync(name, bufnr)
   end)

@@ -336,7 +336,7 @@ function M.stop_notes(records, say, set_by_frontmatter)
         .. " (so the sandbox could not see it unprotected); run it again"
       if say then
         -- what ran in the sandbox went with it: the user hears it too
-        require("flemma_sandbox.notice").say("stopped: " .. tostring(s.why), vim.log.levels.WARN)
+        require("flemma_sandbox.base.notice").say("stopped: " .. tostring(s.why), vim.log.levels.WARN)
       end
     elseif s.type == "restarted" or s.reason == "sandbox_ended" then
       notes[#notes + 1] = "[sandbox] " .. require("flemma_sandbox.tools.live_notes").text(s, say, set_by_frontmatter)

@@ -1,4 +1,4 @@
---- In clone mode (workspaces.lua) the host's file tools act on the chat's
+--- In clone mode (api/clone_mode.lua) the host's file tools act on the chat's
 --- copy: a path at a repository's path names the copy's file; what it
 --- resolves to must stay inside the copy (a link the sandbox made there
 --- to the user's tree, or anywhere, is refused); the rules are checked,

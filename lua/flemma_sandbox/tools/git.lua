@@ -7,7 +7,7 @@
 --- unless the user agrees to another place (then on the host). Options
 --- are an allowlist per subcommand (tools/git_args.lua).
 local core = require("flemma_sandbox.core")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local bash = require("flemma_sandbox.tools.bash")
 local git_args = require("flemma_sandbox.tools.git_args")
 local command_notes = require("flemma_sandbox.tools.command_notes")

@@ -6,7 +6,7 @@
 local approval = require("flemma_sandbox.questions")
 local around = require("flemma_sandbox.tools.around")
 local files = require("flemma_sandbox.tools.files")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local sandbox = require("flemma_sandbox")
 local search = require("flemma_sandbox.tools.search")
 
@@ -172,7 +172,7 @@ function M.run(name, input, opts, done)
     on_job = opts.on_job or function() end,
     set_by_frontmatter = opts.set_by_frontmatter,
   }
-  local workspaces = require("flemma_sandbox.workspaces")
+  local workspaces = require("flemma_sandbox.api.clone_mode")
   if workspaces.is_clone(opts.bufnr) then
     -- the chat's copies: the file tools act on them (tools/copy_paths.lua)
     ctx.copies = workspaces.specs(opts.bufnr)

@@ -45,7 +45,7 @@ function M.text(s, say, set_by_frontmatter)
     text = "the chat's sandbox ended while the command ran: " .. tostring(s.why)
   end
   if say then
-    require("flemma_sandbox.notice").say(text, vim.log.levels.WARN)
+    require("flemma_sandbox.base.notice").say(text, vim.log.levels.WARN)
   end
   return text
 end

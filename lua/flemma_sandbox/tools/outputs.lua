@@ -2,8 +2,8 @@
 --- folder: a folder per project (the sandbox of that project sees its own
 --- only), and one for runs with the sandbox off (no sandbox sees it). All
 --- of them together are capped: the oldest files go first.
-local uv = require("flemma_sandbox.process").uv()
-local util = require("flemma_sandbox.util")
+local uv = require("flemma_sandbox.base.process").uv()
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 

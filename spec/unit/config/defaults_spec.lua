@@ -11,7 +11,7 @@ describe("config.defaults", function()
   end)
 
   it("is found by the validator when a key is misspelled on top of it", function()
-    local copy = require("flemma_sandbox.util").deepcopy(defaults)
+    local copy = require("flemma_sandbox.base.util").deepcopy(defaults)
     copy.policy.rw_path = {}
     local ok, err = validate.validate(copy, "sandbox")
     assert.is_false(ok)
@@ -67,7 +67,7 @@ describe("config.defaults", function()
   end)
 
   it("owns its lists: the policy defaults are copies, not the shared tables", function()
-    local shared = require("flemma_sandbox.policy.defaults")
+    local shared = require("flemma_sandbox.policy.default_lists")
     assert.are_not.equal(shared.DENY_READ, defaults.policy.deny_read)
     assert.are.same(shared.DENY_READ, defaults.policy.deny_read)
     assert.are_not.equal(shared.DENY_WRITE, defaults.policy.deny_write)

@@ -2,7 +2,7 @@
 --- case) and tools.enabled = false turn every tool call off, and the
 --- refusal names the variable with its value, or the key.
 local gates = require("flemma_sandbox.config.gates")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 local function with_env(value)
   surroundings.use({

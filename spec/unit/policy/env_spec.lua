@@ -2,7 +2,7 @@
 --- env_allow, read from the host; a pattern ("PREFIX*") never lets a
 --- credential through, only naming it exactly does.
 local env = require("flemma_sandbox.policy.env")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 
 --- The host's environment as a table, for surroundings.use.
 ---@param vars table<string, string>

@@ -2,7 +2,7 @@
 --- $HOME and nothing else expanded), the writable root holding it, the rule
 --- that hides or protects it, and whether the home folder would be opened.
 local paths = require("flemma_sandbox.policy.paths")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local h = require("support.helpers")
 
 describe("policy.paths", function()

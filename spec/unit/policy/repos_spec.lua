@@ -3,7 +3,7 @@
 --- protected with core.hooksPath, read from the repository's config or the
 --- user's as git reads it.
 local repos = require("flemma_sandbox.policy.repos")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local h = require("support.helpers")
 
 describe("policy.repos", function()

@@ -3,7 +3,7 @@
 --- the host, the private folders made as tmpfs, the network mode, the chat
 --- files, and what the cache watches.
 local resolution = require("flemma_sandbox.policy.resolution")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local h = require("support.helpers")
 
 describe("policy.resolution", function()

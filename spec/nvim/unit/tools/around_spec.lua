@@ -1,13 +1,13 @@
---- tools/around.lua (run in Neovim; calls.lua, workspaces.lua and the
+--- tools/around.lua (run in Neovim; calls.lua, api/clone_mode.lua and the
 --- notices stood in for, their own paths are calls_spec's, checkpoints_spec's
 --- and the clone specs'): what happens around a standalone tool call. A
 --- writing call in direct mode starts with a checkpoint, in clone mode
 --- after the chat's copies are made (and is synced after); a reading call
 --- only gets its number; the result is delivered before the sync.
 local around = require("flemma_sandbox.tools.around")
-local calls = require("flemma_sandbox.calls")
-local workspaces = require("flemma_sandbox.workspaces")
-local notice = require("flemma_sandbox.notice")
+local calls = require("flemma_sandbox.api.calls")
+local workspaces = require("flemma_sandbox.api.clone_mode")
+local notice = require("flemma_sandbox.base.notice")
 
 describe("tools.around", function()
   local real, log, clone, said

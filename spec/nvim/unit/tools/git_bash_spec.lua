@@ -5,7 +5,7 @@
 --- limit, network line and loopback hint.
 local git = require("flemma_sandbox.tools.git")
 local bash = require("flemma_sandbox.tools.bash")
-local surroundings = require("flemma_sandbox.surroundings")
+local surroundings = require("flemma_sandbox.base.surroundings")
 local h = require("support.helpers")
 
 describe("tools.git", function()
