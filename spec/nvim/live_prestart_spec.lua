@@ -90,6 +90,35 @@ describe("a chat's sandbox started when the chat is opened", function()
     assert.truthy(keeper_pid(a), "the call started it")
   end)
 
+  it("starts nothing while the chat's folders are reset: they are made again by no prestart", function()
+    local a = open("a", { sandboxes = { prestart = false } })
+    local r = call(a, "echo first > /tmp/note")
+    assert.are.equal(0, r.exit_code, r.stderr)
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(a)
+    local prestart = require("flemma_sandbox.nvim.prestart")
+    live.stop(client.helper(), live_dir(a))
+    assert.are.equal("directory", (require("flemma_sandbox.core").file_type(chat.dir .. "/tmp")))
+    -- a prestart on its way (the chat entered) when the reset begins
+    n.live_setup({ sandboxes = { prestart = true } })
+    local notes, restore = n.capture_notify()
+    prestart.maybe(a)
+    require("flemma_sandbox.nvim.commands").actions.reset(a)
+    assert.is_true(vim.wait(15000, function()
+      n.flush_notices()
+      return #notes > 0
+    end, 20))
+    restore()
+    assert.matches("removed", notes[1].msg)
+    -- what the prestart did is said once it is done
+    assert.is_true(vim.wait(15000, function()
+      return prestart.last[live_dir(a)] ~= nil and not prestart.busy()
+    end, 20))
+    local last = prestart.last[live_dir(a)]
+    assert.are.same({ "skipped", "the chat's folders are being removed" }, { last.state, last.why })
+    assert.is_nil((require("flemma_sandbox.core").file_type(chat.dir .. "/tmp")), "the reset's folder stays gone")
+    assert.is_nil(keeper_pid(a), "no sandbox started on the folders being removed")
+  end)
+
   it("never stops a busier sandbox to prestart (sandboxes.max_running)", function()
     local setup = { sandboxes = { max_running = 1, prestart = false } }
     local a = open("a", setup)

@@ -24,6 +24,11 @@ M.last = {}
 ---@type table<string, boolean> live folders whose prestart runs now
 local busy = {}
 
+---@type table<string, integer> live folders of chats whose folders are
+--- being removed (nvim/sandboxes.lua remove): no prestart starts them
+--- meanwhile, or its wrap would make the folders again under the removal
+local held = {}
+
 --- Bumped by M.reset: a prestart still waiting then starts nothing.
 local generation = 0
 
@@ -134,6 +139,9 @@ local function when_ready(plan, tries, bufnr)
     if busy[dir] or live.used[dir] then
       return -- started, or used by a call, in this Neovim already
     end
+    if held[dir] then
+      return say(dir, "skipped", "the chat's folders are being removed")
+    end
     if not live.room(dir, plan.sandboxes) then
       return say(dir, "skipped", "sandboxes.max_running sandboxes run; none is stopped to start this one")
     end
@@ -149,6 +157,9 @@ local function when_ready(plan, tries, bufnr)
       end
       if is_running then
         return say(dir, "skipped", "it runs already")
+      end
+      if held[dir] then
+        return say(dir, "skipped", "the chat's folders are being removed")
       end
       -- the plan again, now: a frontmatter trusted or changed meanwhile
       -- may give the chat another sandbox
@@ -227,6 +238,19 @@ end
 ---@return boolean
 function M.busy()
   return next(busy) ~= nil
+end
+
+--- No prestart starts the sandbox of the live folder dir until as many
+--- M.release(dir) (its chat's folders are being removed).
+---@param dir string
+function M.hold(dir)
+  held[dir] = (held[dir] or 0) + 1
+end
+
+---@param dir string
+function M.release(dir)
+  local n = (held[dir] or 1) - 1
+  held[dir] = n > 0 and n or nil
 end
 
 --- Forgets what prestarts did, and drops those still waiting (specs).

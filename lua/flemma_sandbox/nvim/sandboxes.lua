@@ -241,19 +241,35 @@ function M.remove(dirs, done)
     whole[dir] = true
     all[#all + 1] = dir
   end
+  -- no prestart starts a chat's sandbox again (making its folders) meanwhile
+  local prestart, held = require("flemma_sandbox.nvim.prestart"), {}
   for _, chat in ipairs(chats_among(dirs)) do
-    local live_dir = (whole[chat] or whole[chat:match("^(.*)/[^/]+$") or ""]) and live.dir_for({ dir = chat })
-    if live_dir and core.file_type(live_dir) == "directory" then
+    local live_dir = live.dir_for({ dir = chat })
+    if live_dir then
+      prestart.hold(live_dir)
+      held[#held + 1] = live_dir
+    end
+    if
+      live_dir
+      and (whole[chat] or whole[chat:match("^(.*)/[^/]+$") or ""])
+      and core.file_type(live_dir) == "directory"
+    then
       all[#all + 1] = live_dir
     end
+  end
+  local function finish(errors, kept)
+    for _, live_dir in ipairs(held) do
+      prestart.release(live_dir)
+    end
+    done(errors, kept)
   end
   M.stop_live(dirs, function()
     M.keep_copies(dirs, function(kept, errors)
       if #errors > 0 then
-        return done(errors, kept) -- nothing removed
+        return finish(errors, kept) -- nothing removed
       end
       M.remove_now(all, function(errs)
-        done(errs, kept)
+        finish(errs, kept)
       end)
     end)
   end)
