@@ -52,6 +52,22 @@ describe("the layer checker", function()
     assert.matches("flemma_sandbox.base.util %-> flemma_sandbox.policy.a %(line 3%): upward", out)
   end)
 
+  it("fails on a module in no layer: a stray one at the top, or in a folder the map lacks", function()
+    -- the control: the same module in a layer's folder passes
+    h.write(t .. "/lua/flemma_sandbox/policy/stray.lua", "local M = {}\nreturn M\n")
+    local code, out = check(t)
+    assert.are.equal(0, code, out)
+    for _, path in ipairs({ "stray.lua", "odd/stray.lua" }) do
+      h.sh("rm -f " .. t .. "/lua/flemma_sandbox/policy/stray.lua; mkdir -p " .. t .. "/lua/flemma_sandbox/odd")
+      h.write(t .. "/lua/flemma_sandbox/" .. path, "local M = {}\nreturn M\n")
+      code, out = check(t)
+      assert.are.equal(1, code, path)
+      local name = "flemma_sandbox." .. path:gsub("%.lua$", ""):gsub("/", ".")
+      assert.matches(name:gsub("%.", "%%.") .. ": module outside the layer map", out)
+      os.remove(t .. "/lua/flemma_sandbox/" .. path)
+    end
+  end)
+
   it("fails on a cycle inside a layer", function()
     h.write(
       t .. "/lua/flemma_sandbox/policy/a.lua",
