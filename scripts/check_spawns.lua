@@ -7,13 +7,20 @@
 --- vim.fn.systemlist, vim.fn.jobstart, vim.fn.termopen, io.popen,
 --- os.execute, vim.system, and vim.call or vim.api.nvim_call_function
 --- given one of those functions' names; field access by ["name"] counts
---- as by .name. Each is reported as `FILE:LINE WHAT`.
+--- as by .name. Aliases count too: what holds those functions (vim,
+--- vim.fn, vim.loop, vim.uv, os, io; by any holder, _G.os included) may
+--- only be read from, never taken as a value (`local f = vim.fn` then
+--- `f.system`); `.spawn` is read only from the runner module; vim.call,
+--- nvim_call_function and vim.fn.call only with a literal name, vim.fn
+--- only by a literal field; require("luv") not at all. Each is reported
+--- as `FILE:LINE WHAT`.
 ---
 --- usage: luajit scripts/check_spawns.lua [ROOT]
 local root = arg[1] or "."
 
 --- The one module that may start processes.
 local RUNNER = "lua/flemma_sandbox/base/process.lua"
+local RUNNER_MODULE = "flemma_sandbox.base.process"
 
 --- Fields that start a process, by the name of what holds them; "*":
 --- names no other library uses, whatever holds them.
@@ -31,6 +38,14 @@ local FORBIDDEN = {
 --- Vimscript functions that start one, when called by their name.
 local VIMSCRIPT = { system = true, systemlist = true, jobstart = true, termopen = true }
 local CALLERS = { call = true, nvim_call_function = true }
+
+--- What holds those functions: the globals (bare or from _G) and vim's
+--- fields; read from only, or tested, never taken as a value.
+local GLOBAL_HOLDERS = { vim = true, os = true, io = true }
+local VIM_HOLDERS = { fn = true, loop = true, uv = true }
+--- The tokens after a holder that read from it or only test it.
+local READS =
+  { ["."] = true, [":"] = true, ["["] = true, ["and"] = true, ["then"] = true, ["=="] = true, ["~="] = true }
 
 local here = (arg[0]:match("^(.*)/[^/]*$") or ".")
 local tokenize = dofile(here .. "/lua_tokens.lua")
@@ -53,12 +68,73 @@ local function field_at(tokens, i)
   return nil, nil
 end
 
+--- Whether tokens[i] is a holder: vim, os or io (bare, or read from
+--- _G), or fn, loop or uv read from the bare vim; not type()'s argument.
+local function holder_at(tokens, i)
+  local t, prev, before = tokens[i], tokens[i - 1], tokens[i - 2]
+  local field = prev and (prev.value == "." or prev.value == ":")
+  if t.kind ~= "name" then
+    return false
+  end
+  if GLOBAL_HOLDERS[t.value] then
+    local typed = prev and prev.value == "(" and before and before.value == "type"
+    return not typed and (not field or (before and before.value == "_G"))
+  end
+  -- vim read bare or from _G, not a field named vim of something else
+  local vim_bare = before and before.value == "vim" and not (tokens[i - 3] and tokens[i - 3].value == ".")
+  local vim_of_g = before and before.value == "vim" and tokens[i - 4] and tokens[i - 4].value == "_G"
+  return VIM_HOLDERS[t.value] and field and prev.value == "." and (vim_bare or vim_of_g) or false
+end
+
+--- The alias findings at tokens[i]: a holder taken as a value, a spawn
+--- read from what is not the runner, a Vimscript function called by a
+--- name the code does not spell, require("luv").
+---@return string|nil what
+local function alias_at(tokens, i)
+  local t, prev, next = tokens[i], tokens[i - 1], tokens[i + 1]
+  local field = prev and (prev.value == "." or prev.value == ":")
+  if t.kind ~= "name" then
+    return nil
+  end
+  if holder_at(tokens, i) and not (next and READS[next.value]) then
+    return t.value .. " taken as a value"
+  end
+  if t.value == "spawn" and field then
+    local holder = tokens[i - 2]
+    local runner = holder and holder.value == ")" and tokens[i - 3] and tokens[i - 3].value == RUNNER_MODULE
+    if not (holder and holder.value == "process") and not runner then
+      return "spawn read from what is not " .. RUNNER_MODULE
+    end
+  end
+  if
+    CALLERS[t.value]
+    and field
+    and not (next and next.value == "(" and tokens[i + 2] and tokens[i + 2].kind == "string")
+  then
+    return t.value .. " with a name the code does not spell"
+  end
+  if t.value == "fn" and next and next.value == "[" and not (tokens[i + 2] and tokens[i + 2].kind == "string") then
+    return "fn[...] with a name the code does not spell"
+  end
+  if t.value == "require" and tokens[i + 1] and tokens[i + 2] then
+    local name = tokens[i + 1].kind == "string" and tokens[i + 1] or tokens[i + 2]
+    if name.kind == "string" and name.value == "luv" then
+      return 'require("luv")'
+    end
+  end
+  return nil
+end
+
 --- The findings of one file's tokens: { line, what }.
 ---@param tokens gates.Token[]
 ---@return { line: integer, what: string }[]
 local function findings_in(tokens)
   local found = {}
   for i, t in ipairs(tokens) do
+    local alias = alias_at(tokens, i)
+    if alias then
+      found[#found + 1] = { line = t.line, what = alias }
+    end
     local field = field_at(tokens, i + 1)
     local holder = t.kind == "name" and t.value or nil
     if field and holder then

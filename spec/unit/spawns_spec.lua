@@ -60,6 +60,45 @@ describe("the process gate", function()
     end
   end)
 
+  it("fails on an alias of what holds those functions, and on names it cannot read", function()
+    for _, case in ipairs({
+      { "local f = vim.fn\nf.system({ 'true' })", "fn taken as a value" },
+      { "local l = vim.loop\nl.spawn('true', {})", "loop taken as a value" },
+      { "local u = vim.uv or vim.loop", "uv taken as a value" },
+      { "local o = os\no.execute('true')", "os taken as a value" },
+      { "local o = _G.os\no.execute('true')", "os taken as a value" },
+      { "local v = vim\nv.system({ 'true' })", "vim taken as a value" },
+      { "local g = _G.vim.fn", "fn taken as a value" },
+      { "local u = require('flemma_sandbox.base.process').uv()\nu.spawn('true', {})", "spawn read from" },
+      { "local name = 'system'\nvim.fn[name]('true')", "fn%[%.%.%.%] with a name" },
+      { "local c = vim.call\nc('system', 'true')", "call with a name the code does not spell" },
+      { "vim.fn.call(vim.g.x, {})", "call with a name the code does not spell" },
+      { "local luv = require('luv')", 'require%("luv"%)' },
+    }) do
+      h.write(t .. "/lua/flemma_sandbox/run/job.lua", "local M = {}\n" .. case[1] .. "\nreturn M\n")
+      local code, out = check(t)
+      assert.are.equal(1, code, case[1])
+      assert.matches("lua/flemma_sandbox/run/job%.lua:%d+ " .. case[2], out, 1, case[1])
+    end
+  end)
+
+  it("passes tests of those holders, type(vim), fields of the same names elsewhere", function()
+    h.write(
+      t .. "/lua/flemma_sandbox/run/job.lua",
+      "local M = {}\n"
+        .. "local in_nvim = type(vim) == 'table' and vim.api ~= nil\n"
+        .. "local linux = jit and jit.os == 'Linux'\n"
+        .. "local loop_name = vim.uv and 'vim.uv' or 'vim.loop'\n"
+        .. "local function each(list, fn) for _, x in ipairs(list) do fn(x) end end\n"
+        .. "local uv = require('flemma_sandbox.base.process').uv()\n"
+        .. "local h = require('flemma_sandbox.base.process').spawn({ 'true' }, {}, function() end)\n"
+        .. "M.t = { in_nvim, linux, loop_name, each, uv.new_timer(), h, vim.fn.call('getcwd', {}) }\n"
+        .. "return M\n"
+    )
+    local code, out = check(t)
+    assert.are.equal(0, code, out)
+  end)
+
   it("passes the same names in comments and strings, and the runner's own calls", function()
     h.write(
       t .. "/lua/flemma_sandbox/run/job.lua",
