@@ -91,13 +91,15 @@ test: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI)
 # the static gates, each with zero findings: luacheck (Debian: lua-check,
 # reads .luacheckrc), the layer checker (ARCHITECTURE.md, allowlist in
 # scripts/layers.allow), the process gate (scripts/check_spawns.lua: processes
-# start only in lua/flemma_sandbox/base/process.lua), the size gate, the vimdoc's config defaults
+# start only in lua/flemma_sandbox/base/process.lua), the editor gate
+# (scripts/check_editor.lua: only base/editor.lua tests for vim), the size gate, the vimdoc's config defaults
 # against the schema (make doc writes them), stylua's format check (npm: @johnnymorganz/stylua-bin,
 # reads stylua.toml), shellcheck on the scripts git runs in its bwrap and cppcheck on the C
 lint: lint-sh
 	luacheck --formatter plain --codes $(LUA_TREES)
 	$(LUAJIT) scripts/check_layers.lua
 	$(LUAJIT) scripts/check_spawns.lua
+	$(LUAJIT) scripts/check_editor.lua
 	$(LUAJIT) scripts/check_sizes.lua
 	$(LUAJIT) scripts/check_functions.lua
 	$(LUAJIT) scripts/config_doc.lua --check

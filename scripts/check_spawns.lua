@@ -83,7 +83,8 @@ local function holder_at(tokens, i)
   -- vim read bare or from _G, not a field named vim of something else
   local vim_bare = before and before.value == "vim" and not (tokens[i - 3] and tokens[i - 3].value == ".")
   local vim_of_g = before and before.value == "vim" and tokens[i - 4] and tokens[i - 4].value == "_G"
-  return VIM_HOLDERS[t.value] and field and prev.value == "." and (vim_bare or vim_of_g) or false
+  local typed = tokens[i - 3] and tokens[i - 3].value == "(" and tokens[i - 4] and tokens[i - 4].value == "type"
+  return VIM_HOLDERS[t.value] and field and prev.value == "." and (vim_bare or vim_of_g) and not typed or false
 end
 
 --- The alias findings at tokens[i]: a holder taken as a value, a spawn

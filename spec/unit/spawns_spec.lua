@@ -86,7 +86,7 @@ describe("the process gate", function()
     h.write(
       t .. "/lua/flemma_sandbox/run/job.lua",
       "local M = {}\n"
-        .. "local in_nvim = type(vim) == 'table' and vim.api ~= nil\n"
+        .. "local in_nvim = type(vim) == 'table' and type(vim.fn) == 'table'\n"
         .. "local linux = jit and jit.os == 'Linux'\n"
         .. "local loop_name = vim.uv and 'vim.uv' or 'vim.loop'\n"
         .. "local function each(list, fn) for _, x in ipairs(list) do fn(x) end end\n"

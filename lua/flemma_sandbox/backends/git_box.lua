@@ -5,6 +5,7 @@
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.base.surroundings")
 
+local editor = require("flemma_sandbox.base.editor")
 local M = {}
 
 --- The scripts git runs in it: files of their own beside these modules
@@ -91,7 +92,7 @@ end
 ---@param out string|nil
 ---@return table[]
 function M.answers(out)
-  local decode = type(vim) == "table" and vim.json and vim.json.decode or require("cjson").decode
+  local decode = editor.json_decode
   local list = {}
   for line in (out or ""):gmatch("[^\n]+") do
     if line:sub(1, 1) == "{" then

@@ -202,7 +202,7 @@ function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
   -- clone mode: the chat's copies instead of the user's repositories
   require("flemma_sandbox.policy.clone_plan").apply(resolved, cfg.sandboxes)
   local argv, err, record = wrap(resolved, backend_config, inner_cmd)
-  if type(record) == "table" and record.stopped_chat and type(vim) == "table" then
+  if type(record) == "table" and record.stopped_chat and require("flemma_sandbox.base.editor").present() then
     require("flemma_sandbox.base.notice").say(
       string.format(
         "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",

@@ -14,6 +14,14 @@
 --- No `vim` is needed but for the runtimepath (plain LuaJIT has none).
 local M = {}
 
+--- Inside Neovim. base/editor.lua's question, asked here too: the guard
+--- requires nothing, as it is loaded before 'runtimepath' is set (a
+--- require then would look in the working directory).
+---@return boolean
+local function in_nvim()
+  return type(vim) == "table" and type(vim.api) == "table" and type(vim.fn) == "table"
+end
+
 --- The module names the guard answers for: a name or a prefix "name.".
 local GUARDED = { "flemma", "flemma_sandbox", "cjson", "health" }
 
@@ -48,7 +56,7 @@ end
 ---@param kind "lua"|"so"
 ---@return string|nil
 local function on_runtimepath(name, kind)
-  if type(vim) ~= "table" or not vim.api or not vim.api.nvim_get_runtime_file then
+  if not in_nvim() or not vim.api.nvim_get_runtime_file then
     return nil
   end
   local base = "lua/" .. name:gsub("%.", "/")
@@ -137,7 +145,7 @@ end
 --- started it; a plain LuaJIT program (specs, a script using the rock)
 --- chose its own package.path, relative entries and all.
 function M.guard()
-  if type(vim) ~= "table" or not vim.api then
+  if not in_nvim() then
     return
   end
   local loaders = package.loaders
@@ -168,9 +176,8 @@ end
 --- file anyway (not with -u NONE, nor under lazy.nvim, which loads it
 --- itself, nor outside Neovim); the file's guard keeps it to one start.
 function M.plugin_file_now()
-  local nvim = rawget(_G, "vim")
-  if nvim and nvim.g.loaded_flemma_sandbox == nil and nvim.v.vim_did_enter == 0 and nvim.o.loadplugins then
-    nvim.cmd("runtime plugin/flemma_sandbox.lua")
+  if in_nvim() and vim.g.loaded_flemma_sandbox == nil and vim.v.vim_did_enter == 0 and vim.o.loadplugins then
+    vim.cmd("runtime plugin/flemma_sandbox.lua")
   end
 end
 

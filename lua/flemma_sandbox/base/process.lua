@@ -11,9 +11,10 @@
 --- command line, busted).
 --- uv_spawn: the loop's own spawn for run/job.lua, which manages its
 --- pipes, pty and process group itself.
+local editor = require("flemma_sandbox.base.editor")
 local M = {}
 
-local in_nvim = type(vim) == "table" and type(vim.fn) == "table"
+local in_nvim = editor.present()
 
 --- Neovim's libuv (vim.uv, or vim.loop before 0.10), or nil without it.
 ---@return table|nil

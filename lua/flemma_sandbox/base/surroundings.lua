@@ -5,6 +5,7 @@
 local core = require("flemma_sandbox.core")
 local installed = require("flemma_sandbox.base.installed")
 
+local editor = require("flemma_sandbox.base.editor")
 local M = {}
 
 ---@class flemma_sandbox.Surroundings
@@ -17,7 +18,7 @@ local M = {}
 ---@field stdpath? fun(name: string): string|nil
 ---@field buffer_file? fun(bufnr: integer|nil): string|nil
 
-local in_nvim = type(vim) == "table" and type(vim.api) == "table"
+local in_nvim = editor.present()
 
 ---@type flemma_sandbox.Surroundings
 local process_host = {
@@ -83,7 +84,7 @@ local function find_core_so()
   -- absolute entries only: "./?.so" would name a core.so (and so a
   -- our programs beside it) planted in the project
   local so = package.searchpath("flemma_sandbox.core", installed.absolute_entries(package.cpath))
-  if not so and type(vim) == "table" and vim.api then
+  if not so and in_nvim then
     so = vim.api.nvim_get_runtime_file("lua/flemma_sandbox/core.so", false)[1]
   end
   if not so then

@@ -8,12 +8,13 @@ local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.base.surroundings")
 local util = require("flemma_sandbox.base.util")
 
+local editor = require("flemma_sandbox.base.editor")
 local M = {}
 
 --- Set by the command line, which reads the file and never writes it.
 M.frozen = false
 
-local in_nvim = type(vim) == "table" and type(vim.api) == "table" and type(vim.json) == "table"
+local in_nvim = editor.present()
 
 --- The file's path.
 ---@return string|nil path, string|nil err

@@ -3,6 +3,7 @@
 --- sandbox.backends.flemma_sandbox).
 local util = require("flemma_sandbox.base.util")
 
+local editor = require("flemma_sandbox.base.editor")
 local M = {}
 
 -- the known keys and their types
@@ -203,7 +204,7 @@ local function check_sandboxes(key, sandboxes)
       "%s.name: expected false or a name of letters, digits, '.', '_' and '-' (at most 60)"
         .. " that starts with a letter or digit, got %s",
       key,
-      vim and vim.inspect(name) or tostring(name)
+      editor.inspect(name)
     )
   end
   for _, field in ipairs({ "idle_ttl_s", "max_running", "max_checkpoints" }) do

@@ -13,6 +13,7 @@ local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.base.surroundings")
 local util = require("flemma_sandbox.base.util")
 
+local editor = require("flemma_sandbox.base.editor")
 local M = {}
 
 ---@class flemma_sandbox.ChatDir
@@ -65,8 +66,8 @@ local function is_chat(bufnr, file)
   if file:match("%.chat$") then
     return true
   end
-  local in_nvim = type(vim) == "table" and type(vim.api) == "table"
-  return in_nvim and bufnr ~= 0 and vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].filetype == "chat" or false
+  return editor.present() and bufnr ~= 0 and vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].filetype == "chat"
+    or false
 end
 
 --- The chat of a chat buffer with a file, in Neovim's working directory as

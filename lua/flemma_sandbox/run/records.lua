@@ -5,6 +5,7 @@
 --- is written) and takes it after. The sentences on stderr are for people;
 --- code reads these. ARCHITECTURE.md lists the types and their fields (all
 --- values are strings).
+local editor = require("flemma_sandbox.base.editor")
 local M = {}
 
 ---@class flemma_sandbox.Record
@@ -38,7 +39,7 @@ function M.create(check_file)
   return M.create_file(M.path_for(check_file))
 end
 
-local decode = vim and vim.json and vim.json.decode or require("cjson").decode
+local decode = editor.json_decode
 
 --- The records in text, in order; lines that are not a record are left
 --- out (a record cut short by a killed writer).
