@@ -84,10 +84,10 @@ end
 --- delivered() (the result goes out only then: what the user does after
 --- seeing it is never part of the call's change), then its timeline
 --- entry. result is the tool's result as the caller has it; extra carries
---- what the runs reported (records, quarantined).
+--- what the runs reported.
 ---@param call flemma_sandbox.Call|nil
 ---@param result table|nil
----@param extra table|nil
+---@param extra flemma_sandbox.RunReport[]|nil
 ---@param delivered? fun()
 function M.ended(call, result, extra, delivered)
   delivered = delivered or function() end

@@ -62,10 +62,10 @@ end
 
 --- What the runs of a call reported, into entry.
 ---@param entry flemma_sandbox.TimelineEntry
----@param runs table[]|nil each { records = Record[] (or recs), quarantined = Quarantined[] }
+---@param runs flemma_sandbox.RunReport[]|nil
 local function add_runs(entry, runs)
   for _, run in ipairs(type(runs) == "table" and runs or {}) do
-    for _, rec in ipairs(run.records or run.recs or {}) do
+    for _, rec in ipairs(run.records or {}) do
       local t = rec.type
       if t == "reached" then
         add(entry.reached, rec.host .. (rec.port and (":" .. rec.port) or ""))
@@ -90,7 +90,7 @@ end
 --- The entry of a call that ended with result.
 ---@param call flemma_sandbox.Call
 ---@param result table|nil the tool's result (ours, or Flemma's)
----@param runs table[]|nil what its runs reported
+---@param runs flemma_sandbox.RunReport[]|nil what its runs reported (else result.sandbox_runs)
 ---@return flemma_sandbox.TimelineEntry
 function M.entry(call, result, runs)
   result = type(result) == "table" and result or {}
@@ -180,7 +180,7 @@ end
 --- that is not a chat with a file has none).
 ---@param call flemma_sandbox.Call
 ---@param result table|nil
----@param extra table[]|nil what its runs reported (a list of { records, quarantined })
+---@param extra flemma_sandbox.RunReport[]|nil what its runs reported
 function M.call_ended(call, result, extra)
   if type(call) ~= "table" or not call.chat_dir then
     return

@@ -17,11 +17,9 @@ M.MAX_DENIAL_NOTES = 20
 --- A cancelled call's runs are taken this long after (their helper ends).
 M.DROP_AFTER_MS = 5000
 
----@class flemma_sandbox.FlemmaRun
+---@class flemma_sandbox.FlemmaRun : flemma_sandbox.RunReport
 ---@field check flemma_sandbox.WrapRecord|nil what hosted.run_starts gave, for hosted.run_ended
 ---@field stderr string what the check after a killed helper said
----@field recs flemma_sandbox.Record[]
----@field quarantined flemma_sandbox.Quarantined[]
 
 local BACKEND = "sandbox.backends.flemma_sandbox."
 --- Where Flemma's config holds a setting a restart names (live.fields):
@@ -82,8 +80,8 @@ function M.compose(runs, text, ctx)
       notes[#notes + 1] = "[sandbox] " .. line:gsub("^flemma%-sandbox[%w-]*: ", "")
     end
     vim.list_extend(notes, command_notes.quarantine_notes(run.quarantined))
-    vim.list_extend(notes, command_notes.stop_notes(run.recs, true, M.set_by_frontmatter(ctx.bufnr)))
-    vim.list_extend(notes, command_notes.network_notes(run.recs))
+    vim.list_extend(notes, command_notes.stop_notes(run.records, true, M.set_by_frontmatter(ctx.bufnr)))
+    vim.list_extend(notes, command_notes.network_notes(run.records))
   end
   local denied = command_notes.denied_paths(text)
   if #denied > 0 then
@@ -141,7 +139,7 @@ function M.runs()
   local list = {}
   local self = {}
   function self.add(record)
-    list[#list + 1] = { check = hosted.run_starts(record), stderr = "", recs = {}, quarantined = {} }
+    list[#list + 1] = { check = hosted.run_starts(record), stderr = "", records = {}, quarantined = {} }
   end
   --- done() once every run's end is taken.
   local function take(done)
@@ -154,7 +152,7 @@ function M.runs()
     end
     for _, run in ipairs(list) do
       hosted.run_ended(run.check, function(stderr, recs, quarantined)
-        run.stderr, run.recs, run.quarantined = stderr, recs, quarantined
+        run.stderr, run.records, run.quarantined = stderr, recs, quarantined
         one()
       end)
     end

@@ -120,7 +120,7 @@ end
 --- it, its timeline entry); extra: what its runs reported.
 ---@param ctx table Flemma's ExecutionContext
 ---@param result table|nil
----@param extra table|nil
+---@param extra flemma_sandbox.FlemmaRun[]|nil
 ---@param delivered? fun() called once the checkpoint after it is taken
 function M.call_ended(ctx, result, extra, delivered)
   local call = ctx.tool_id and M.calls[ctx.tool_id]

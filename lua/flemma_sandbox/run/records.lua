@@ -12,6 +12,13 @@ local M = {}
 ---@field type string
 ---@field [string] string
 
+--- What one run reported: its records, and what the check after it moved
+--- to the quarantine. A call's runs are a list of these, standalone and
+--- under Flemma (flemma_sandbox.FlemmaRun adds to it), to calls.ended.
+---@class flemma_sandbox.RunReport
+---@field records flemma_sandbox.Record[]
+---@field quarantined flemma_sandbox.Quarantined[]
+
 --- The records file of a run, by its check file.
 ---@param check_file string NAME.check
 ---@return string

@@ -69,7 +69,7 @@ describe("flemma.notes", function()
     it("says what the check after a killed helper said, without the program's name", function()
       local run = {
         stderr = "flemma-sandbox-tool: the run was stopped\nflemma-sandbox: second line\n",
-        recs = {},
+        records = {},
         quarantined = {},
       }
       assert.are.same(
