@@ -149,13 +149,24 @@ function M.denial_note(d, ctx, resolved)
   end
 end
 
+--- A command tool's result (bash, git): what the chat writes in the
+--- result block (chat/results.lua), and, for the timeline, its runs.
+---@class flemma_sandbox.CommandResult
+---@field stdout string
+---@field stderr string
+---@field exit_code integer|nil
+---@field timed_out boolean|nil
+---@field truncated boolean|nil
+---@field notes string[]|nil the [sandbox] notes, after the output
+---@field sandbox_runs flemma_sandbox.RunReport[] for calls.ended (api/timeline.lua), not the model
+
 --- Runs argv as a tool command (bash's and git's shared path). adjust may
 --- add to the result and its notes before done receives it.
 ---@param argv string[]
 ---@param ctx table the tool context
 ---@param extra table job.run options beyond the common ones
----@param adjust fun(result: table, notes: string[], r: flemma_sandbox.JobResult)
----@param done fun(result: table)
+---@param adjust fun(result: flemma_sandbox.CommandResult, notes: string[], r: flemma_sandbox.JobResult)
+---@param done fun(result: flemma_sandbox.CommandResult)
 function M.run_argv(argv, ctx, extra, adjust, done)
   local opts = {
     -- under Flemma (ctx.wrap): through Flemma's wrap_command and our backend
@@ -209,6 +220,7 @@ function M.run_argv(argv, ctx, extra, adjust, done)
       if own_loopback and M.looks_like_loopback_failure(r.stdout .. r.stderr) then
         notes[#notes + 1] = M.LOOPBACK_HINT
       end
+      ---@type flemma_sandbox.CommandResult
       local result = {
         stdout = command_notes.trim(command_notes.strip_ansi(r.stdout)),
         stderr = command_notes.trim(command_notes.strip_ansi(r.stderr)),
