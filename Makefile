@@ -110,10 +110,15 @@ lint: lint-sh
 	  -I csrc/shared -I csrc/core -I csrc/exec -I csrc/proxy -I csrc/cli csrc/*/*.c
 
 # the scripts git runs in its bwrap (lua/flemma_sandbox/libexec/); a spec
-# plants a finding through SH_SCRIPTS (spec/unit/libexec_spec.lua)
-SH_SCRIPTS = $(wildcard lua/flemma_sandbox/libexec/*.sh)
+# plants a finding through SH_SCRIPTS (spec/unit/libexec_spec.lua); and the
+# interactive shell's (libexec/shell/)
+SH_SCRIPTS = $(wildcard lua/flemma_sandbox/libexec/*.sh lua/flemma_sandbox/libexec/shell/*.sh)
+# the interactive shell's start-up files (cli/prompt.lua); zsh's and fish's
+# have no linter
+BASH_SCRIPTS = $(wildcard lua/flemma_sandbox/libexec/shell/*.bash)
 lint-sh:
 	shellcheck --shell=sh $(SH_SCRIPTS)
+	shellcheck --shell=bash $(BASH_SCRIPTS)
 
 sanitize:
 	$(MAKE) -B $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"

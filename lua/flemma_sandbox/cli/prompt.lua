@@ -9,84 +9,28 @@
 --- --init-command (after its config: fish_prompt wrapped). The file is
 --- made in the sandbox's /tmp by the shell itself and removed as it is
 --- read. Another shell starts as it is.
+local surroundings = require("flemma_sandbox.base.surroundings")
+
 local M = {}
 
---- Makes the file (or folder, for zsh) from "$1" and starts the shell
---- "$0" with it; the shell as it is where that fails.
-local LAUNCH = {
-  bash = [==[
-if f=$(mktemp 2>/dev/null) && printf '%s\n' "$1" >"$f"; then
-  exec "$0" --rcfile "$f" -i
-fi
-exec "$0"]==],
-  sh = [==[
-if f=$(mktemp 2>/dev/null) && printf '%s\n' "$1" >"$f"; then
-  FLEMMA_SANDBOX_ENV=${ENV-}
-  ENV=$f
-  export FLEMMA_SANDBOX_ENV ENV
-  exec "$0" -i
-fi
-exec "$0"]==],
-  zsh = [==[
-if d=$(mktemp -d 2>/dev/null) && printf '%s\n' "$1" >"$d/.zshenv"; then
-  FLEMMA_SANDBOX_ZDOTDIR=${ZDOTDIR-}
-  ZDOTDIR=$d
-  export FLEMMA_SANDBOX_ZDOTDIR ZDOTDIR
-  exec "$0" -i
-fi
-exec "$0"]==],
-}
+--- The shell's files (lua/flemma_sandbox/libexec/shell/, read by
+--- shellcheck in make lint but zsh's and fish's): per kind of shell, the
+--- launcher run with `-c` that makes the start-up file from "$1" and
+--- starts the shell "$0" with it (the shell as it is where that fails),
+--- and the start-up file, whose placeholder PREFIX becomes the prefix.
+local SHELL_DIR = (surroundings.lua_dir() or ".") .. "/libexec/shell/"
+local LAUNCH = { bash = "bash_launch.sh", sh = "sh_launch.sh", zsh = "zsh_launch.sh" }
+local RC = { bash = "bash_rc.bash", sh = "sh_rc.sh", zsh = "zsh_rc.zsh", fish = "fish_rc.fish" }
 
---- The start-up file of each shell; PREFIX is replaced by the prompt's
---- prefix (a sandbox's name has no character a shell would expand).
-local RC = {
-  bash = [==[
-rm -f -- "${BASH_SOURCE[0]}"
-if [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
-if [ -r ~/.bashrc ]; then . ~/.bashrc; fi
-__flemma_sandbox_prompt() {
-  case $PS1 in
-  'PREFIX'*) ;;
-  *) PS1='PREFIX'$PS1 ;;
-  esac
-}
-PROMPT_COMMAND="${PROMPT_COMMAND:+$PROMPT_COMMAND
-}__flemma_sandbox_prompt"]==],
-  sh = [==[
-rm -f -- "$ENV"
-if [ -n "${FLEMMA_SANDBOX_ENV-}" ]; then
-  ENV=$FLEMMA_SANDBOX_ENV
-  eval "__flemma_sandbox_rc=\"$ENV\""
-  if [ -r "$__flemma_sandbox_rc" ]; then . "$__flemma_sandbox_rc"; fi
-  unset __flemma_sandbox_rc
-else
-  unset ENV
-fi
-unset FLEMMA_SANDBOX_ENV
-PS1='PREFIX'${PS1-'$ '}]==],
-  zsh = [==[
-rm -f -- "$ZDOTDIR/.zshenv"; rmdir -- "$ZDOTDIR" 2>/dev/null
-if [[ -n ${FLEMMA_SANDBOX_ZDOTDIR-} ]]; then
-  ZDOTDIR=$FLEMMA_SANDBOX_ZDOTDIR
-else
-  unset ZDOTDIR
-fi
-unset FLEMMA_SANDBOX_ZDOTDIR
-if [[ -r ${ZDOTDIR:-$HOME}/.zshenv ]]; then . "${ZDOTDIR:-$HOME}/.zshenv"; fi
-__flemma_sandbox_prompt() {
-  [[ $PROMPT == 'PREFIX'* ]] || PROMPT='PREFIX'$PROMPT
-}
-typeset -ga precmd_functions
-precmd_functions+=(__flemma_sandbox_prompt)]==],
-  fish = [==[
-if functions -q fish_prompt
-  functions -c fish_prompt __flemma_sandbox_fish_prompt
-  function fish_prompt
-    printf '%s' 'PREFIX'
-    __flemma_sandbox_fish_prompt $argv
-  end
-end]==],
-}
+--- A file of SHELL_DIR, without its last newline.
+---@param name string
+---@return string
+local function shell_file(name)
+  local f = assert(io.open(SHELL_DIR .. name, "rb"), "flemma-sandbox: missing " .. SHELL_DIR .. name)
+  local text = f:read("*a"):gsub("\n$", "")
+  f:close()
+  return text
+end
 
 local KIND = {
   bash = "bash",
@@ -118,11 +62,11 @@ function M.command(shell, name)
   end
   local prefix = M.prefix(name)
   assert(not prefix:find("['\\%%$`]"), "a sandbox name a prompt would expand")
-  local rc = RC[kind]:gsub("PREFIX", prefix)
+  local rc = shell_file(RC[kind]):gsub("PREFIX", prefix)
   if kind == "fish" then
     return { shell, "--init-command", rc }
   end
-  return { shell, "-c", LAUNCH[kind], shell, rc }
+  return { shell, "-c", shell_file(LAUNCH[kind]), shell, rc }
 end
 
 return M
