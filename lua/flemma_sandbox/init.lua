@@ -39,13 +39,15 @@ local function register_builtins()
   if not registry.has("bwrap") then
     -- backends/bwrap.lua loads when a backend is first asked for, not in setup()
     local bwrap = require("flemma_sandbox.base.util").lazy_require("flemma_sandbox.backends.bwrap")
+    local function late(name)
+      return function(...)
+        return bwrap[name](...)
+      end
+    end
     registry.register("bwrap", {
-      available = function(...)
-        return bwrap.available(...)
-      end,
-      wrap = function(...)
-        return bwrap.wrap(...)
-      end,
+      available = late("available"),
+      wrap = late("wrap"),
+      prepare = late("prepare"),
       priority = 100,
       description = "Bubblewrap (Linux)",
     })
@@ -209,7 +211,7 @@ function M.wrap_command(inner_cmd, bufnr, opts)
     return nil, err
   end
   local resolved = policy.resolve(policy.of_config(cfg), bufnr)
-  return registry.wrap_resolved(entry.wrap, resolved, cfg, cfg.backends[entry.name] or {}, inner_cmd, opts)
+  return registry.wrap_resolved(entry, resolved, cfg, cfg.backends[entry.name] or {}, inner_cmd, opts)
 end
 
 --- Why tool calls are refused for the buffer (FLEMMA_SANDBOX_TOOLS=off in

@@ -78,6 +78,25 @@ describe("a chat's own folders", function()
     assert.truthy(code_status:find("empty in each command of this buffer (not a chat;", 1, true), code_status)
   end)
 
+  it("are made by the step before the wrap, not by the wrap itself", function()
+    local c = n.open_chat(dir .. "/proj/c.chat", { "@You:", "hi" })
+    local chat = require("flemma_sandbox.policy.chat_dirs").for_buffer(c)
+    local entry = assert(require("flemma_sandbox.backends").get("bwrap"))
+    local prepare = entry.prepare
+    -- the wrap alone: its argv and plan files, no folder of the chat
+    entry.prepare = function()
+      return {}, nil
+    end
+    local ok, argv = pcall(sandbox.wrap_command, { "true" }, c)
+    entry.prepare = prepare
+    assert.is_true(ok, tostring(argv))
+    assert.is_table(argv)
+    assert.is_nil(vim.loop.fs_stat(chat.dir .. "/tmp"), "the wrap made the chat's /tmp")
+    -- control: the wrap path with its step before makes them
+    assert.is_table((sandbox.wrap_command({ "true" }, c)))
+    assert.are.equal("directory", (vim.loop.fs_stat(chat.dir .. "/tmp") or {}).type)
+  end)
+
   it("hides every chat's folders from the sandbox, even where the cache folder is writable", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     assert.are.equal(0, run_in(a, "echo secret-of-a > /tmp/a.txt").exit_code)

@@ -135,9 +135,7 @@ function M.wrap(call, inner_cmd)
   if not ok then
     return nil, why
   end
-  return registry.wrap_resolved(function(...)
-    return bwrap.wrap(...)
-  end, resolved, cfg, cfg.backends.bwrap, inner_cmd, nil)
+  return registry.wrap_resolved(bwrap, resolved, cfg, cfg.backends.bwrap, inner_cmd, nil)
 end
 
 --- Before a hosted command that M.wrap wrapped starts, when its caller

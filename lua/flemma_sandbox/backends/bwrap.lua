@@ -4,10 +4,10 @@
 --- What the probe and the helper client offer is also here under its old
 --- names, for callers and specs that ask the backend (the client's tuning
 --- values stay there: a copy here would not change what it does).
-local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
 local live = require("flemma_sandbox.backends.live")
+local prepare = require("flemma_sandbox.backends.bwrap_prepare")
 local probe = require("flemma_sandbox.backends.bwrap_probe")
 
 local M = {}
@@ -21,6 +21,7 @@ M.helper_info = client.helper_info
 M.seccomp_arch = client.seccomp_arch
 M.MAX_ARGS = client.MAX_ARGS
 M.LANDLOCK_SCOPE_ABI = client.LANDLOCK_SCOPE_ABI
+M.prepare = prepare.prepare
 
 --- What a live call says before bwrap's words when its sandbox was
 --- started again for it (csrc/exec/live_attach.c).
@@ -92,21 +93,14 @@ function M.caps_text(policy, backend_config)
   return ram .. "; " .. disk .. "; " .. inotify
 end
 
---- The view in front of the helper in clone mode: each copy made first
---- (the editor waits when a tool call did not make it already).
----@param policy flemma_sandbox.ResolvedPolicy
+--- The view in front of the helper in clone mode (its copies made by
+--- the step before the wrap, backends/bwrap_prepare.lua).
+---@param policy flemma_sandbox.CallPlan
 ---@param backend_config flemma_sandbox.BwrapConfig
----@return string[]|nil argv, string|nil err
+---@return string[] argv
 local function workspace_view(policy, backend_config)
   local workspace = require("flemma_sandbox.backends.workspace_copies")
-  local bwrap = backend_config.path or "bwrap"
-  for _, space in ipairs(policy.workspaces) do
-    local ok, err = workspace.ensure_now(workspace.spec(space, policy, bwrap))
-    if not ok then
-      return nil, err
-    end
-  end
-  local out = { bwrap }
+  local out = { backend_config.path or "bwrap" }
   local overlay = probe.overlay_works(backend_config)
   vim.list_extend(out, workspace.view_options(policy.workspaces, overlay))
   out[#out + 1] = "--"
@@ -115,7 +109,7 @@ end
 
 --- backend_config with the options every sandbox gets from this bwrap:
 --- no nested user namespaces (they reopen kernel attack surface).
----@param policy flemma_sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.CallPlan
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@return flemma_sandbox.BwrapConfig|table
 local function hardened_config(policy, backend_config)
@@ -127,20 +121,6 @@ local function hardened_config(policy, backend_config)
     extra[#extra + 1] = arg
   end
   return setmetatable({ extra_args = extra }, { __index = backend_config })
-end
-
---- The chat's live sandbox folder when its calls share one (nil when not).
----@param policy flemma_sandbox.ResolvedPolicy
----@return string|nil dir, string|nil err
-local function live_dir_of(policy)
-  if not live.wanted(policy) then
-    return nil, nil
-  end
-  local dir, derr = live.dir_for(policy.chat)
-  if not dir then
-    return nil, "flemma-sandbox: no state folder for the chat's sandbox: " .. tostring(derr)
-  end
-  return dir, nil
 end
 
 --- Appends the words to list.
@@ -164,7 +144,7 @@ end
 --- The allowlist proxy's part: bwrap's options (its socket inside, the
 --- proxy variables) put in front of backend_config's, and the helper's
 --- proxy options. A chat's calls share its sandbox, and so its proxy.
----@param policy flemma_sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.CallPlan
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param live_dir string|nil
 ---@param base string the run's name
@@ -199,7 +179,7 @@ end
 --- --size (Debian 12's 0.8 has it), and, for a chat's sandbox, no
 --- environment in bwrap's words (they make its key: the environment goes
 --- with each call, live.call_env; bwrap still clears its own).
----@param policy flemma_sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.CallPlan
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param live_dir string|nil
 ---@return table mounts what core.bwrap_argv reads
@@ -229,7 +209,7 @@ end
 --- what bwrap accepts: it counts every argument after its name, --args
 --- ones included (it refuses the command itself if the helper's secret
 --- masks go past it).
----@param policy flemma_sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.CallPlan
 ---@param mounts table
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param inner string[] the inner helper and the command
@@ -259,7 +239,7 @@ end
 --- runs, and the inotify caps set in the sandbox's own user namespace
 --- before the command runs (csrc/exec/userns_caps.h; allow_privileged has
 --- none of its own).
----@param policy flemma_sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.CallPlan
 ---@param argv string[] bwrap's
 ---@param dash integer position of bwrap's "--" in argv
 ---@return string[]|nil front, string[]|string argv_or_err, integer|nil dash
@@ -296,19 +276,17 @@ end
 
 --- The helper's live options for a chat's sandbox: its folder, what a
 --- call left held between calls unless the sandbox sees only copies, the
---- policy's fields (its key) and the call's environment. Touching the
---- sandbox may stop another chat's (sandboxes.max_running): its name is
---- the second value (the record's stopped_chat, said by the wrap path).
----@param policy flemma_sandbox.ResolvedPolicy
----@param tool string the tool program (it stops another chat's sandbox)
+--- policy's fields (its key) and the call's environment. (The step
+--- before the wrap noted the sandbox's use: backends/bwrap_prepare.lua.)
+---@param policy flemma_sandbox.CallPlan
 ---@param live_dir string
----@return string[] words, string|nil stopped_chat
-local function live_words(policy, tool, live_dir)
+---@return string[] words
+local function live_words(policy, live_dir)
   local sandboxes = policy.sandboxes
   local words = live.options(live_dir, sandboxes, live.keeps_running(policy, sandboxes))
   extend(words, live.fields(policy))
   extend(words, policy.env and live.call_env(policy.env) or {})
-  return words, live.touch(tool, live_dir, policy.chat, sandboxes)
+  return words
 end
 
 --- The wrapped command's first words: the host program (the attach for a
@@ -316,7 +294,7 @@ end
 --- all it starts see the chat's copies at the repositories' paths
 --- (backends/workspace_copies.lua).
 ---@param clone boolean
----@param policy flemma_sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.CallPlan
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param helper string
 ---@return string[]|nil words, string|nil err
@@ -324,15 +302,15 @@ local function helper_front(clone, policy, backend_config, helper)
   if not clone then
     return { helper }, nil
   end
-  local view, verr = workspace_view(policy, backend_config)
-  if not view then
-    return nil, verr
-  end
+  local view = workspace_view(policy, backend_config)
   view[#view + 1] = helper
   return view, nil
 end
 
----@param policy flemma_sandbox.ResolvedPolicy
+--- A call's argv from its plan, and the plan's files (the check file, the
+--- args file); nothing else: what must exist before comes from
+--- M.prepare, which the wrap path takes first (backends/init.lua).
+---@param policy flemma_sandbox.CallPlan
 ---@param backend_config flemma_sandbox.BwrapConfig|table
 ---@param inner_cmd string[]
 ---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record what the run's end needs
@@ -342,18 +320,11 @@ function M.wrap(policy, backend_config, inner_cmd)
     return nil, herr
   end
   backend_config = hardened_config(policy, backend_config)
-  -- a chat's own folders, made (and checked: folders, not links) before bwrap binds them
-  if policy.chat and policy.persist_subs and #policy.persist_subs > 0 then
-    local ok, perr = chat_dirs.prepare(policy.chat, policy.persist_subs, policy.persist_copies)
-    if not ok then
-      return nil, perr
-    end
-  end
   local base, berr = client.run_base()
   if not base then
     return nil, berr
   end
-  local live_dir, derr = live_dir_of(policy)
+  local live_dir, derr = prepare.live_dir(policy)
   if derr then
     return nil, derr
   end
@@ -379,16 +350,13 @@ function M.wrap(policy, backend_config, inner_cmd)
   if not out then
     return nil, verr
   end
-  local live_options, stopped_chat = {}, nil
-  if live_dir then
-    live_options, stopped_chat = live_words(policy, programs.tool, live_dir)
-  end
+  local live_options = live_dir and live_words(policy, live_dir) or {}
   for _, words in ipairs({ live_options, check, proxy, front }) do
     extend(out, words)
   end
   out[#out + 1] = "--"
   extend(out, argv)
-  local made = { argv = out, live_dir = live_dir, clone = clone, stopped_chat = stopped_chat }
+  local made = { argv = out, live_dir = live_dir, clone = clone }
   return out, nil, client.wrap_record(base, made)
 end
 

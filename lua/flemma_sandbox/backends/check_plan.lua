@@ -101,8 +101,8 @@ local function visible_roots(policy)
   return joined(out, policy.show_paths)
 end
 
---- The plan of a policy's checks.
----@param policy flemma_sandbox.ResolvedPolicy
+--- The plan of a call's checks (its own_git: clone mode's, backends/call_plan.lua).
+---@param policy flemma_sandbox.CallPlan
 ---@param quarantine string
 ---@param index string
 ---@return flemma_sandbox.CheckPlan
@@ -228,7 +228,7 @@ end
 
 --- The check file's words for policy (M.words of M.of_policy), made again
 --- only when a field differs from the last call's.
----@param policy flemma_sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.CallPlan
 ---@param quarantine string
 ---@param index string
 ---@return string[] words, integer bytes

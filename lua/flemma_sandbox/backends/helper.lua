@@ -205,7 +205,7 @@ end
 --- ".git" they hold. The check file lies in our state folder, which the
 --- sandbox cannot write; the helper writes it from the words in its argv,
 --- or, for a large policy, Neovim writes it here.
----@param policy flemma_sandbox.ResolvedPolicy
+---@param policy flemma_sandbox.CallPlan
 ---@param mask_at integer position of bwrap's "--" in the command the helper runs (bwrap is 0)
 ---@param base? string the run's name (M.run_base)
 ---@return string[]|nil options the helper's options for it, string|nil err
@@ -250,12 +250,9 @@ end
 ---@field leftovers string[] the run's other files in the state folder, removed after it
 ---@field live_dir string|nil the chat's live sandbox the call goes to
 ---@field clone boolean whether the workspace view's bwrap comes first (clone mode)
---- the chat whose sandbox the wrap stopped for this one (sandboxes.max_running),
---- which the wrap path tells the user
----@field stopped_chat string|nil
 
 ---@param base string M.run_base()'s
----@param made? { argv: string[], live_dir: string|nil, clone: boolean, stopped_chat: string|nil } what the wrap made
+---@param made? { argv: string[], live_dir: string|nil, clone: boolean } what the wrap made
 ---@return flemma_sandbox.WrapRecord
 function M.wrap_record(base, made)
   made = made or {}
@@ -270,7 +267,6 @@ function M.wrap_record(base, made)
     leftovers = { base .. ".check", base .. ".new", base .. ".sock" },
     live_dir = made.live_dir,
     clone = made.clone == true,
-    stopped_chat = made.stopped_chat,
   }
 end
 

@@ -1,14 +1,19 @@
 --- Backends by name and priority, with cached auto-detection, and the one
 --- wrap path from a resolved policy to a backend's wrap() that the public
 --- API's wrap_command and the hosted API (Flemma's backend) share.
-local hooks = require("flemma_sandbox.base.hooks")
+local call_plan = require("flemma_sandbox.backends.call_plan")
 local util = require("flemma_sandbox.base.util")
 
 local M = {}
 
+--- wrap gets a call's plan (backends/call_plan.lua: the resolved policy's
+--- fields with the call's) and only computes the argv; prepare, when the
+--- backend has one, is the step before it (folders, copies, sandboxes);
+--- p is the plan, bc the backend's config.
 ---@class flemma_sandbox.BackendDefinition
 ---@field available fun(backend_config: table): boolean, string|nil
----@field wrap fun(policy: table, backend_config: table, inner_cmd: string[]): string[]|nil, string|nil
+---@field wrap fun(p: flemma_sandbox.CallPlan, bc: table, cmd: string[]): string[]?, string?, flemma_sandbox.WrapRecord?
+---@field prepare? fun(plan: flemma_sandbox.CallPlan, config: table): flemma_sandbox.Prepared?, string?
 ---@field priority? integer higher is preferred by auto-detection (default 50)
 ---@field description? string
 
@@ -51,6 +56,9 @@ function M.register(name, def)
   if type(def) ~= "table" or type(def.available) ~= "function" or type(def.wrap) ~= "function" then
     error("flemma-sandbox: register: definition needs available() and wrap() functions", 2)
   end
+  if def.prepare ~= nil and type(def.prepare) ~= "function" then
+    error("flemma-sandbox: register: prepare must be a function", 2)
+  end
   if def.priority ~= nil and type(def.priority) ~= "number" then
     error("flemma-sandbox: register: priority must be a number", 2)
   end
@@ -62,6 +70,7 @@ function M.register(name, def)
     name = name,
     available = def.available,
     wrap = def.wrap,
+    prepare = def.prepare,
     priority = def.priority or DEFAULT_PRIORITY,
     description = def.description or "",
   }
@@ -164,19 +173,13 @@ function M.check_command(inner_cmd)
   end
 end
 
---- In "ask" mode, where the run's proxy asks: Neovim's question socket,
---- when this runs in Neovim (the hook is set at start-up; busted specs have
---- no event loop to serve it).
----@param resolved flemma_sandbox.ResolvedPolicy
-local function attach_asker(resolved)
-  if resolved.network_mode == "ask" and hooks.network_asker then
-    hooks.network_asker(resolved)
-  end
-end
-
---- From the resolved policy on, the one wrap path: the network questions,
---- the caller's environment, the time cap, then the backend's wrap().
----@param wrap fun(resolved: table, backend_config: table, inner_cmd: string[]): string[]|nil, string|nil
+--- From the resolved policy on, the one wrap path: the call's plan made
+--- once (backends/call_plan.lua: the network questions, the caller's
+--- environment, the time cap, the chat's sandboxes, clone mode), the
+--- backend's prepare (what must exist before; the chat whose sandbox it
+--- stopped is said here), then the backend's wrap(), which only computes
+--- the argv from the plan. The resolved policy is left as it is.
+---@param backend { wrap: function, prepare?: function } a BackendDefinition's
 ---@param resolved flemma_sandbox.ResolvedPolicy
 ---@param cfg flemma_sandbox.Config
 ---@param backend_config table
@@ -185,33 +188,24 @@ end
 --- The third value: the backend's record of the wrap (bwrap's: what the
 --- run's end needs, run/end_of_run.lua).
 ---@return string[]|nil argv, string|nil err, flemma_sandbox.WrapRecord|nil record
-function M.wrap_resolved(wrap, resolved, cfg, backend_config, inner_cmd, opts)
-  attach_asker(resolved)
-  if type(opts) == "table" and type(opts.env) == "table" then
-    for k, v in pairs(opts.env) do
-      resolved.env[k] = v -- what the caller sets for this command on purpose
+function M.wrap_resolved(backend, resolved, cfg, backend_config, inner_cmd, opts)
+  local plan = call_plan.make(resolved, cfg, opts)
+  if backend.prepare then
+    local prepared, perr = backend.prepare(plan, backend_config)
+    if not prepared then
+      return nil, perr
+    end
+    if prepared.stopped_chat and require("flemma_sandbox.base.editor").present() then
+      require("flemma_sandbox.base.notice").say(
+        string.format(
+          "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",
+          prepared.stopped_chat,
+          cfg.sandboxes.max_running
+        )
+      )
     end
   end
-  -- the cap holds even where no job runner applies a timeout (Flemma), and
-  -- whatever timeout the model asked a tool for
-  -- (the command line's interactive shell asks for none: time_limit = false)
-  local unlimited = type(opts) == "table" and opts.time_limit == false
-  resolved.time_limit_ms = not unlimited and cfg.tools.max_timeout_ms or nil
-  -- a chat's calls share its live sandbox (backends/live.lua) unless it is off
-  resolved.sandboxes = cfg.sandboxes
-  -- clone mode: the chat's copies instead of the user's repositories
-  require("flemma_sandbox.policy.clone_plan").apply(resolved, cfg.sandboxes)
-  local argv, err, record = wrap(resolved, backend_config, inner_cmd)
-  if type(record) == "table" and record.stopped_chat and require("flemma_sandbox.base.editor").present() then
-    require("flemma_sandbox.base.notice").say(
-      string.format(
-        "stopped chat %s's sandbox (sandboxes.max_running = %d); its files stay",
-        record.stopped_chat,
-        cfg.sandboxes.max_running
-      )
-    )
-  end
-  return argv, err, record
+  return backend.wrap(plan, backend_config, inner_cmd)
 end
 
 return M

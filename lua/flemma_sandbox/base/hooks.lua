@@ -11,9 +11,10 @@ local M = {}
 ---@type fun(sub: string)|nil
 M.subcommand = nil
 
---- Gives a run whose network is "ask" the socket its proxy asks through
---- (set at start-up to questions/network.lua's attach()).
----@type fun(resolved: flemma_sandbox.ResolvedPolicy)|nil
+--- The socket through which the proxy of a run whose network is "ask"
+--- asks (set at start-up to questions/network.lua's ask_socket(); a call's
+--- plan keeps it, backends/call_plan.lua).
+---@type (fun(resolved: flemma_sandbox.ResolvedPolicy): string|nil)|nil
 M.network_asker = nil
 
 ---@class flemma_sandbox.BridgeFacade what :FlemmaSandbox and its status use under Flemma

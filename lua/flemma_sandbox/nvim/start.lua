@@ -118,7 +118,7 @@ function M.finish()
   replace_stand_in()
   -- the public API's network questions (loaded at the first such run)
   require("flemma_sandbox.base.hooks").network_asker = function(resolved)
-    require("flemma_sandbox.questions.network").attach(resolved)
+    return require("flemma_sandbox.questions.network").ask_socket(resolved)
   end
   require("flemma_sandbox.nvim.commands").define()
   local bridge = require("flemma_sandbox.flemma")

@@ -3,7 +3,7 @@
 --- `git clone --shared` kept in the chat's folder and shown at the
 --- repository's own path; the user's tree is out of its reach. Here: which
 --- repositories, where their copies are, and what that changes in a
---- resolved policy. Made by backends/workspace_copies.lua.
+--- call's plan. Made by backends/workspace_copies.lua.
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.base.surroundings")
 
@@ -118,27 +118,36 @@ function M.submodules(space)
   return out
 end
 
---- Clone mode's changes to a resolved policy: each copy's ".git" and its
---- submodules' are the sandbox's own (writable, but for the copy's config,
---- hooks and alternates, which the view binds read-only), not protected
---- git folders.
+---@class flemma_sandbox.CloneFields clone mode's part of a call's plan (policy/clone_plan.lua)
+---@field workspaces flemma_sandbox.Workspace[] the chat's copies, at least one
+---@field own_git string[] each copy's ".git" and its submodules': the sandbox's own
+---@field ro_paths string[] the policy's, without the copies' git folders
+---@field protected flemma_sandbox.Rule[] the same for the reasons
+---@field pins string[] the same for the pins
+
+--- Clone mode's fields of a call's plan (backends/call_plan.lua), new
+--- tables, the resolved policy left as it is: each copy's ".git" and its
+--- submodules' are the sandbox's own (writable, but for the copy's
+--- config, hooks and alternates, which the view binds read-only), not
+--- protected git folders. Nil in direct mode, for a buffer that is no
+--- chat, or outside git.
 ---@param resolved flemma_sandbox.ResolvedPolicy
 ---@param sandboxes flemma_sandbox.SandboxesConfig|nil
-function M.apply(resolved, sandboxes)
+---@return flemma_sandbox.CloneFields|nil
+function M.fields(resolved, sandboxes)
   local spaces = M.of(resolved, sandboxes)
-  resolved.workspaces = spaces
-  resolved.own_git = {}
   if #spaces == 0 then
-    return
+    return nil
   end
+  local own_git = {}
   for _, space in ipairs(spaces) do
-    resolved.own_git[#resolved.own_git + 1] = space.top .. "/.git"
+    own_git[#own_git + 1] = space.top .. "/.git"
     for _, sub in ipairs(M.submodules(space)) do
-      resolved.own_git[#resolved.own_git + 1] = space.top .. "/" .. sub.path .. "/.git"
+      own_git[#own_git + 1] = space.top .. "/" .. sub.path .. "/.git"
     end
   end
   local function is_own(path)
-    for _, git_dir in ipairs(resolved.own_git) do
+    for _, git_dir in ipairs(own_git) do
       if core.is_within(path, git_dir) then
         return true
       end
@@ -160,9 +169,13 @@ function M.apply(resolved, sandboxes)
   local function field(r)
     return r.path
   end
-  resolved.ro_paths = keep(resolved.ro_paths, plain)
-  resolved.protected = keep(resolved.protected, field)
-  resolved.pins = keep(resolved.pins, plain)
+  return {
+    workspaces = spaces,
+    own_git = own_git,
+    ro_paths = keep(resolved.ro_paths, plain),
+    protected = keep(resolved.protected, field),
+    pins = keep(resolved.pins, plain),
+  }
 end
 
 return M

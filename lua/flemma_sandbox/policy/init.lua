@@ -48,7 +48,6 @@ M.is_writable = paths.is_writable
 ---@field network boolean whether the command has any way out
 ---@field network_mode "off"|"allowlist"|"ask"|"host" how: none, the proxy (allow_domains), the proxy
 --- that asks about other names, the host's network
----@field ask_socket string|nil set by wrap_command in "ask" mode: where the proxy asks (questions/network.lua)
 ---@field allow_domains string[]
 ---@field deny_domains string[]
 ---@field seccomp boolean
@@ -56,7 +55,6 @@ M.is_writable = paths.is_writable
 ---@field allow_privileged boolean
 ---@field env table<string, string> the sandboxed process's whole environment
 ---@field env_allow string[]|nil env_allow as configured (a live sandbox's key names it)
----@field time_limit_ms integer|nil set by wrap_command: tools.max_timeout_ms, enforced by the host-side helper
 
 ---@class flemma_sandbox.Skipped
 ---@field path string the entry as configured

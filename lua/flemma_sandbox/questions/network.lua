@@ -197,13 +197,16 @@ function M.socket()
   return path
 end
 
---- Sets resolved.ask_socket for a policy in "ask" mode (the proxy then
---- asks through it); without one, "ask" refuses like "allowlist".
+--- The socket a run's proxy asks through for a policy in "ask" mode (a
+--- call's plan keeps it: backends/call_plan.lua); without one, "ask"
+--- refuses like "allowlist".
 ---@param resolved flemma_sandbox.ResolvedPolicy
-function M.attach(resolved)
+---@return string|nil
+function M.ask_socket(resolved)
   if resolved.network_mode == "ask" then
-    resolved.ask_socket = M.socket()
+    return M.socket()
   end
+  return nil
 end
 
 --- Stops serving and removes the socket (VimLeavePre; specs).

@@ -131,14 +131,12 @@ describe("policy.clone_plan", function()
     end)
   end)
 
-  describe("apply", function()
-    it("in direct mode sets no workspaces and changes no list", function()
+  describe("fields", function()
+    it("in direct mode gives none and changes no list", function()
       local resolved = { protected = { { path = "/r/.git", rule = "g" } }, ro_paths = { "/r/.git" }, pins = {} }
-      workspace.apply(resolved, { workspace = "direct" })
-      assert.are.same({}, resolved.workspaces)
-      assert.are.same({}, resolved.own_git)
-      assert.are.same({ { path = "/r/.git", rule = "g" } }, resolved.protected)
-      assert.are.same({ "/r/.git" }, resolved.ro_paths)
+      assert.is_nil(workspace.fields(resolved, { workspace = "direct" }))
+      local before = { protected = { { path = "/r/.git", rule = "g" } }, ro_paths = { "/r/.git" }, pins = {} }
+      assert.are.same(before, resolved)
     end)
 
     it("makes each copy's .git and its submodules' the sandbox's own, not protected", function()
@@ -147,22 +145,30 @@ describe("policy.clone_plan", function()
       local clone = workspace.clone_for(chat, dir .. "/r")
       sh("mkdir -p " .. chat .. "/workspace")
       h.write(clone .. ".submodules", "libs/a\t/objects/a\n")
+      local protected = {
+        { path = dir .. "/r/.git", rule = "a git folder" },
+        { path = dir .. "/r/libs/a/.git/hooks", rule = "sub" },
+        { path = dir .. "/r/.envrc", rule = "deny_write" },
+      }
       local resolved = {
         chat = { dir = chat },
         project_roots = { dir .. "/r" },
-        protected = {
-          { path = dir .. "/r/.git", rule = "a git folder" },
-          { path = dir .. "/r/libs/a/.git/hooks", rule = "sub" },
-          { path = dir .. "/r/.envrc", rule = "deny_write" },
-        },
+        protected = protected,
         ro_paths = { dir .. "/r/.git/config", "/usr" },
         pins = { dir .. "/r/.gitmodules", dir .. "/r/.git/HEAD" },
       }
-      workspace.apply(resolved, { workspace = "clone" })
-      assert.are.same({ dir .. "/r/.git", dir .. "/r/libs/a/.git" }, resolved.own_git)
-      assert.are.same({ { path = dir .. "/r/.envrc", rule = "deny_write" } }, resolved.protected)
-      assert.are.same({ "/usr" }, resolved.ro_paths)
-      assert.are.same({ dir .. "/r/.gitmodules" }, resolved.pins)
+      local fields = assert(workspace.fields(resolved, { workspace = "clone" }))
+      assert.are.same({ { top = dir .. "/r", clone = clone } }, fields.workspaces)
+      assert.are.same({ dir .. "/r/.git", dir .. "/r/libs/a/.git" }, fields.own_git)
+      assert.are.same({ { path = dir .. "/r/.envrc", rule = "deny_write" } }, fields.protected)
+      assert.are.same({ "/usr" }, fields.ro_paths)
+      assert.are.same({ dir .. "/r/.gitmodules" }, fields.pins)
+      -- the resolved policy as it was
+      assert.are.equal(protected, resolved.protected)
+      assert.are.equal(3, #resolved.protected)
+      assert.are.same({ dir .. "/r/.git/config", "/usr" }, resolved.ro_paths)
+      assert.is_nil(resolved.workspaces)
+      assert.is_nil(resolved.own_git)
     end)
   end)
 end)
