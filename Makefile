@@ -30,7 +30,7 @@ PROXY_SRC = $(wildcard csrc/proxy/*.c) $(SHARED_SRC)
 EXEC_UNITS = $(filter-out %_main.c,$(wildcard csrc/exec/*.c)) $(SHARED_SRC)
 # the command line: a thin main over the Lua library (csrc/cli/cli.h)
 CLI = bin/flemma-sandbox
-CLI_SRC = $(wildcard csrc/cli/*.c) csrc/shared/buf.c csrc/shared/fd_io.c
+CLI_SRC = $(wildcard csrc/cli/*.c) csrc/shared/buf.c csrc/shared/fd_io.c csrc/core/sha256.c
 
 NVIM ?= nvim
 LUAJIT ?= luajit
@@ -58,7 +58,7 @@ $(EXEC_PROGRAMS): lua/flemma_sandbox/flemma-sandbox-%: csrc/exec/%_main.c $(EXEC
 
 $(CLI): $(CLI_SRC) $(HDR)
 	@mkdir -p bin
-	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/cli -o $@ $(CLI_SRC)
+	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/core -Icsrc/cli -o $@ $(CLI_SRC)
 
 $(PROXY): $(PROXY_SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/proxy -pthread -o $@ $(PROXY_SRC)

@@ -16,6 +16,8 @@ typedef struct {
     char **exec;     /* NULL: nothing to run */
     char **after;    /* NULL: no step after */
     char **terminal; /* NULL, or { "raw" }: the command's output unfiltered */
+    char **copy;     /* NULL, or clone mode's copy: its folder, its name, the
+                        user's git folder, the sandbox's name (cli_print.c) */
     char *text;      /* owns the words */
 } cli_plan;
 
@@ -35,5 +37,20 @@ void cli_plan_free(cli_plan *plan);
  * command's exit code, 128 + its signal, or -1
  * when it could not be started (a sentence on stderr). */
 int cli_run(char *const argv[], int raw_terminal);
+
+/* The copy's fingerprint (cli_print.c), of the copy named in a plan's
+ * "copy" record: CLI_PRINT_BEFORE what the sync reads (the copy's tree,
+ * HEAD, index and the rest of its git folder but objects, logs and refs;
+ * the user's branches), CLI_PRINT_REFS the refs the sync writes (the
+ * copy's, the user's refs/remotes/sandbox-NAME/). *racy is set when an
+ * entry changed at or after since (cli_print_since: now, less a clock
+ * tick). 0, or -1 when it cannot be told (a sync, then). */
+enum { CLI_PRINT_BEFORE, CLI_PRINT_REFS };
+long long cli_print_since(void);
+int cli_copy_print(char *const words[], int part, long long since, char hex[65], int *racy);
+/* The fingerprint kept after the last sync that left the copy as it was
+ * read (0), and keeping one (hex NULL: none kept). */
+int cli_print_kept(char *const words[], char hex[65]);
+int cli_print_keep(char *const words[], const char *hex);
 
 #endif

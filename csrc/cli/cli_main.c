@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "sha256.h"
 
 /* The largest plan read (an argv is at most a few MB). */
 #define PLAN_MAX (16u * 1024 * 1024)
@@ -141,9 +142,55 @@ static int count_words(char *const words[])
     return n;
 }
 
+/* The copy's whole fingerprint: what the sync reads, and its refs. */
+static int copy_print(char *const copy[], long long since, const char before[65], char hex[65], int *racy)
+{
+    char both[129];
+    int refs_racy;
+
+    memcpy(both, before, 64);
+    if (cli_copy_print(copy, CLI_PRINT_REFS, since, both + 64, &refs_racy) != 0)
+        return -1;
+    core_sha256_hex(both, 128, hex);
+    *racy = *racy || refs_racy;
+    return 0;
+}
+
+/* The step after a run in clone mode (the library's sync, told the
+ * command's code), skipped when the copy's fingerprint is the one kept
+ * after the last sync: the run changed nothing the sync would bring. The
+ * fingerprint of what the sync reads is taken before it starts, so a
+ * change made while it runs is a change the next run sees; it is kept
+ * only when the sync succeeded and no entry changed in the same clock
+ * tick as the walk, or since (the sync's own writes included: the next
+ * run then syncs once more, which writes nothing). */
+static void after_run(const char *root, char *const after[], char *const copy[], int status)
+{
+    char status_text[16], before[65], hex[65], kept[65];
+    long long since = cli_print_since();
+    int racy = 0, known = 0, code;
+    fs_buf after_text;
+
+    if (copy && cli_copy_print(copy, CLI_PRINT_BEFORE, since, before, &racy) == 0 &&
+        copy_print(copy, since, before, hex, &racy) == 0) {
+        known = 1;
+        if (cli_print_kept(copy, kept) == 0 && strcmp(kept, hex) == 0)
+            return;
+    }
+    if (copy)
+        (void)cli_print_keep(copy, NULL);
+    snprintf(status_text, sizeof(status_text), "%d", status);
+    setenv("FLEMMA_SANDBOX_CLI_STATUS", status_text, 1);
+    fs_buf_init(&after_text);
+    code = run_library(root, count_words(after), after, &after_text);
+    fs_buf_free(&after_text);
+    if (known && code == 0 && copy_print(copy, since, before, hex, &racy) == 0 && !racy)
+        (void)cli_print_keep(copy, hex);
+}
+
 int main(int argc, char *argv[])
 {
-    char root[PATH_MAX], err[256], status_text[16];
+    char root[PATH_MAX], err[256];
     fs_buf text;
     cli_plan plan;
     int code, status;
@@ -168,16 +215,8 @@ int main(int argc, char *argv[])
         if (status < 0)
             status = 127;
     }
-    if (plan.after) {
-        fs_buf after_text;
-
-        /* the step after (clone mode's sync) learns the command's code */
-        snprintf(status_text, sizeof(status_text), "%d", status);
-        setenv("FLEMMA_SANDBOX_CLI_STATUS", status_text, 1);
-        fs_buf_init(&after_text);
-        (void)run_library(root, count_words(plan.after), plan.after, &after_text);
-        fs_buf_free(&after_text);
-    }
+    if (plan.after)
+        after_run(root, plan.after, plan.copy, status);
     cli_plan_free(&plan);
     return status;
 }

@@ -57,6 +57,7 @@ int cli_plan_parse(char *data, size_t n, cli_plan *plan, char *err, size_t errn)
         char ***slot = strcmp(key, "exec") == 0       ? &plan->exec
                        : strcmp(key, "after") == 0    ? &plan->after
                        : strcmp(key, "terminal") == 0 ? &plan->terminal
+                       : strcmp(key, "copy") == 0     ? &plan->copy
                                                       : NULL;
 
         if (!slot || *slot) {
@@ -90,6 +91,7 @@ void cli_plan_free(cli_plan *plan)
     free(plan->exec);
     free(plan->after);
     free(plan->terminal);
+    free(plan->copy);
     free(plan->text);
     memset(plan, 0, sizeof(*plan));
 }

@@ -70,6 +70,23 @@ local function run_env(name, shell)
   return env
 end
 
+--- The "copy" record: the main skips the sync after a run that changed
+--- nothing in the copy (csrc/cli/cli_print.c); one copy only (none: the
+--- sync runs after every run).
+---@param specs flemma_sandbox.WorkspaceSpec[]|nil
+---@param name string
+---@return { [1]: string, [2]: string[] }|nil
+local function copy_record(specs, name)
+  if not specs or #specs ~= 1 then
+    return nil
+  end
+  local parent, base = specs[1].clone:match("^(.*)/([^/]+)$")
+  if not parent then
+    return nil
+  end
+  return { "copy", { parent, base, specs[1].top .. "/.git", name } }
+end
+
 ---@param args string[]
 ---@return integer
 function M.run(args)
@@ -87,11 +104,13 @@ function M.run(args)
   cmd = cmd or prompt.command(shell, name)
   local workspaces = require("flemma_sandbox.api.clone_mode")
   local clone = workspaces.is_clone(bufnr)
+  local specs
   if clone then
-    local _, err = workspaces.ensure_now(bufnr)
+    local made, err = workspaces.ensure_now(bufnr)
     if err then
       cli.fail("cannot make the sandbox's copy of " .. info.project .. ": " .. err)
     end
+    specs = made
   end
   -- the folder is the command line's (chat_dirs.CLI_CHAT), kept until
   -- its project is gone; made before the policy is, which protects it:
@@ -116,6 +135,10 @@ function M.run(args)
   local records = { { "exec", argv } }
   if clone then
     records[#records + 1] = { "after", { "after-run", name } }
+    local copy = copy_record(specs, name)
+    if copy then
+      records[#records + 1] = copy
+    end
   end
   if opts.raw_terminal then
     -- the main passes the command's terminal output as it comes
@@ -133,16 +156,14 @@ function M.after(args)
   local name = sandbox.check_name(args[1])
   local bufnr = sandbox.open(name, false)
   local workspaces = require("flemma_sandbox.api.clone_mode")
-  local errors = sandbox.wait(function(done)
-    workspaces.sync(bufnr, done)
+  -- changes syncs first (once)
+  local changes, errors = sandbox.wait(function(done)
+    workspaces.changes(bufnr, done)
   end)
   if errors and #errors > 0 then
     io.stderr:write("flemma-sandbox: the copy's sync failed: " .. table.concat(errors, "; ") .. "\n")
     return 1
   end
-  local changes = sandbox.wait(function(done)
-    workspaces.changes(bufnr, done)
-  end)
   if changes and #changes > 0 then
     io.stderr:write(
       string.format(
