@@ -13,7 +13,7 @@ local sandbox = require("flemma_sandbox")
 local tools = require("flemma_sandbox.flemma.tools")
 
 describe("flemma.tools (git, without Flemma)", function()
-  local dir, bufnr, saved_prompt, saved_flemma_sandbox, answer, asked, network
+  local dir, old_cwd, bufnr, saved_prompt, saved_flemma_sandbox, answer, asked, network
 
   local def = tools.definitions[1]
 
@@ -54,6 +54,7 @@ describe("flemma.tools (git, without Flemma)", function()
       backend = "bwrap",
       policy = { rw_paths = { "$CWD", "/tmp" }, network = false, deny_read = { dir .. "/secret.txt" } },
     })
+    old_cwd = vim.fn.getcwd()
     vim.cmd("cd " .. vim.fn.fnameescape(dir))
     vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/a.chat"))
     bufnr = vim.api.nvim_get_current_buf()
@@ -80,7 +81,7 @@ describe("flemma.tools (git, without Flemma)", function()
     questions.prompt = saved_prompt
     package.loaded["flemma.sandbox"] = saved_flemma_sandbox
     vim.cmd("silent! %bwipeout!")
-    vim.cmd("cd -")
+    vim.cmd("cd " .. vim.fn.fnameescape(old_cwd))
     sandbox.setup()
     h.rmdir(dir)
   end)

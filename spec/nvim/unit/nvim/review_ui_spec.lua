@@ -65,9 +65,11 @@ describe("nvim.review_ui", function()
     assert.are.equal("one\n", h.read(p.proj .. "/a.txt"), "control: the call wrote the copy only")
     assert.is_true(project.synced())
 
+    -- no list of an earlier spec's: the one diff makes is waited for
+    vim.fn.setqflist({}, "f")
     review_ui.diff(bufnr)
     assert.is_true(vim.wait(30000, function()
-      return #vim.fn.getqflist() > 0
+      return vim.fn.getqflist({ title = 0 }).title == "flemma-sandbox: the chat's copy, not applied"
     end, 20))
     local items = vim.fn.getqflist()
     assert.are.equal(1, #items)
