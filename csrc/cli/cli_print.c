@@ -110,7 +110,7 @@ static void walk_dir(walk_state *w, int dfd, const char *path, int depth, const 
 static void walk_at(walk_state *w, int root_fd, const char *tag, const char *rel, const char *const *skip)
 {
     char parts[256], *save = NULL, *part, *next;
-    int fd = dup(root_fd);
+    int fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
     struct stat st;
 
     if (fd < 0 || snprintf(parts, sizeof(parts), "%s", rel) >= (int)sizeof(parts)) {
