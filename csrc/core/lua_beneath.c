@@ -1,8 +1,9 @@
-/* The Lua bindings of csrc/shared/beneath.c for host-side UI code that
- * looks into folders a sandboxed command can write (a chat's folders, a
- * clone-mode copy): read_beneath and entries_beneath never follow a link
- * on the way nor at the end, and never open what is not a regular file or
- * a folder (a FIFO planted there would block the editor). */
+/* The Lua bindings of csrc/shared/beneath.c for host-side code that looks
+ * into, or makes, folders a sandboxed command can write (a chat's folders,
+ * a clone-mode copy): read_beneath, entries_beneath and make_dirs_beneath
+ * never follow a link on the way nor at the end, and never open what is
+ * not a regular file or a folder (a FIFO planted there would block the
+ * editor). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -162,9 +163,73 @@ static int bind_entries_beneath(lua_State *L)
     return 1;
 }
 
+/* Opens the folder part of the folder fd, made first when missing (with
+ * mode), never following a link: -1 with errno when it cannot. */
+static int open_made(int fd, const char *part, mode_t mode)
+{
+    if (mkdirat(fd, part, mode) != 0 && errno != EEXIST)
+        return -1;
+    return openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* make_dirs_beneath(root, rel [, mode]) -> true | nil, err, word: the
+ * folders of rel made below root one at a time, each opened without
+ * following a link before the next is made in it, so a link on the way
+ * (planted, or put there while this runs) is refused and nothing is made
+ * through it; new folders and the last get mode (default 0700). word as
+ * read_beneath's. root itself is the caller's (it may be a link). */
+static int bind_make_dirs_beneath(lua_State *L)
+{
+    const char *root = abs_path(L, 1, "root");
+    size_t rel_len, n;
+    const char *rel = arg_string(L, 2, "path", &rel_len), *at = rel;
+    lua_Integer mode = lua_isnoneornil(L, 3) ? 0700 : luaL_checkinteger(L, 3);
+    char part[256];
+    int fd, next;
+
+    if (mode < 0 || mode > 07777)
+        return luaL_argerror(L, 3, "mode: expected 0 to 07777");
+    if (rel_len == 0 || rel[0] == '/' || memchr(rel, '\0', rel_len))
+        return luaL_argerror(L, 2, "path: relative path without NUL bytes expected");
+    fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return refuse(L, root, strerror(errno), why_word(errno));
+    while (*at) {
+        n = strcspn(at, "/");
+        if (n == 0 || n >= sizeof(part) || (n == 1 && at[0] == '.') || (n == 2 && at[0] == '.' && at[1] == '.')) {
+            close(fd);
+            return luaL_argerror(L, 2, "path: folder names only (no '.', '..' or empty part) expected");
+        }
+        memcpy(part, at, n);
+        part[n] = '\0';
+        next = open_made(fd, part, (mode_t)mode);
+        if (next < 0) {
+            int e = errno;
+
+            close(fd);
+            return refuse(L, rel,
+                          e == ENOTDIR || e == ELOOP ? "what is on the way is not a folder (a link?)" : strerror(e),
+                          why_word(e));
+        }
+        close(fd);
+        fd = next;
+        at += n + (at[n] == '/');
+    }
+    if (fchmod(fd, (mode_t)mode) != 0) {
+        int e = errno;
+
+        close(fd);
+        return refuse(L, rel, strerror(e), why_word(e));
+    }
+    close(fd);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static const luaL_Reg FUNCTIONS[] = {
     {"read_beneath", bind_read_beneath},
     {"entries_beneath", bind_entries_beneath},
+    {"make_dirs_beneath", bind_make_dirs_beneath},
     {NULL, NULL},
 };
 

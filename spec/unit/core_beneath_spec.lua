@@ -67,3 +67,52 @@ describe("core.read_beneath / entries_beneath", function()
     end)
   end)
 end)
+
+describe("core.make_dirs_beneath", function()
+  local dir
+  before_each(function()
+    dir = core.resolve(h.tmpdir())
+  end)
+  after_each(function()
+    h.rmdir(dir)
+  end)
+
+  --- The mode bits of a path, in octal digits.
+  local function mode_of(path)
+    return h.capture("stat -c %a " .. h.shell_quote(path)):gsub("%s", "")
+  end
+
+  it("makes each folder below the root with the mode, and keeps what is there", function()
+    assert.is_true(core.make_dirs_beneath(dir, "a/b/c", 448))
+    assert.are.equal("700", mode_of(dir .. "/a/b/c"))
+    assert.are.equal("700", mode_of(dir .. "/a"))
+    h.write(dir .. "/a/b/kept", "x")
+    assert.is_true(core.make_dirs_beneath(dir, "a/b"))
+    assert.are.equal("x", h.read(dir .. "/a/b/kept"))
+  end)
+
+  it("refuses a link on the way or at the end, and makes nothing through it", function()
+    os.execute("mkdir -p '" .. dir .. "/elsewhere' '" .. dir .. "/root' && ln -s ../elsewhere '" .. dir .. "/root/l'")
+    for _, rel in ipairs({ "l", "l/x", "l/x/y" }) do
+      local ok, err, word = core.make_dirs_beneath(dir .. "/root", rel)
+      assert.is_nil(ok, rel)
+      assert.truthy(err:find("is not a folder (a link?)", 1, true), err)
+      assert.are.equal("link", word)
+    end
+    assert.are.equal("", h.capture("ls -A " .. h.shell_quote(dir .. "/elsewhere")))
+    -- control: the same path with mkdir -p goes through the link
+    os.execute("mkdir -p '" .. dir .. "/root/l/x'")
+    assert.are.equal("x\n", h.capture("ls -A " .. h.shell_quote(dir .. "/elsewhere")))
+  end)
+
+  it("names bad arguments", function()
+    assert.has_error(function()
+      core.make_dirs_beneath("relative", "a")
+    end)
+    for _, rel in ipairs({ "/abs", "", "a/../b", "./a", "a//b" }) do
+      assert.has_error(function()
+        core.make_dirs_beneath(dir, rel)
+      end, nil, rel)
+    end
+  end)
+end)

@@ -146,40 +146,43 @@ local function copy_in(from, path)
   return ok, err
 end
 
+--- Makes the folder at path, below base (the chats' folder, which must be
+--- a folder itself), one folder at a time, each opened without following
+--- a link before the next is made in it (core.make_dirs_beneath): a link
+--- on the way is refused before anything is made through it.
+---@param base string
+---@param path string
+---@return boolean|nil ok, string|nil err
+local function make_beneath(base, path)
+  if path:sub(1, #base + 1) ~= base .. "/" then
+    return nil, path .. " is not below " .. base
+  end
+  if core.file_type(base) == nil then
+    core.make_dirs(base, 448)
+  end
+  if core.file_type(base) ~= "directory" then
+    return nil, base .. " is not a folder (a link?)"
+  end
+  return core.make_dirs_beneath(base, path:sub(#base + 2), 448) -- 0700
+end
+
 --- Makes the chat's folders (mode 0700): sub is each folder below the
 --- chat's own, e.g. "tmp". Every folder from the base down must be a
---- folder, not a link. Notes the chat file and the project for list and gc.
+--- folder, not a link: one is refused before anything is made through it.
+--- Notes the chat file and the project for list and gc.
 ---@param chat flemma_sandbox.ChatDir
 ---@param subs string[]
 ---@param copies? table<string, string> sub -> the host's file or folder it starts as a copy of
 ---@return boolean|nil ok, string|nil err
 function M.prepare(chat, subs, copies)
   local base = surroundings.chats_base()
-  local checked = {}
-  --- From at up to the base: folders, never links (fail closed); each once.
-  local function folders_up(at)
-    while at and #at >= #base and not checked[at] do
-      if core.file_type(at) ~= "directory" then
-        return nil, "flemma-sandbox: " .. at .. " is not a folder (a link?): the chat's folders are not used"
-      end
-      checked[at] = true
-      at = at:match("^(.*)/[^/]+$")
-    end
-    return true
-  end
   for _, sub in ipairs(subs) do
     local path = chat.dir .. "/" .. sub
     local from = copies and copies[sub]
-    local ok, err = true, nil
+    local ok, err
     if from then
-      -- a copy is written into its folder only once that folder is checked
-      local parent = path:match("^(.*)/[^/]+$")
-      if core.file_type(parent) == nil then
-        ok, err = core.make_dirs(parent, 448)
-      end
-      if ok then
-        ok, err = folders_up(parent)
-      end
+      -- a copy is written into its folder only once that folder is made
+      ok, err = make_beneath(base, path:match("^(.*)/[^/]+$"))
       if ok and core.file_type(path) == nil then
         ok, err = copy_in(from, path)
       end
@@ -187,12 +190,7 @@ function M.prepare(chat, subs, copies)
         ok, err = nil, path .. " is a link"
       end
     else
-      if core.file_type(path) == nil then
-        ok, err = core.make_dirs(path, 448) -- 0700
-      end
-      if ok then
-        ok, err = folders_up(path)
-      end
+      ok, err = make_beneath(base, path)
     end
     if not ok then
       return nil, "flemma-sandbox: cannot make the chat's folder: " .. tostring(err)

@@ -51,6 +51,9 @@ describe("backends.bwrap_prepare", function()
     local prepared, err = prepare.prepare({ chat = chat, persist_subs = { "tmp" } }, {})
     assert.is_nil(prepared)
     assert.matches("is not a folder %(a link%?%)", err)
+    -- nothing was made through the link (the folders were made first, and
+    -- checked after, before make_dirs_beneath)
+    assert.are.same({}, vim.fn.readdir(dir .. "/elsewhere"))
   end)
 
   it("names the chat's live sandbox folder only when its calls share one", function()
