@@ -28,7 +28,11 @@ local start
 ---@param bufnr integer
 ---@return boolean
 local function network_allowed(bufnr)
-  local fs = require("flemma.sandbox")
+  -- without Flemma's sandbox module its policy cannot be read: no network
+  local loaded, fs = pcall(require, "flemma.sandbox")
+  if not loaded or type(fs) ~= "table" then
+    return false
+  end
   local ok, cfg = pcall(fs.resolve_config, bufnr)
   if not ok or type(cfg) ~= "table" or not cfg.enabled then
     return true
