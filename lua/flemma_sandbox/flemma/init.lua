@@ -130,7 +130,8 @@ function M.wrap_for_call(ctx, tool_name, argv, extra)
     env[k] = v
   end
   current = { bufnr = ctx.bufnr, tool_name = tool_name, tool_id = ctx.tool_id, env = env, rw_paths = extra.rw_paths }
-  local ok, wrapped, err, record = pcall(ctx.sandbox.wrap_command, argv)
+  local sandbox = type(ctx.sandbox) == "table" and ctx.sandbox or {}
+  local ok, wrapped, err, record = pcall(sandbox.wrap_command, argv)
   current = saved
   if not ok then
     return nil, tostring(wrapped)
