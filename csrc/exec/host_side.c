@@ -196,7 +196,6 @@ static void close_all(const fs_vec *opened)
         close(atoi(opened->items[i]));
 }
 
-
 static void close_started(host_run *r)
 {
     if (r->started_read >= 0)
@@ -234,7 +233,7 @@ static int open_started(host_run *r, char **cmd, int n)
  * never ran the init program (its setup failed, a path it was to mount
  * gone since the plan: a start that lost a race with the host), the
  * setup_failed record that says so, by "bwrap"; the caller may plan the
- * run again (backends/bwrap.lua lost_race). */
+ * run again (run/records.lua lost_race). */
 static void tell_if_never_started(host_run *r, int rc)
 {
     char byte, text[96];
