@@ -22,6 +22,12 @@
 /* The exit status of a setup that failed (as a shell's "cannot run"). */
 #define EXEC_EXIT_SETUP 126
 
+/* The variable (bwrap --setenv) naming the descriptor on which the init
+ * program tells the host side that bwrap's setup is done: one byte, at its
+ * start (init_main.c). A bwrap that ends before it was told never ran the
+ * command: the host side reports {"type":"setup_failed","by":"bwrap"}. */
+#define EXEC_STARTED_ENV "FLEMMA_SANDBOX_STARTED_FD"
+
 /* text as a whole number in [min, max] (strtol's: "" is 0): 1, or 0. */
 int exec_cli_whole(const char *text, long min, long max, long *out);
 

@@ -51,23 +51,49 @@ static int setup_error(const char *what, const char *path, int errnum)
     return EXIT_SETUP;
 }
 
-/* cmd with the front words (the user namespace gate's) and "--args FD"
- * after the program when there is an args file, and extra options (the
- * secret masks) in front of cmd[extra_at], which is bwrap's "--": after
- * every mount the policy made, so none covers them. */
-static char **command_argv(const exec_host_opts *o, char **cmd, int n, const fs_vec *extra, size_t extra_at,
-                           char **front, int nfront, char *fdtext, size_t fdlen, int *args_fd)
+/* What a run with a check file holds from its plan to its end. */
+typedef struct {
+    char running[4096]; /* the check file, renamed NAME.running */
+    int lock_fd;        /* that file, locked; -1 without a check file */
+    int records_fd;
+    fs_vec masks;  /* bwrap options the plan adds (secret masks, binds by descriptor) */
+    fs_vec opened; /* the descriptors those binds hold, for bwrap */
+    exec_check_plan plan; /* the check file, read once: for the watch; plan.mask_at */
+    /* the pipe the init program says it started on (EXEC_STARTED_ENV), -1
+     * without one; the write end's number, for bwrap's --setenv */
+    int started_read, started_write;
+    char started_text[16];
+} host_run;
+
+static void host_run_init(host_run *r)
 {
+    memset(r, 0, sizeof(*r));
+    r->lock_fd = r->records_fd = r->started_read = r->started_write = -1;
+    fs_vec_init(&r->masks);
+    fs_vec_init(&r->opened);
+    exec_check_plan_init(&r->plan);
+}
+
+/* cmd with the front words (the user namespace gate's) and "--args FD"
+ * after the program when there is an args file, and the plan's options
+ * (the secret masks, then the started pipe's --setenv) in front of
+ * cmd[plan.mask_at], which is bwrap's "--": after every mount and
+ * --clearenv the policy made, so none covers them. */
+static char **command_argv(const exec_host_opts *o, char **cmd, int n, const host_run *r, char **front, int nfront,
+                           char *fdtext, size_t fdlen, int *args_fd)
+{
+    const fs_vec *extra = &r->masks;
+    size_t extra_at = r->plan.mask_at, nstarted = r->started_write >= 0 ? 3 : 0;
     char **argv;
     int i, fd, at = 0;
     size_t j;
 
     *args_fd = -1;
-    if (extra->len > 0 && (extra_at < 1 || extra_at >= (size_t)n || strcmp(cmd[extra_at], "--") != 0)) {
+    if (extra->len + nstarted > 0 && (extra_at < 1 || extra_at >= (size_t)n || strcmp(cmd[extra_at], "--") != 0)) {
         setup_error("the check file's mask_at is not bwrap's \"--\":", NULL, EINVAL);
         return NULL;
     }
-    argv = calloc((size_t)n + 3 + extra->len + (size_t)nfront, sizeof(char *));
+    argv = calloc((size_t)n + 6 + extra->len + (size_t)nfront, sizeof(char *));
     if (!argv) {
         setup_error("out of memory", NULL, ENOMEM);
         return NULL;
@@ -96,9 +122,15 @@ static char **command_argv(const exec_host_opts *o, char **cmd, int n, const fs_
         *args_fd = fd;
     }
     for (i = 1; i < n; i++) {
-        if (extra->len > 0 && (size_t)i == extra_at)
+        if ((size_t)i == extra_at && extra->len + nstarted > 0) {
             for (j = 0; j < extra->len; j++)
                 argv[at++] = extra->items[j];
+            if (nstarted) {
+                argv[at++] = (char *)"--setenv";
+                argv[at++] = (char *)EXEC_STARTED_ENV;
+                argv[at++] = (char *)r->started_text;
+            }
+        }
         argv[at++] = cmd[i];
     }
     return argv;
@@ -164,23 +196,52 @@ static void close_all(const fs_vec *opened)
         close(atoi(opened->items[i]));
 }
 
-/* What a run with a check file holds from its plan to its end. */
-typedef struct {
-    char running[4096]; /* the check file, renamed NAME.running */
-    int lock_fd;        /* that file, locked; -1 without a check file */
-    int records_fd;
-    fs_vec masks;  /* bwrap options the plan adds (secret masks, binds by descriptor) */
-    fs_vec opened; /* the descriptors those binds hold, for bwrap */
-    exec_check_plan plan; /* the check file, read once: for the watch; plan.mask_at */
-} host_run;
-
-static void host_run_init(host_run *r)
+static void close_started(host_run *r)
 {
-    memset(r, 0, sizeof(*r));
-    r->lock_fd = r->records_fd = -1;
-    fs_vec_init(&r->masks);
-    fs_vec_init(&r->opened);
-    exec_check_plan_init(&r->plan);
+    if (r->started_read >= 0)
+        close(r->started_read);
+    if (r->started_write >= 0)
+        close(r->started_write);
+    r->started_read = r->started_write = -1;
+}
+
+/* A run that reports records, with bwrap's "--" at mask_at, gets the pipe
+ * its init program says it started on (EXEC_STARTED_ENV), its write end
+ * above 0-2. 0, or -1. */
+static int open_started(host_run *r, char **cmd, int n)
+{
+    int fds[2];
+
+    if (r->records_fd < 0 || r->plan.mask_at < 1 || r->plan.mask_at >= (size_t)n ||
+        strcmp(cmd[r->plan.mask_at], "--") != 0)
+        return 0;
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        return -1;
+    r->started_read = fds[0];
+    r->started_write = fds[1] >= 3 ? fds[1] : fcntl(fds[1], F_DUPFD_CLOEXEC, 3);
+    if (fds[1] < 3)
+        close(fds[1]);
+    if (r->started_write < 0) {
+        close_started(r);
+        return -1;
+    }
+    snprintf(r->started_text, sizeof(r->started_text), "%d", r->started_write);
+    return 0;
+}
+
+/* After bwrap ended with status rc, not stopped by this side: when it
+ * never ran the init program (its setup failed, a path it was to mount
+ * gone since the plan: a start that lost a race with the host), the
+ * setup_failed record that says so, by "bwrap"; the caller may plan the
+ * run again (run/records.lua lost_race). */
+static void tell_if_never_started(host_run *r, int rc)
+{
+    char byte, text[96];
+
+    if (r->started_read < 0 || rc <= 0 || rc >= 128 || read(r->started_read, &byte, 1) == 1)
+        return;
+    snprintf(text, sizeof(text), "bwrap exited %d before the command started", rc);
+    fs_record(r->records_fd, "setup_failed", "by", "bwrap", "error", text, FS_RECORD_END);
 }
 
 /* A run given up before bwrap started: its check file and records file
@@ -193,6 +254,7 @@ static int give_up(host_run *r)
     }
     if (r->records_fd >= 0)
         close(r->records_fd);
+    close_started(r);
     close_all(&r->opened);
     fs_vec_free(&r->opened);
     exec_check_plan_free(&r->plan);
@@ -203,13 +265,13 @@ static int give_up(host_run *r)
 /* A run with nothing to watch or check: bwrap in this process's place. */
 static int run_in_place(const exec_host_opts *o, char **cmd, int n)
 {
-    fs_vec none;
+    host_run none;
     char fdtext[16];
     char **argv;
     int args_fd, rc;
 
-    fs_vec_init(&none);
-    argv = command_argv(o, cmd, n, &none, 0, NULL, 0, fdtext, sizeof(fdtext), &args_fd);
+    host_run_init(&none);
+    argv = command_argv(o, cmd, n, &none, NULL, 0, fdtext, sizeof(fdtext), &args_fd);
     if (!argv)
         return EXIT_SETUP;
     exec_command(o, argv);
@@ -292,6 +354,8 @@ static pid_t start_bwrap(const exec_host_opts *o, host_run *r, exec_userns_gate 
     if (r->lock_fd >= 0)
         close(r->lock_fd);
     keep_for_exec(&r->opened);
+    if (r->started_write >= 0)
+        fcntl(r->started_write, F_SETFD, 0); /* for the init program */
     if (o->listen_fd > 0)
         fcntl(o->listen_fd, F_SETFD, 0); /* the supervisor's socket */
     exec_userns_gate_child(gate);
@@ -328,6 +392,7 @@ static void end_run(const exec_host_opts *o, host_run *r, pid_t proxy, int timed
     if (r->records_fd >= 0)
         close(r->records_fd);
     r->records_fd = -1;
+    close_started(r);
     fs_vec_free(&r->opened);
     exec_check_plan_free(&r->plan);
     fs_vec_free(&r->masks);
@@ -378,12 +443,15 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
         return rc;
     if (o->check_file && (rc = take_check(o, &r)) != 0)
         return rc;
+    if (open_started(&r, cmd, n) != 0) {
+        setup_error("cannot make the pipe the command's start is told on:", NULL, errno);
+        return give_up(&r);
+    }
     if (exec_userns_gate_open(&gate, o->inotify_instances, o->inotify_watches) != 0) {
         setup_error("cannot make the pipes for limits.inotify_*:", NULL, errno);
         return give_up(&r);
     }
-    argv = command_argv(o, cmd, n, &r.masks, r.plan.mask_at, front, exec_userns_gate_words(&gate, front), fdtext,
-                        sizeof(fdtext), &args_fd);
+    argv = command_argv(o, cmd, n, &r, front, exec_userns_gate_words(&gate, front), fdtext, sizeof(fdtext), &args_fd);
     proxy = argv ? start_proxy(o, r.records_fd) : -1;
     if (!argv || proxy == -1) {
         exec_userns_gate_close(&gate);
@@ -398,6 +466,9 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
     if (args_fd >= 0)
         close(args_fd);
     close_all(&r.opened); /* bwrap has its own copies now */
+    if (r.started_write >= 0)
+        close(r.started_write); /* bwrap's and the init program's now */
+    r.started_write = -1;
     if (child > 0 && exec_userns_gate_apply(&gate, why, sizeof(why)) < 0) {
         /* bwrap still waits for the gate: it never runs the command */
         fprintf(stderr, "flemma-sandbox: stopped before the command ran: %s\n", why);
@@ -410,6 +481,8 @@ int exec_host_run(const exec_host_opts *o, char **cmd, int n)
                    : exec_wait_bwrap(child, &set, o, &watch, r.records_fd, owner_fd, &proxy, &stopped);
     if (gate_failed)
         rc = EXIT_SETUP;
+    else if (child >= 0 && !stopped)
+        tell_if_never_started(&r, rc);
     exec_run_watch_free(&watch);
     end_run(o, &r, proxy, child >= 0 && stopped == 1);
     if (owner_fd >= 0)

@@ -1,6 +1,7 @@
 /* flemma-sandbox-init: the last step before a sandboxed command, and the
  * only one of the programs that runs inside the sandbox. bwrap runs it; it
- * lowers resource limits, sets no_new_privs, scopes abstract sockets and
+ * tells the host side bwrap's setup is done (EXEC_STARTED_ENV), lowers
+ * resource limits, sets no_new_privs, scopes abstract sockets and
  * signals with Landlock where the kernel can, installs the seccomp filter
  * and execs the command, so all of it binds the command and everything it
  * starts, but not bwrap's own setup. With --supervise FD (a chat's live
@@ -11,9 +12,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/seccomp.h>
@@ -145,6 +148,24 @@ static int run_command(char **cmd)
     return rc;
 }
 
+/* bwrap's setup is done: one byte to the host side on the pipe it named
+ * (EXEC_STARTED_ENV, exec_cli.h), which then goes; the command sees
+ * neither the descriptor nor the name. */
+static void tell_started(void)
+{
+    const char *text = getenv(EXEC_STARTED_ENV);
+    struct stat st;
+    long fd;
+
+    if (text && exec_cli_whole(text, 3, INT_MAX, &fd) && fstat((int)fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        ssize_t wrote = write((int)fd, "s", 1);
+
+        (void)wrote; /* a host side that no longer listens takes it as not started */
+        close((int)fd);
+    }
+    unsetenv(EXEC_STARTED_ENV);
+}
+
 static int usage(void)
 {
     fputs("usage: flemma-sandbox-init [--seccomp] [--scope] [--limit NAME=VALUE]... [--proxy-bridge SOCKET PORT]\n"
@@ -162,6 +183,7 @@ int main(int argc, char **argv)
 
     memset(&c, 0, sizeof(c));
     c.supervise_fd = -1;
+    tell_started();
     /* only 0-2 reach the command (and the descriptor --supervise names) */
     fs_cloexec_from(3);
     dashes = exec_cli_options(argc, argv, init_option, &c);

@@ -28,7 +28,6 @@
 #include "run_plan.h"
 #include "status.h"
 
-#define EXIT_SETUP 126
 /* how long a call waits for the keeper it replaces to end */
 #define REPLACE_MS 5000
 /* a keeper still without a key by then lost its starter: stopped */
@@ -56,7 +55,7 @@ static int fail(live_call *c, const char *what, int errnum)
     snprintf(text, sizeof(text), "the chat's sandbox: %s%s%s", what, errnum ? ": " : "", errnum ? strerror(errnum) : "");
     fprintf(stderr, EXEC_NAME ": %s\n", text);
     fs_record(c->records_fd, "setup_failed", "error", text, FS_RECORD_END);
-    return EXIT_SETUP;
+    return EXEC_EXIT_SETUP;
 }
 
 static int read_fd_all(int fd, fs_buf *out)
@@ -246,13 +245,13 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *host,
 
             if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0 ||
                 fchdir(c->dirfd) != 0)
-                _exit(EXIT_SETUP);
+                _exit(EXEC_EXIT_SETUP);
             fcntl(listen_fd, F_SETFD, 0);
             fcntl(c->lock_fd, F_SETFD, 0); /* the lock goes with the keeper */
             execv(host, argv);
-            _exit(EXIT_SETUP);
+            _exit(EXEC_EXIT_SETUP);
         }
-        _exit(keeper > 0 && exec_live_write_pid(c->dirfd, keeper) == 0 ? 0 : EXIT_SETUP);
+        _exit(keeper > 0 && exec_live_write_pid(c->dirfd, keeper) == 0 ? 0 : EXEC_EXIT_SETUP);
     }
     free(argv);
     close(listen_fd);
@@ -397,7 +396,7 @@ static int prepare_call(live_call *c, const exec_host_opts *o, char **cmd, int n
                                                        sizeof(c->running))
                                  : exec_check_take_up(o->check_file, c->running, sizeof(c->running));
     if (c->check_fd < 0)
-        return EXIT_SETUP;
+        return EXEC_EXIT_SETUP;
     c->records_fd = fs_record_open_for(o->check_file);
     snprintf(runs_dir, sizeof(runs_dir), "%s", c->running);
     slash = strrchr(runs_dir, '/');
@@ -481,16 +480,17 @@ again:
         conn = -1;
         goto again;
     }
-    /* the call's own check, then the keeper's records (live_why.h) */
+    /* the call's own check, then the keeper's records (live_why.h): all of one started for it that never took it */
     check_call(&c);
-    keeper_stopped = exec_live_take_records(c.dirfd, records_from, c.records_fd, status < 0);
+    keeper_stopped = exec_live_take_records(c.dirfd, c.started_keeper && !started ? 0 : records_from, c.records_fd,
+                                            status < 0);
     if (status >= 0) {
         rc = status;
     } else if (!started && c.started_keeper) {
-        rc = EXIT_SETUP;
+        rc = EXEC_EXIT_SETUP;
     } else {
         exec_live_say_ended(c.dirfd, since, c.records_fd, keeper_stopped);
-        rc = started ? 128 + SIGKILL : EXIT_SETUP;
+        rc = started ? 128 + SIGKILL : EXEC_EXIT_SETUP;
     }
 out:
     if (o->args_file)

@@ -243,15 +243,14 @@ function M.attack(w, cmd, opts)
     env[k] = v
   end
   local r = h.run(command(), env, w.proj)
-  if require("flemma_sandbox.backends.bwrap").lost_race(r.code, r.stdout, r.stderr) then
-    -- a host socket vanished between policy and start; job.run retries this too
-    if check then
-      records.take(check)
-    end
-    r = h.run(command(), env, w.proj)
-  end
   -- what the helper and the proxy reported (run/records.lua)
   r.records = check and records.take(check) or {}
+  if records.lost_race(r.code, r.records) then
+    -- a host socket vanished between policy and start; job.run retries this too
+    local first = r.records
+    r = h.run(command(), env, w.proj)
+    r.records = records.after_retry(first, check and records.take(check))
+  end
   if not opts.keep_host then
     local after = M.snapshot(w)
     if after ~= before then

@@ -77,7 +77,10 @@ describe("a protected file deleted between plan and start", function()
     assert.matches("bwrap: Can't find source path [^\n]*/%.mcp%.json", raw.stderr)
     assert.is_nil(h.read(p.proj .. "/.mcp.json"), "the race was lost")
     assert.is_false(old_lost_race(raw.code, raw.stdout, raw.stderr), "the check before did not see it")
-    assert.is_true(require("flemma_sandbox.backends.bwrap").lost_race(raw.code, raw.stdout, raw.stderr))
+    -- the keeper's host side said so: bwrap ended before the init program started
+    assert.are.equal(1, #h.records_of(raw.records, "setup_failed"), vim.inspect(raw.records))
+    assert.are.equal("bwrap", h.records_of(raw.records, "setup_failed")[1].by)
+    assert.is_true(require("flemma_sandbox.run.records").lost_race(raw.code, raw.records))
   end)
 
   it("runs a fresh run's call the same way (a sandbox kept by no chat)", function()
@@ -87,5 +90,47 @@ describe("a protected file deleted between plan and start", function()
     assert.are.equal(0, r.exit_code, r.stderr)
     assert.are.equal("once\n", r.stdout)
     assert.is_nil(h.read(arm))
+    -- the wrapped call alone, armed: bwrap's exit, and the host side's record of it
+    h.write(p.proj .. "/.mcp.json", "{}")
+    h.write(arm, "")
+    local argv, _, record = assert(sandbox.wrap_command({ "sh", "-c", "echo twice" }, nil))
+    local raw = h.run_wrapped(argv, nil, nil, record)
+    assert.are.equal(1, raw.code, raw.stderr)
+    assert.are.equal("", raw.stdout)
+    assert.are.same(
+      { "bwrap" },
+      vim.tbl_map(function(rec)
+        return rec.by
+      end, h.records_of(raw.records, "setup_failed"))
+    )
+    assert.is_true(require("flemma_sandbox.run.records").lost_race(raw.code, raw.records))
+  end)
+
+  --- A command that prints bwrap's own words and fails: what the old check
+  --- (the words on stderr) took for a lost race, and ran again.
+  local function says_lost(count, code, restarted)
+    return string.format(
+      "echo ran >> %s; %sprintf '%%s\\n' \"bwrap: Can't find source path /x: No such file or directory\" >&2; exit %d",
+      h.shell_quote(count),
+      restarted and 'echo "flemma-sandbox: this chat\'s sandbox was started again: x" >&2; ' or "",
+      code
+    )
+  end
+
+  it("runs once a command that prints bwrap's words itself (control: the words-based check ran it twice)", function()
+    setup(nil)
+    local count = p.proj .. "/count"
+    local r = n.run_job({ "sh", "-c", says_lost(count, 1) }, { wrap = sandbox.wrapper(nil) })
+    assert.are.equal(1, r.exit_code, r.stderr)
+    assert.is_true(old_lost_race(r.exit_code, r.stdout, r.stderr), "the words fooled the check before")
+    assert.are.same({}, h.records_of(r.records, "setup_failed"))
+    assert.are.equal("ran\n", h.read(count), "the command ran once")
+    -- a chat's live call: exit 126 after the line of a sandbox started again
+    local bufnr = n.open_chat(p.proj .. "/b.chat", { "@You:", "hi" })
+    os.remove(count)
+    r = n.run_tool("bash", { command = says_lost(count, 126, true) }, { bufnr = bufnr, approved = true })
+    assert.are.equal(126, r.exit_code, r.stderr)
+    assert.matches("sandbox was started again: x\nbwrap: Can't find", r.stderr)
+    assert.are.equal("ran\n", h.read(count), "the command ran once")
   end)
 end)

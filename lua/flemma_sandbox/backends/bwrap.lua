@@ -23,28 +23,6 @@ M.MAX_ARGS = client.MAX_ARGS
 M.LANDLOCK_SCOPE_ABI = client.LANDLOCK_SCOPE_ABI
 M.prepare = prepare.prepare
 
---- What a live call says before bwrap's words when its sandbox was
---- started again for it (csrc/exec/live_attach.c).
-local RESTARTED = "flemma%-sandbox: this chat's sandbox was started again: [^\n]*\n"
-
---- Whether a failed run is bwrap giving up before the command started
---- because a path it was to mount over vanished after the policy was read
---- (a host socket closing, a protected file deleted): then running it
---- again, planned afresh, is safe. A fresh run exits with bwrap's 1; a
---- live call whose new sandbox never took it exits 126 with the keeper's
---- log (bwrap's line), after the line that says it was started again.
----@param code integer exit status
----@param stdout string
----@param stderr string
----@return boolean
-function M.lost_race(code, stdout, stderr)
-  if (code ~= 1 and code ~= 126) or stdout ~= "" then
-    return false
-  end
-  local rest = code == 126 and stderr:gsub("^" .. RESTARTED, "", 1) or stderr
-  return rest:match("^bwrap: Can't [^\n]*\n?$") ~= nil
-end
-
 --- For the first chat buffer, in the background: the test sandbox
 --- (done(ok, err) when it ends), and what the first tool call would
 --- otherwise wait for (the options bwrap knows, what the helper can do).

@@ -3,10 +3,10 @@
 --- on timeout or cancel leaves no process behind (SIGTERM, then SIGKILL
 --- after a grace period).
 local blocked = require("flemma_sandbox.run.blocked")
-local bwrap = require("flemma_sandbox.backends.bwrap")
 local capture = require("flemma_sandbox.run.capture")
 local end_of_run = require("flemma_sandbox.run.end_of_run")
 local proc = require("flemma_sandbox.run.proc")
+local records = require("flemma_sandbox.run.records")
 local process = require("flemma_sandbox.base.process")
 local spill = require("flemma_sandbox.run.spill")
 
@@ -342,7 +342,7 @@ end
 ---@param r flemma_sandbox.JobResult
 ---@return boolean
 function M.setup_raced(r)
-  return r.sandboxed and not r.cancelled and not r.timed_out and bwrap.lost_race(r.exit_code, r.stdout, r.stderr)
+  return r.sandboxed and not r.cancelled and not r.timed_out and records.lost_race(r.exit_code, r.records)
 end
 
 --- Runs argv in the buffer's sandbox. A start that lost a race with the
@@ -362,7 +362,12 @@ function M.run(argv, opts)
         return opts.on_exit(r)
       end
       retried = true
-      local again = run_once(argv, opts)
+      local again_opts = setmetatable({}, { __index = opts })
+      function again_opts.on_exit(r2)
+        r2.records = records.after_retry(r.records, r2.records)
+        return opts.on_exit(r2)
+      end
+      local again = run_once(argv, again_opts)
       if not again then
         return opts.on_exit(r)
       end

@@ -84,4 +84,48 @@ function M.take(check_file)
   return M.take_file(M.path_for(check_file))
 end
 
+--- Whether a failed run is bwrap giving up before the command started
+--- because a path it was to mount over vanished after the policy was read
+--- (a host socket closing, a protected file deleted): then running it
+--- again, planned afresh, is safe. The host side knows it (bwrap ended
+--- before the init program inside said it had started, csrc/exec/host_side.c)
+--- and reports a `setup_failed` record by "bwrap"; a live call whose new
+--- sandbox never took it gets its keeper's. Never read from the output: a
+--- command may print bwrap's words itself.
+---@param code integer exit status
+---@param recs flemma_sandbox.Record[]|nil the run's records (M.parse)
+---@return boolean
+function M.lost_race(code, recs)
+  if code == 0 then
+    return false
+  end
+  for _, rec in ipairs(recs or {}) do
+    if rec.type == "setup_failed" and rec.by == "bwrap" then
+      return true
+    end
+  end
+  return false
+end
+
+--- The records of a run started again because its first start lost a
+--- race with the host (M.lost_race): the first start's records
+--- of earlier runs (its host side did the checks of runs whose
+--- host side was killed, which the second start will not find again), then
+--- the second start's.
+---@param first flemma_sandbox.Record[]|nil
+---@param again flemma_sandbox.Record[]|nil
+---@return flemma_sandbox.Record[]
+function M.after_retry(first, again)
+  local out = {}
+  for _, rec in ipairs(first or {}) do
+    if rec.run == "earlier" then
+      out[#out + 1] = rec
+    end
+  end
+  for _, rec in ipairs(again or {}) do
+    out[#out + 1] = rec
+  end
+  return out
+end
+
 return M
