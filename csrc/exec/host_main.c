@@ -2,10 +2,10 @@
  * (host_side.h). It starts bwrap with an empty environment, passes long
  * option lists as "--args FD", stops bwrap at the time limit, and after the
  * run moves what the command created at protected names to the quarantine.
- * With --live-keeper FD OWNER it is the keeper of a chat's live sandbox:
- * the same for that sandbox's bwrap, whose supervisor serves the socket FD
- * (inherited by bwrap) until Neovim (OWNER) ends; the attach client starts
- * it so (live_attach.h). It takes none of the inside's options. */
+ * With --live-keeper FD --owner PID it is the keeper of a chat's live
+ * sandbox: the same for that sandbox's bwrap, whose supervisor serves the
+ * socket FD (inherited by bwrap) until Neovim (PID) ends; the attach
+ * client starts it so, with the words Lua made (live_attach.h). It takes none of the inside's options. */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <stdio.h>
@@ -15,19 +15,20 @@
 #include "fd_io.h"
 #include "host_side.h"
 
-/* One option at argv[*i] (exec_cli.h): the run's, or the keeper's. */
+/* One option at argv[*i] (exec_cli.h): the run's, or the keeper's
+ * (--live-keeper FD, --owner PID: as the attach starts it). */
 static int host_option(int argc, char **argv, int *i, void *into)
 {
     exec_host_opts *h = into;
-    long fd, owner;
+    long fd;
 
-    if (strcmp(argv[*i], "--live-keeper") != 0 || *i + 2 >= argc)
+    if (*i + 1 >= argc || (strcmp(argv[*i], "--live-keeper") != 0 && strcmp(argv[*i], "--owner") != 0))
         return exec_cli_host_option(argc, argv, i, h);
-    if (!exec_cli_whole(argv[*i + 1], 3, INT_MAX, &fd) || !exec_cli_whole(argv[*i + 2], 0, LONG_MAX, &owner))
+    if (strcmp(argv[*i], "--owner") == 0)
+        return exec_cli_whole(argv[++*i], 0, LONG_MAX, &h->owner_pid) ? 1 : -1;
+    if (!exec_cli_whole(argv[++*i], 3, INT_MAX, &fd))
         return -1;
     h->listen_fd = (int)fd;
-    h->owner_pid = owner;
-    *i += 2;
     return 1;
 }
 
@@ -37,7 +38,7 @@ static int usage(void)
           "                           [--check-words NAME.check COUNT WORD...] [--time-limit MS]\n"
           "                           [--disk-reserve MB] [--inotify-instances N] [--inotify-watches N]\n"
           "                           [--proxy SOCKET [--allow ENTRY]... [--deny ENTRY]... [--ask PATH]]\n"
-          "                           [--live-keeper FD OWNER_PID]\n"
+          "                           [--live-keeper FD --owner PID]\n"
           "                           -- BWRAP [ARG]...\n",
           stderr);
     return 2;

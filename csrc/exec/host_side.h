@@ -24,11 +24,15 @@ typedef struct {
     int proxy_rule_count;
     /* a chat's live sandbox (live_attach.h) */
     const char *live_dir; /* --live: its folder in our state folder, or NULL */
-    long idle_ttl_s;      /* --idle-ttl: its supervisor ends after this long without a call (0: never) */
     long owner_pid;       /* --owner: it ends when this process (Neovim) does */
+    const char *owner;    /* the attach's --owner word, passed on to a keeper it starts as it is */
     int listen_fd;        /* --live-keeper: the socket its supervisor serves (inherited by bwrap), or 0 */
-    int keep_running;     /* --keep-running: what a call leaves goes on between calls (clone mode);
-                           * else it is held until the next call (supervisor.h) */
+    char **keeper;        /* the attach's --keeper: the keeper's program and options, made by Lua
+                           * (backends/live.lua), in the key and its argv as they are */
+    int keeper_count;     /* how many keeper words */
+    char **supervisor;    /* the attach's --supervisor: the supervisor's options after the inner
+                           * helper's (--supervise FD, --idle-ttl, --keep-running), likewise */
+    int supervisor_count; /* how many supervisor words */
     char **call_env;      /* --call-env: NAME, VALUE, ... for this call's command alone (the
                            * terminal's PATH, TERM, ...): not the sandbox's, not in its key */
     int call_env_count;   /* how many call_env words (two per variable) */

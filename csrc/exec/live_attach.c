@@ -83,30 +83,31 @@ static int add_ids(fs_buf *key, const fs_vec *paths)
     return rc;
 }
 
-/* The sandbox's key: every host option that shapes it, the check file
- * with what the plan found now, bwrap's and the inner helper's words (and
- * the args file's), and the identity of the folders bound from the host.
- * The plan's masks are kept apart: a sandbox that masks more than the
- * call needs (a socket since closed, a secret since deleted) is joined. */
+/* The sandbox's key: the keeper's and its supervisor's words as Lua made
+ * them (every option that shapes the sandbox; Neovim's pid, the owner, is
+ * none), the policy's fields, the check file with what the plan found
+ * now, bwrap's and the inner helper's words (and the args file's), and
+ * the identity of the folders bound from the host. The plan's masks are
+ * kept apart: a sandbox that masks more than the call needs (a socket
+ * since closed, a secret since deleted) is joined. */
 static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
 {
     fs_buf check, args;
-    char num[64];
     size_t i;
     int rc = 0, j;
 
     fs_buf_init(&check);
     fs_buf_init(&args);
-    snprintf(num, sizeof(num), "%d %ld %ld %ld %ld %d", o->clear_env, o->disk_reserve_mb, o->inotify_instances,
-             o->inotify_watches, o->idle_ttl_s, o->keep_running);
-    rc |= add_word(&c->key, "flemma-sandbox live 1") | add_word(&c->key, num);
-    rc |= add_word(&c->key, o->proxy_socket ? o->proxy_socket : "-");
+    rc |= add_word(&c->key, "flemma-sandbox live 2") | add_word(&c->key, "keeper");
+    for (j = 0; j < o->keeper_count; j++)
+        rc |= add_word(&c->key, o->keeper[j]);
+    rc |= add_word(&c->key, "supervisor");
+    for (j = 0; j < o->supervisor_count; j++)
+        rc |= add_word(&c->key, o->supervisor[j]);
     /* the policy's settings by name (the call's environment is no part) */
     rc |= add_word(&c->key, "fields");
     for (j = 0; j < o->field_count; j++)
         rc |= add_word(&c->key, o->fields[j]) | add_word(&c->fields, o->fields[j]);
-    for (j = 0; j < o->proxy_rule_count; j++)
-        rc |= add_word(&c->key, o->proxy_rules[j]);
     rc |= read_fd_all(c->check_fd, &check);
     rc |= fs_buf_append(&c->key, check.data ? check.data : "", check.len);
     for (i = 0; i < c->inner_at; i++)
@@ -128,75 +129,46 @@ static int make_key(live_call *c, const exec_host_opts *o, char **cmd)
     return rc ? -1 : 0;
 }
 
-/* The keeper's argv: the host program as the sandbox's keeper, its check
- * file (the one Neovim asked for, before this call's plan), the host
- * options, bwrap's words up to the inner helper's "--", and the
- * supervisor's. */
-static char **keeper_argv(const live_call *c, const exec_host_opts *o, const char *host, char **cmd, int listen_fd,
-                          char *texts)
+/* The keeper's argv: the host program, then the words Lua made for it
+ * (--keeper: "--live-keeper EXEC_LIVE_KEEPER_FD", its check file
+ * keeper.check, the host options), the owner this attach was given,
+ * bwrap's words up to the inner helper's "--" and the supervisor's
+ * (--supervisor). Only joined, never made again. */
+static char **keeper_argv(const live_call *c, const exec_host_opts *o, const char *host, char **cmd)
 {
-    char **argv = calloc((size_t)o->proxy_rule_count + c->inner_at + 32, sizeof(char *));
-    char *fd_text = texts, *owner_text = texts + 32, *reserve = texts + 64, *inst = texts + 96, *watches = texts + 128,
-         *ttl = texts + 160;
-    size_t i, at = 0;
-    int j;
+    size_t n = 1 + (size_t)o->keeper_count + 3 + c->inner_at + (size_t)o->supervisor_count + 1;
+    char **argv = calloc(n, sizeof(char *));
+    size_t at = 0;
 
     if (!argv)
         return NULL;
-    snprintf(fd_text, 32, "%d", listen_fd);
-    snprintf(owner_text, 32, "%ld", o->owner_pid);
     argv[at++] = (char *)host;
-    argv[at++] = (char *)"--live-keeper";
-    argv[at++] = fd_text;
-    argv[at++] = owner_text;
-    argv[at++] = (char *)"--check-file";
-    argv[at++] = (char *)"keeper.check"; /* relative: the keeper runs in the folder */
-    if (o->clear_env)
-        argv[at++] = (char *)"--clearenv";
-    if (o->args_file) {
-        argv[at++] = (char *)"--args-file";
-        argv[at++] = (char *)"keeper.args";
-    }
-    if (o->disk_reserve_mb > 0) {
-        snprintf(reserve, 32, "%ld", o->disk_reserve_mb);
-        argv[at++] = (char *)"--disk-reserve";
-        argv[at++] = reserve;
-    }
-    if (o->inotify_instances > 0) {
-        snprintf(inst, 32, "%ld", o->inotify_instances);
-        argv[at++] = (char *)"--inotify-instances";
-        argv[at++] = inst;
-    }
-    if (o->inotify_watches > 0) {
-        snprintf(watches, 32, "%ld", o->inotify_watches);
-        argv[at++] = (char *)"--inotify-watches";
-        argv[at++] = watches;
-    }
-    if (o->proxy_socket) {
-        argv[at++] = (char *)"--proxy";
-        argv[at++] = (char *)o->proxy_socket;
-        for (j = 0; j < o->proxy_rule_count; j++)
-            argv[at++] = o->proxy_rules[j];
-    }
+    memcpy(argv + at, o->keeper, sizeof(char *) * (size_t)o->keeper_count);
+    at += (size_t)o->keeper_count;
+    argv[at++] = (char *)"--owner";
+    argv[at++] = (char *)o->owner;
     argv[at++] = (char *)"--";
-    for (i = 0; i < c->inner_at; i++)
-        argv[at++] = cmd[i];
-    argv[at++] = (char *)"--supervise";
-    argv[at++] = fd_text;
-    if (o->idle_ttl_s > 0) {
-        snprintf(ttl, 32, "%ld", o->idle_ttl_s);
-        argv[at++] = (char *)"--idle-ttl";
-        argv[at++] = ttl;
-    }
-    argv[at] = o->keep_running ? (char *)"--keep-running" : NULL; /* the last word */
-    return argv;
+    memcpy(argv + at, cmd, sizeof(char *) * c->inner_at);
+    at += c->inner_at;
+    memcpy(argv + at, o->supervisor, sizeof(char *) * (size_t)o->supervisor_count);
+    return argv; /* NULL-terminated: calloc's */
+}
+
+/* In the keeper's process: the socket at EXEC_LIVE_KEEPER_FD (the number
+ * Lua wrote in its words) and the lock, both inherited; 0, or -1. */
+static int keeper_fds(int listen_fd, int lock_fd)
+{
+    if (lock_fd == EXEC_LIVE_KEEPER_FD && (lock_fd = fcntl(lock_fd, F_DUPFD_CLOEXEC, EXEC_LIVE_KEEPER_FD + 1)) < 0)
+        return -1;
+    if (listen_fd != EXEC_LIVE_KEEPER_FD && dup2(listen_fd, EXEC_LIVE_KEEPER_FD) < 0)
+        return -1;
+    return fcntl(EXEC_LIVE_KEEPER_FD, F_SETFD, 0) != 0 || fcntl(lock_fd, F_SETFD, 0) != 0 ? -1 : 0;
 }
 
 /* Starts the keeper, with the lock (held by lock_fd) passed on to it. */
 static int start_keeper(live_call *c, const exec_host_opts *o, const char *host, char **cmd)
 {
     struct sockaddr_un addr;
-    char texts[192];
     char **argv;
     int listen_fd, records, log_fd, status;
     pid_t first, keeper = 0;
@@ -228,7 +200,7 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *host,
         close(log_fd);
         return fail(c, "cannot make its socket", errno);
     }
-    argv = keeper_argv(c, o, host, cmd, listen_fd, texts);
+    argv = keeper_argv(c, o, host, cmd);
     if (!argv) {
         close(listen_fd);
         close(log_fd);
@@ -244,10 +216,8 @@ static int start_keeper(live_call *c, const exec_host_opts *o, const char *host,
             int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 
             if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0 ||
-                fchdir(c->dirfd) != 0)
+                fchdir(c->dirfd) != 0 || keeper_fds(listen_fd, c->lock_fd) != 0) /* the lock goes with it */
                 _exit(EXEC_EXIT_SETUP);
-            fcntl(listen_fd, F_SETFD, 0);
-            fcntl(c->lock_fd, F_SETFD, 0); /* the lock goes with the keeper */
             execv(host, argv);
             _exit(EXEC_EXIT_SETUP);
         }

@@ -10,10 +10,14 @@
  * protection rests on changed, which the call's stderr and records say)
  * and a new one is started: the host program with --live-keeper, in its
  * own session, the sandbox's host side for as long as the sandbox lives
- * (host_side.c), its bwrap's init program the supervisor.
+ * (host_side.c), its bwrap's init program the supervisor. Its command
+ * line is Lua's (backends/live.lua): the attach's --keeper words (the
+ * host options of the keeper), --owner's, bwrap's and the inner helper's
+ * words, and the --supervisor words, joined as they are; the listening
+ * socket is at EXEC_LIVE_KEEPER_FD, the number Lua writes in them.
  *
- * The key holds the policy (its settings by name, --policy-fields, and
- * bwrap's words), never the caller's environment: that goes with each
+ * The key holds the policy (its settings by name, --policy-fields, the
+ * keeper's and bwrap's words), never the caller's environment: that goes with each
  * call (--call-env, live_wire.h's 'E'), so runs from terminals with
  * another PATH or TERM join one sandbox, each command with its own.
  *
@@ -26,6 +30,10 @@
 #define EXEC_LIVE_ATTACH_H
 
 #include "host_side.h"
+
+/* Where a keeper the attach starts finds the socket its supervisor serves
+ * (backends/live.lua's KEEPER_FD: --live-keeper 3, --supervise 3). */
+#define EXEC_LIVE_KEEPER_FD 3
 
 /* Runs cmd (bwrap ... -- HELPER ... -- COMMAND ...) in the live sandbox of
  * o->live_dir; host is the host program, which a keeper it starts runs

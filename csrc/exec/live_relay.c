@@ -49,10 +49,9 @@ static void drain_now(int from, int to)
  * the sandbox is gone or going). */
 static int send_signal(int conn, int sig)
 {
-    char text[8];
-    int n = snprintf(text, sizeof(text), "%d", sig);
+    int32_t number = sig;
 
-    return exec_wire_send(conn, 'S', text, (size_t)n, NULL, 0);
+    return exec_wire_send_ints(conn, 'S', &number, 1);
 }
 
 /* One call as it is relayed. */
@@ -165,10 +164,13 @@ static int pass_signals(relay_call *c)
 }
 
 /* What the supervisor says: the call began ('P') or its status ('X').
- * 1 to go on, 0 when the status came, -1 when the sandbox ended. */
+ * 1 to go on, 0 when the status came, -1 when the sandbox ended or said
+ * what no supervisor says (a frame of the wrong length, a status out of
+ * range): the call is then lost, never taken as done or quiet. */
 static int read_reply(relay_call *c)
 {
     int fds[EXEC_WIRE_MAX_FDS], nfds = 0, i;
+    int32_t numbers[EXEC_WIRE_MAX_INTS];
     char type;
 
     if (exec_wire_recv(c->conn, &type, &c->msg, fds, &nfds) <= 0)
@@ -176,12 +178,15 @@ static int read_reply(relay_call *c)
     for (i = 0; i < nfds; i++)
         close(fds[i]);
     if (type == 'P') {
+        if (exec_wire_ints(type, &c->msg, numbers) != 0 || numbers[0] <= 0)
+            return -1;
         c->started = 1;
     } else if (type == 'X') {
-        char *end = NULL;
-
-        c->status = (int)strtol(c->msg.data ? c->msg.data : "126", &end, 10);
-        c->quiet = end && strtol(end, NULL, 10) == 1;
+        if (exec_wire_ints(type, &c->msg, numbers) != 0 || numbers[0] < 0 || numbers[0] > 255 ||
+            (numbers[1] != 0 && numbers[1] != 1))
+            return -1;
+        c->status = numbers[0];
+        c->quiet = numbers[1] == 1;
     }
     return c->status >= 0 ? 0 : 1;
 }

@@ -183,3 +183,33 @@ int exec_wire_recv(int sock, char *type, fs_buf *payload, int *fds, int *nfds)
     }
     return 1;
 }
+
+/* How many int32 a frame of this type carries, or 0 for a frame of words. */
+static int ints_of(char type)
+{
+    return type == 'S' || type == 'P' ? 1 : type == 'X' ? 2 : 0;
+}
+
+int exec_wire_send_ints(int sock, char type, const int32_t *values, int n)
+{
+    unsigned char payload[sizeof(int32_t) * EXEC_WIRE_MAX_INTS];
+
+    if (n <= 0 || n != ints_of(type)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(payload, values, sizeof(int32_t) * (size_t)n);
+    return exec_wire_send(sock, type, payload, sizeof(int32_t) * (size_t)n, NULL, 0);
+}
+
+int exec_wire_ints(char type, const fs_buf *payload, int32_t *values)
+{
+    int n = ints_of(type);
+
+    if (n == 0 || payload->len != sizeof(int32_t) * (size_t)n || !payload->data) {
+        errno = EPROTO;
+        return -1;
+    }
+    memcpy(values, payload->data, sizeof(int32_t) * (size_t)n);
+    return 0;
+}

@@ -121,10 +121,11 @@ static int hold(supervisor *s)
 /* 'X' with the status and whether the sandbox is quiet now. */
 static void send_exit(supervisor *s, int conn, int status)
 {
-    char text[32];
-    int n = snprintf(text, sizeof(text), "%d %d", status, quiet(s));
+    int32_t numbers[2];
 
-    exec_wire_send(conn, 'X', text, (size_t)n, NULL, 0);
+    numbers[0] = status;
+    numbers[1] = quiet(s);
+    exec_wire_send_ints(conn, 'X', numbers, 2);
 }
 
 static long long now_s(void)
@@ -198,14 +199,6 @@ static void end_connection(live_call *c)
         signal_call(c->pid, SIGKILL); /* the attach is gone: so is its call */
 }
 
-static void send_number(int conn, char type, long value)
-{
-    char text[24];
-    int n = snprintf(text, sizeof(text), "%ld", value);
-
-    exec_wire_send(conn, type, text, (size_t)n, NULL, 0);
-}
-
 /* A run request: "CWD\0ARG0\0..." with three descriptors. */
 static void start_call(supervisor *s, live_call *c, int *fds, int nfds)
 {
@@ -214,6 +207,7 @@ static void start_call(supervisor *s, live_call *c, int *fds, int nfds)
     const char *data = s->payload.data;
     size_t len = s->payload.len;
     pid_t pid;
+    int32_t number;
 
     if (nfds == 3 && len > 0 && data[len - 1] == '\0') {
         for (i = 0; i < len; i++)
@@ -241,7 +235,8 @@ static void start_call(supervisor *s, live_call *c, int *fds, int nfds)
     }
     c->pid = pid;
     c->state = CALL_RUNNING;
-    send_number(c->conn, 'P', (long)pid);
+    number = pid;
+    exec_wire_send_ints(c->conn, 'P', &number, 1);
 }
 
 static void adopt(supervisor *s, const int *fds, int nfds)
@@ -278,9 +273,11 @@ static void on_message(supervisor *s, live_call *c)
         release(s);
         start_call(s, c, fds, nfds);
     } else if (type == 'S' && c->state == CALL_RUNNING) {
-        long sig = strtol(s->payload.data ? s->payload.data : "", NULL, 10);
+        int32_t sig;
 
-        if (sig > 0 && sig < 65)
+        if (exec_wire_ints(type, &s->payload, &sig) != 0 || sig <= 0 || sig >= 65)
+            end_connection(c); /* no attach sends that: the call is killed */
+        else
             signal_call(c->pid, (int)sig);
     } else if (type == 'A' && c->state == CALL_ENDED) {
         adopt(s, fds, nfds);

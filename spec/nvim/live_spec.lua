@@ -147,6 +147,49 @@ describe("a chat's live sandbox", function()
     live.stop_all(client.helper())
   end)
 
+  --- The words after NAME N in argv (a counted list), or nil.
+  local function counted(argv, name)
+    for i, word in ipairs(argv) do
+      if word == name then
+        return vim.list_slice(argv, i + 2, i + 1 + tonumber(argv[i + 1]))
+      end
+    end
+  end
+
+  it("starts the keeper with the command line Lua made for it, word for word", function()
+    local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
+    local wrap, attach = sandbox.wrapper(a), nil
+    local r = n.run_job({ "bash", "-c", "echo ran" }, {
+      bufnr = a,
+      wrap = function(argv, env)
+        local out, err, record = wrap(argv, env)
+        attach = out
+        return out, err, record
+      end,
+    })
+    assert.are.equal("ran\n", r.stdout, r.stderr)
+    local uv = vim.uv or vim.loop
+    local folder = uv.fs_realpath(live_dir(a))
+    local keepers = vim.tbl_filter(function(pid)
+      return uv.fs_readlink("/proc/" .. pid .. "/cwd") == folder
+    end, n.pids_with("--live-keeper"))
+    assert.are.equal(1, #keepers, "control: the call started its sandbox's keeper")
+    local keeper = argv_of(keepers[1])
+    local words, supervisor = counted(attach, "--keeper"), counted(attach, "--supervisor")
+    assert.is_not_nil(words, "the attach was given the keeper's words")
+    assert.are.same(
+      { "--live-keeper", tostring(live.KEEPER_FD), "--check-file", "keeper.check" },
+      vim.list_slice(words, 1, 4)
+    )
+    -- the host program, Lua's words, the owner, bwrap's, the supervisor's
+    assert.are.same(words, vim.list_slice(keeper, 2, 1 + #words))
+    local owner = vim.list_slice(attach, vim.fn.index(attach, "--owner") + 1, vim.fn.index(attach, "--owner") + 2)
+    assert.are.same(owner, vim.list_slice(keeper, 2 + #words, 3 + #words))
+    assert.are.same(supervisor, vim.list_slice(keeper, #keeper - #supervisor + 1, #keeper))
+    assert.are.same({ "--supervise", tostring(live.KEEPER_FD) }, vim.list_slice(supervisor, 1, 2))
+    live.stop_all(client.helper())
+  end)
+
   it("starts one sandbox for calls of a new chat that come at once, and every call runs", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local results, job = {}, require("flemma_sandbox.run.job")

@@ -216,55 +216,53 @@ end
 --- many, the time limit, the disk reserve the helper watches while bwrap
 --- runs, and the inotify caps set in the sandbox's own user namespace
 --- before the command runs (csrc/exec/userns_caps.h; allow_privileged has
---- none of its own).
+--- none of its own). Made once for each that runs them: a run's host
+--- side (run), the attach of a live call (attach: the args file, the time
+--- limit) and the keeper it may start (keeper: no time limit, the args
+--- file as the attach copies it into the live folder).
 ---@param policy flemma_sandbox.CallPlan
 ---@param argv string[] bwrap's
 ---@param dash integer position of bwrap's "--" in argv
----@return string[]|nil front, string[]|string argv_or_err, integer|nil dash
+---@return { run: string[], attach: string[], keeper: string[] }|nil front, string[]|string argv_or_err, integer|nil
 local function front_options(policy, argv, dash)
   local options, bytes = dash - 2, 0
   for i = 2, dash - 1 do
     bytes = bytes + #argv[i] + 1
   end
-  local front = policy.env and { "--clearenv" } or {}
+  local front = { run = {}, attach = {}, keeper = {} }
+  if policy.env then
+    add(front.run, "--clearenv")
+    add(front.keeper, "--clearenv")
+  end
   if options > client.ARGS_FILE_AT or bytes > client.ARGS_FILE_BYTES then
     local file, short, ferr = client.args_file(argv, dash)
     if not file then
       return nil, ferr
     end
     argv, dash = short, 2
-    add(front, "--args-file", file)
+    add(front.run, "--args-file", file)
+    add(front.attach, "--args-file", file)
+    add(front.keeper, "--args-file", "keeper.args")
   end
   if policy.time_limit_ms and policy.time_limit_ms > 0 then
-    add(front, "--time-limit", string.format("%d", policy.time_limit_ms))
+    add(front.run, "--time-limit", string.format("%d", policy.time_limit_ms))
+    add(front.attach, "--time-limit", string.format("%d", policy.time_limit_ms))
   end
   local limits = policy.limits or {}
+  local caps = {}
   if limits.disk_reserve_mb then
-    add(front, "--disk-reserve", string.format("%d", limits.disk_reserve_mb))
+    add(caps, "--disk-reserve", string.format("%d", limits.disk_reserve_mb))
   end
   if not policy.allow_privileged then
     for _, name in ipairs({ "inotify_instances", "inotify_watches" }) do
       if limits[name] then
-        add(front, "--" .. name:gsub("_", "-"), string.format("%d", limits[name]))
+        add(caps, "--" .. name:gsub("_", "-"), string.format("%d", limits[name]))
       end
     end
   end
+  extend(front.run, caps)
+  extend(front.keeper, caps)
   return front, argv, dash
-end
-
---- The helper's live options for a chat's sandbox: its folder, what a
---- call left held between calls unless the sandbox sees only copies, the
---- policy's fields (its key) and the call's environment. (The step
---- before the wrap noted the sandbox's use: backends/bwrap_prepare.lua.)
----@param policy flemma_sandbox.CallPlan
----@param live_dir string
----@return string[] words
-local function live_words(policy, live_dir)
-  local sandboxes = policy.sandboxes
-  local words = live.options(live_dir, sandboxes, live.keeps_running(policy, sandboxes))
-  extend(words, live.fields(policy))
-  extend(words, policy.env and live.call_env(policy.env) or {})
-  return words
 end
 
 --- The wrapped command's first words: the host program (the attach for a
@@ -328,8 +326,14 @@ function M.wrap(policy, backend_config, inner_cmd)
   if not out then
     return nil, verr
   end
-  local live_options = live_dir and live_words(policy, live_dir) or {}
-  for _, words in ipairs({ live_options, check, proxy, front }) do
+  local host = { check, proxy, front.run }
+  if live_dir then
+    local keeper = {}
+    extend(keeper, front.keeper)
+    extend(keeper, proxy)
+    host = { live.words(policy, live_dir, keeper), check, front.attach }
+  end
+  for _, words in ipairs(host) do
     extend(out, words)
   end
   out[#out + 1] = "--"

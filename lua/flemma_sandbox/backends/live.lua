@@ -238,24 +238,60 @@ function M.keeps_running(policy, sandboxes)
   return true
 end
 
---- The helper's options in front of a live call's argv. Between calls
---- what a call left is held (stopped until the next call) unless
---- keep_running (clone mode: the sandbox sees copies, not the user's tree).
+--- Where the keeper finds its listening socket, which the attach puts
+--- there (csrc/exec/live_attach.h EXEC_LIVE_KEEPER_FD): its supervisor
+--- serves it, bwrap passing it on at the same number.
+M.KEEPER_FD = 3
+
+--- The helper's options in front of a live call's argv: the folder, the
+--- owner, and the words after the inner helper's of the supervisor a
+--- keeper the call starts runs ("--supervisor N ...", made here once and
+--- used by the attach as they are). Between calls what a call left is
+--- held (stopped until the next call) unless keep_running (clone mode:
+--- the sandbox sees copies, not the user's tree).
 ---@param dir string
 ---@param sandboxes flemma_sandbox.SandboxesConfig
 ---@param keep_running? boolean
 ---@return string[]
 function M.options(dir, sandboxes, keep_running)
+  local supervisor = { "--supervise", string.format("%d", M.KEEPER_FD) }
+  if sandboxes.idle_ttl_s > 0 then
+    supervisor[#supervisor + 1] = "--idle-ttl"
+    supervisor[#supervisor + 1] = string.format("%d", sandboxes.idle_ttl_s)
+  end
+  if keep_running then
+    supervisor[#supervisor + 1] = "--keep-running"
+  end
   local out = {
     "--live",
     dir,
     "--owner",
     string.format("%d", M.owner_pid or core.getpid()),
-    "--idle-ttl",
-    string.format("%d", sandboxes.idle_ttl_s),
+    "--supervisor",
+    string.format("%d", #supervisor),
   }
-  if keep_running then
-    out[#out + 1] = "--keep-running"
+  for _, word in ipairs(supervisor) do
+    out[#out + 1] = word
+  end
+  return out
+end
+
+--- The host program's options as a chat's keeper, "--keeper N ...",
+--- made here once from the run's own (bwrap.lua's front_options: the
+--- keeper's check file and args file are its copies in the live folder,
+--- where it runs) and used by the attach as they are: its command line
+--- is the host program, these, --owner's, bwrap's words and the
+--- supervisor's (M.options); they are part of the sandbox's key.
+---@param host_options string[] the keeper's host options (--clearenv, limits, the proxy's)
+---@return string[]
+function M.keeper(host_options)
+  local words = { "--live-keeper", string.format("%d", M.KEEPER_FD), "--check-file", "keeper.check" }
+  for _, word in ipairs(host_options) do
+    words[#words + 1] = word
+  end
+  local out = { "--keeper", string.format("%d", #words) }
+  for _, word in ipairs(words) do
+    out[#out + 1] = word
   end
   return out
 end
@@ -301,6 +337,27 @@ function M.fields(policy)
   end
   out[2] = string.format("%d", #out - 2)
   return out
+end
+
+--- The helper's live options for a chat's sandbox: its folder, the
+--- command line of a keeper the call may start (M.options, M.keeper),
+--- the policy's fields (its key) and the call's environment. (The step
+--- before the wrap noted the sandbox's use: backends/bwrap_prepare.lua.)
+---@param policy flemma_sandbox.CallPlan
+---@param dir string the live folder
+---@param keeper string[] the keeper's host options and its proxy's (bwrap.lua)
+---@return string[] words
+function M.words(policy, dir, keeper)
+  local sandboxes = policy.sandboxes
+  local words = {}
+  local parts = { M.options(dir, sandboxes, M.keeps_running(policy, sandboxes)), M.keeper(keeper), M.fields(policy) }
+  parts[#parts + 1] = policy.env and M.call_env(policy.env) or {}
+  for _, part in ipairs(parts) do
+    for _, word in ipairs(part) do
+      words[#words + 1] = word
+    end
+  end
+  return words
 end
 
 --- The environment a call's command gets (the terminal's or Neovim's
