@@ -90,7 +90,7 @@ local function check_standalone(report)
     level("no working backend: " .. err, advice)
     return
   end
-  local version = backend.name == "bwrap" and require("flemma_sandbox.backends.bwrap").version(cfg.backends.bwrap)
+  local version = backend.name == "bwrap" and require("flemma_sandbox.backends.bwrap_probe").version(cfg.backends.bwrap)
   report.ok(string.format("backend %s (%s)%s", backend.name, cfg.backend, version and (", " .. version) or ""))
   local argv, err = sandbox.wrap_command({ "true" }, nil, { sandbox = { enabled = true } })
   M.try(report, argv, err)
@@ -180,10 +180,10 @@ end
 ---@param argv string[]|nil
 ---@param err string|nil
 function M.try(report, argv, err)
-  local bwrap = require("flemma_sandbox.backends.bwrap")
-  local programs, herr = require("flemma_sandbox.backends.helper").programs()
+  local client = require("flemma_sandbox.backends.helper")
+  local programs, herr = client.programs()
   if programs then
-    local arch = bwrap.seccomp_arch()
+    local arch = client.seccomp_arch()
     report.ok(
       "flemma-sandbox-init, -host, -attach and -tool found; seccomp filter: " .. (arch or "none for this architecture")
     )

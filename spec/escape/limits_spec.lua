@@ -117,10 +117,11 @@ describe("escape: resource limits and stray processes", function()
   it("RAM-backed folders hold at most limits.tmpfs_mb each, and /dev is read-only", function()
     local bwrap = require("flemma_sandbox.backends.bwrap")
     limits({ tmpfs_mb = 8 })
-    if not bwrap.features({})["size"] then
+    local probe = require("flemma_sandbox.backends.bwrap_probe")
+    if not probe.features({})["size"] then
       -- what the status says instead
       assert.matches("not capped: this bwrap has no %-%-size", bwrap.caps_text(sandbox.get_policy()))
-      return pending(bwrap.version({}) .. " has no --size: the private folders are not capped")
+      return pending(probe.version({}) .. " has no --size: the private folders are not capped")
     end
     local fill = 'for d in /tmp /dev/shm "$HOME/.cache"; do n=$(basename "$d"); '
       .. 'dd if=/dev/zero of="$d/fill" bs=1M count=20 2>/dev/null && echo $n:filled || echo $n:full; '

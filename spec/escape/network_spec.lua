@@ -63,8 +63,8 @@ describe("escape: the network and host sockets", function()
   end)
 
   it("cannot reach a host's abstract unix socket even with network on (Landlock scope)", function()
-    local bwrap = require("flemma_sandbox.backends.bwrap")
-    if bwrap.helper_info().landlock < bwrap.LANDLOCK_SCOPE_ABI then
+    local client = require("flemma_sandbox.backends.helper")
+    if client.helper_info().landlock < client.LANDLOCK_SCOPE_ABI then
       return pending("the kernel has no Landlock scoping (Linux 6.12+)")
     end
     f.policy({ network = true })

@@ -190,8 +190,8 @@ describe("sandboxed execution (real bwrap)", function()
   end)
 
   it("refuses nested user namespaces where bwrap can (--disable-userns)", function()
-    local bwrap = require("flemma_sandbox.backends.bwrap")
-    if not bwrap.features({})["disable-userns"] then
+    local probe = require("flemma_sandbox.backends.bwrap_probe")
+    if not probe.features({})["disable-userns"] then
       pending("this bwrap has no --disable-userns")
       return
     end

@@ -93,7 +93,7 @@ function M.available(backend_config, key, opts)
   if not ok then
     return false, why
   end
-  local helper, herr = bwrap.helper()
+  local helper, herr = require("flemma_sandbox.backends.helper").helper()
   if not helper then
     return false, herr
   end

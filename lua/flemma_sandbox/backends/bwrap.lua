@@ -1,9 +1,8 @@
---- The bubblewrap backend: available() (backends/bwrap_probe.lua) and
---- wrap(), which builds bwrap's argv through the C core and puts the host
---- program in front of it, the init program inside (backends/helper.lua).
---- What the probe and the helper client offer is also here under its old
---- names, for callers and specs that ask the backend (the client's tuning
---- values stay there: a copy here would not change what it does).
+--- The bubblewrap backend: available() (backends/bwrap_probe.lua),
+--- prepare() (backends/bwrap_prepare.lua) and wrap(), which builds bwrap's
+--- argv through the C core and puts the host program in front of it, the
+--- init program inside (backends/helper.lua). What the probe and the
+--- helper client know besides is asked of them.
 local client = require("flemma_sandbox.backends.helper")
 local core = require("flemma_sandbox.core")
 local live = require("flemma_sandbox.backends.live")
@@ -12,15 +11,8 @@ local probe = require("flemma_sandbox.backends.bwrap_probe")
 
 local M = {}
 
+-- the backend's definition (backends/init.lua): available, prepare, wrap
 M.available = probe.available
-M.version = probe.version
-M.features = probe.features
-M.helper = client.helper
-M.program = client.program
-M.helper_info = client.helper_info
-M.seccomp_arch = client.seccomp_arch
-M.MAX_ARGS = client.MAX_ARGS
-M.LANDLOCK_SCOPE_ABI = client.LANDLOCK_SCOPE_ABI
 M.prepare = prepare.prepare
 
 --- For the first chat buffer, in the background: the test sandbox

@@ -123,7 +123,7 @@ end
 ---@return boolean started
 function M.warm_index(on_built)
   local core = require("flemma_sandbox.core")
-  local helper = require("flemma_sandbox.backends.bwrap").helper()
+  local helper = require("flemma_sandbox.backends.helper").helper()
   local index = require("flemma_sandbox.base.surroundings").state_dir("index")
   local root = core.resolve(vim.fn.getcwd(), "/")
   if not helper or not index or not root or root == "/" then

@@ -54,7 +54,8 @@ function M.standalone_lines(bufnr)
   local backend = sandbox.backend_status(bufnr)
   local line = string.format("  backend:    %s (%s)", backend.name or "none", backend.mode)
   if backend.available then
-    local version = backend.name == "bwrap" and require("flemma_sandbox.backends.bwrap").version(cfg.backends.bwrap)
+    local version = backend.name == "bwrap"
+      and require("flemma_sandbox.backends.bwrap_probe").version(cfg.backends.bwrap)
     line = line .. ", available" .. (version and (", " .. version) or "")
   else
     line = line .. ", unavailable: " .. tostring(backend.error)
@@ -156,15 +157,15 @@ end
 ---@param lines string[] appended to
 ---@param policy flemma_sandbox.ResolvedPolicy
 local function kernel_lines(lines, policy)
-  local bwrap = require("flemma_sandbox.backends.bwrap")
-  local arch = bwrap.seccomp_arch()
+  local client = require("flemma_sandbox.backends.helper")
+  local arch = client.seccomp_arch()
   lines[#lines + 1] = "  seccomp:    "
     .. (
       not policy.seccomp and "off (seccomp = false)"
       or arch and ("on (" .. arch .. ")")
       or "unavailable on this architecture"
     )
-  local scoped = bwrap.helper_info().landlock >= bwrap.LANDLOCK_SCOPE_ABI
+  local scoped = client.helper_info().landlock >= client.LANDLOCK_SCOPE_ABI
   lines[#lines + 1] = "  abstract sockets: "
     .. (
       scoped and "host ones out of reach (Landlock scope)"
@@ -176,7 +177,7 @@ local function kernel_lines(lines, policy)
     limits[#limits + 1] = name .. "=" .. tostring(policy.limits[name] or "none")
   end
   lines[#lines + 1] = "  limits:     " .. table.concat(limits, " ")
-  lines[#lines + 1] = "  caps:       " .. bwrap.caps_text(policy)
+  lines[#lines + 1] = "  caps:       " .. require("flemma_sandbox.backends.bwrap").caps_text(policy)
 end
 
 --- The private folders (details): the home_writable folders are made in
