@@ -124,16 +124,22 @@ describe("a chat's live sandbox", function()
     return false
   end
 
+  --- The keepers of chat buffer a's sandbox: they run in its live folder
+  --- (ours, not another test's).
+  ---@return integer[]
+  local function keepers_of(a)
+    local uv = vim.uv or vim.loop
+    local folder = uv.fs_realpath(live_dir(a))
+    return vim.tbl_filter(function(pid)
+      return uv.fs_readlink("/proc/" .. pid .. "/cwd") == folder
+    end, n.pids_with("--live-keeper"))
+  end
+
   it("runs one program per role: the keeper a call starts is the host program, its supervisor init", function()
     local a = n.open_chat(dir .. "/proj/a.chat", { "@You:", "hi" })
     local r = run_in(a, "echo ran")
     assert.are.equal("ran\n", r.stdout, r.stderr)
-    local uv = vim.uv or vim.loop
-    local folder = uv.fs_realpath(live_dir(a))
-    -- the keeper runs in the chat's live folder: ours, not another test's
-    local keepers = vim.tbl_filter(function(pid)
-      return uv.fs_readlink("/proc/" .. pid .. "/cwd") == folder
-    end, n.pids_with("--live-keeper"))
+    local keepers = keepers_of(a)
     assert.are.equal(1, #keepers, "control: the call started its sandbox's keeper")
     local keeper = argv_of(keepers[1])
     assert.matches("/flemma%-sandbox%-host$", keeper[1])
@@ -168,11 +174,7 @@ describe("a chat's live sandbox", function()
       end,
     })
     assert.are.equal("ran\n", r.stdout, r.stderr)
-    local uv = vim.uv or vim.loop
-    local folder = uv.fs_realpath(live_dir(a))
-    local keepers = vim.tbl_filter(function(pid)
-      return uv.fs_readlink("/proc/" .. pid .. "/cwd") == folder
-    end, n.pids_with("--live-keeper"))
+    local keepers = keepers_of(a)
     assert.are.equal(1, #keepers, "control: the call started its sandbox's keeper")
     local keeper = argv_of(keepers[1])
     local words, supervisor = counted(attach, "--keeper"), counted(attach, "--supervisor")
