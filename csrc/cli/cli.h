@@ -17,7 +17,8 @@ typedef struct {
     char **after;    /* NULL: no step after */
     char **terminal; /* NULL, or { "raw" }: the command's output unfiltered */
     char **copy;     /* NULL, or clone mode's copy: its folder, its name, the
-                        user's git folder, the sandbox's name (cli_print.c) */
+                        user's git folder, the sandbox's name, the live
+                        folder of its sandbox or "" (cli_print.c) */
     char *text;      /* owns the words */
 } cli_plan;
 
@@ -52,5 +53,11 @@ int cli_copy_print(char *const words[], int part, long long since, char hex[65],
  * read (0), and keeping one (hex NULL: none kept). */
 int cli_print_kept(char *const words[], char hex[65]);
 int cli_print_keep(char *const words[], const char *hex);
+/* Whether the run left nothing running in its sandbox: a run of its own
+ * (no live folder named), or a chat's sandbox whose live folder says
+ * "quiet" (live_dir.h). A process left running could change a file the
+ * fingerprint does not see change (a write through a shared mapping it
+ * made before, which sets no new mtime): then no skip, nothing kept. */
+int cli_print_quiet(char *const words[]);
 
 #endif

@@ -159,7 +159,9 @@ static int copy_print(char *const copy[], long long since, const char before[65]
 /* The step after a run in clone mode (the library's sync, told the
  * command's code), skipped when the copy's fingerprint is the one kept
  * after the last sync: the run changed nothing the sync would bring. The
- * fingerprint of what the sync reads is taken before it starts, so a
+ * fingerprint is known only when the run left nothing running in its
+ * sandbox (cli_print_quiet). The fingerprint of what the sync reads is
+ * taken before it starts, so a
  * change made while it runs is a change the next run sees; it is kept
  * only when the sync succeeded and no entry changed in the same clock
  * tick as the walk, or since (the sync's own writes included: the next
@@ -171,7 +173,7 @@ static void after_run(const char *root, char *const after[], char *const copy[],
     int racy = 0, known = 0, code;
     fs_buf after_text;
 
-    if (copy && cli_copy_print(copy, CLI_PRINT_BEFORE, since, before, &racy) == 0 &&
+    if (copy && cli_print_quiet(copy) && cli_copy_print(copy, CLI_PRINT_BEFORE, since, before, &racy) == 0 &&
         copy_print(copy, since, before, hex, &racy) == 0) {
         known = 1;
         if (cli_print_kept(copy, kept) == 0 && strcmp(kept, hex) == 0)

@@ -27,9 +27,12 @@
 #define WALK_DEPTH 128
 /* Slack on top of the clock's tick for "not older than the walk", in ns. */
 #define RACY_SLACK_NS 20000000LL
+/* A file system that keeps whole seconds (or two: FAT) writes a ctime
+ * with no nanoseconds: such an entry is racy this much longer, in ns. */
+#define COARSE_NS 2000000000LL
 
 typedef struct {
-    fs_buf text;    /* the records */
+    fs_buf text;     /* the records */
     long long since; /* ctime at or after this (ns) is racy */
     int racy;
     int failed;
@@ -48,7 +51,7 @@ static int record(walk_state *w, const char *path, const struct stat *st)
                      (unsigned long long)st->st_ino, (long long)st->st_size, ns_of(&st->st_mtim), ns_of(&st->st_ctim),
                      (unsigned long)st->st_nlink);
 
-    if (ns_of(&st->st_ctim) >= w->since)
+    if (ns_of(&st->st_ctim) >= w->since || (st->st_ctim.tv_nsec == 0 && ns_of(&st->st_ctim) >= w->since - COARSE_NS))
         w->racy = 1;
     if (fs_buf_append_str(&w->text, path) != 0 || fs_buf_append(&w->text, line, (size_t)n) != 0)
         w->failed = 1;
@@ -166,13 +169,13 @@ long long cli_print_since(void)
 
 int cli_copy_print(char *const words[], int part, long long since, char hex[65], int *racy)
 {
-    static const char *const copy_skip[] = { ".git", NULL };
-    static const char *const git_skip[] = { "objects", "logs", "refs", "packed-refs", NULL };
-    walk_state w = { .since = since };
+    static const char *const copy_skip[] = {".git", NULL};
+    static const char *const git_skip[] = {"objects", "logs", "refs", "packed-refs", NULL};
+    walk_state w = {.since = since};
     char user_refs[200];
     int parent_fd, copy_fd, user_fd;
 
-    if (!words[0] || !words[1] || !words[2] || !words[3] || words[4])
+    if (!words[0] || !words[1] || !words[2] || !words[3] || !words[4] || words[5])
         return -1;
     if (snprintf(user_refs, sizeof(user_refs), "refs/remotes/sandbox-%s", words[3]) >= (int)sizeof(user_refs))
         return -1;
@@ -259,4 +262,21 @@ int cli_print_keep(char *const words[], const char *hex)
         (void)unlinkat(parent_fd, name, 0);
     close(parent_fd);
     return ok ? 0 : -1;
+}
+
+int cli_print_quiet(char *const words[])
+{
+    int dfd, quiet;
+
+    if (!words[0] || !words[1] || !words[2] || !words[3] || !words[4] || words[5])
+        return 0;
+    if (words[4][0] == '\0')
+        return 1; /* a run of its own: its sandbox ended with it */
+    /* the live folder is in the state folder, which no sandbox sees */
+    dfd = open(words[4], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return 0;
+    quiet = faccessat(dfd, "quiet", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+    close(dfd);
+    return quiet;
 }

@@ -2,7 +2,8 @@
 --- Neovim and the sync's git bwrap) when the run changed nothing in the
 --- copy since the last sync (csrc/cli/cli_print.c); a run that changes a
 --- file, even back to the same size and mtime, a branch or the index still
---- syncs (the controls). What ran is told by a Neovim in front of the real
+--- syncs (the controls), and so does every run while a process left
+--- running in the sandbox lasts. What ran is told by a Neovim in front of the real
 --- one (FLEMMA_SANDBOX_NVIM) that writes down the library's first argument:
 --- "run" for the plan, "after-run" for the step after.
 local cli = require("support.cli")
@@ -56,6 +57,18 @@ describe("flemma-sandbox run in clone mode", function()
     -- control: a new file is synced
     assert.are.equal("run\nafter-run\n", run({ "sh", "-c", "echo new > n.txt" }))
     assert.are.equal("new\n", git("show", "sandbox-skip/wip:n.txt"))
+  end)
+
+  it("syncs after every run while a process it left runs in the sandbox", function()
+    settle()
+    -- a process left running could write through a shared mapping it
+    -- made before, which sets no new mtime: no run skips while it lasts
+    assert.are.equal("run\nafter-run\n", run({ "sh", "-c", "sleep 60 >/dev/null 2>&1 &" }))
+    assert.are.equal("run\nafter-run\n", run({ "true" }))
+    assert.are.equal("run\nafter-run\n", run({ "cat", "a.txt" }))
+    -- control: once it is gone, runs skip again
+    run({ "sh", "-c", "pkill -x sleep; while pgrep -x sleep >/dev/null; do sleep 0.05; done" })
+    settle()
   end)
 
   it("syncs a file changed back to its size and mtime, a new branch and a changed index", function()

@@ -75,8 +75,9 @@ end
 --- sync runs after every run).
 ---@param specs flemma_sandbox.WorkspaceSpec[]|nil
 ---@param name string
+---@param record? flemma_sandbox.WrapRecord the wrap's record (its live folder)
 ---@return { [1]: string, [2]: string[] }|nil
-local function copy_record(specs, name)
+local function copy_record(specs, name, record)
   if not specs or #specs ~= 1 then
     return nil
   end
@@ -84,7 +85,11 @@ local function copy_record(specs, name)
   if not parent then
     return nil
   end
-  return { "copy", { parent, base, specs[1].top .. "/.git", name } }
+  -- the live folder of the chat's sandbox: the main skips only when it
+  -- says "quiet" after the run (nothing left running); "" for a run of
+  -- its own
+  local live_dir = type(record) == "table" and record.live_dir or ""
+  return { "copy", { parent, base, specs[1].top .. "/.git", name, live_dir } }
 end
 
 ---@param args string[]
@@ -125,7 +130,8 @@ function M.run(args)
   -- the sandbox outlives this run (until its idle time), so a second run
   -- joins it; Neovim's chats stop theirs with Neovim
   require("flemma_sandbox.backends.live").owner_pid = 0
-  local argv, err = fs.wrap_command(cmd, bufnr, { bufnr = bufnr, env = run_env(name, shell), time_limit = false })
+  local argv, err, wrapped =
+    fs.wrap_command(cmd, bufnr, { bufnr = bufnr, env = run_env(name, shell), time_limit = false })
   if not argv then
     cli.fail(err)
   end
@@ -135,7 +141,7 @@ function M.run(args)
   local records = { { "exec", argv } }
   if clone then
     records[#records + 1] = { "after", { "after-run", name } }
-    local copy = copy_record(specs, name)
+    local copy = copy_record(specs, name, wrapped)
     if copy then
       records[#records + 1] = copy
     end
