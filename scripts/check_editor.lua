@@ -3,7 +3,7 @@
 --- at `vim` itself (ARCHITECTURE.md, "Lua layers"). Reads each Lua file
 --- of lua/ from its tokens (scripts/lua_tokens.lua: comments and strings
 --- never count) and fails where another module tests for `vim`: `vim`
---- bare (or `_G.vim`, `rawget(_G, "vim")`) other than read from with
+--- bare (or `_G.vim`, `_G["vim"]`, `rawget(_G, "vim")`) other than read from with
 --- `.`, `:` or `[`. Each is reported as `FILE:LINE`.
 ---
 --- usage: luajit scripts/check_editor.lua [ROOT]
@@ -31,7 +31,13 @@ local function tests_in(tokens)
     local prev, after = tokens[i - 1], tokens[i + 1]
     local field = prev and (prev.value == "." or prev.value == ":")
     local of_g = field and prev.value == "." and tokens[i - 2] and tokens[i - 2].value == "_G"
-    local bare = t.kind == "name" and t.value == "vim" and (not field or of_g)
+    local key = after and after.value == "=" and prev and (prev.value == "{" or prev.value == ",")
+    local bare = t.kind == "name" and t.value == "vim" and (not field or of_g) and not key
+    -- _G["vim"]: the same global by its name
+    local g_index = t.kind == "string" and t.value == "vim" and prev and prev.value == "["
+    if g_index and tokens[i - 2] and tokens[i - 2].value == "_G" and after and after.value == "]" then
+      bare, after = true, tokens[i + 2]
+    end
     local raw = t.kind == "name" and t.value == "rawget" and tokens[i + 4] and tokens[i + 4].kind == "string"
     if (bare and not (after and READS[after.value])) or (raw and tokens[i + 4].value == "vim") then
       lines[#lines + 1] = t.line

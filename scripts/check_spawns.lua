@@ -73,7 +73,8 @@ end
 local function holder_at(tokens, i)
   local t, prev, before = tokens[i], tokens[i - 1], tokens[i - 2]
   local field = prev and (prev.value == "." or prev.value == ":")
-  if t.kind ~= "name" then
+  local key = tokens[i + 1] and tokens[i + 1].value == "=" and prev and (prev.value == "{" or prev.value == ",")
+  if t.kind ~= "name" or key then
     return false
   end
   if GLOBAL_HOLDERS[t.value] then
@@ -119,9 +120,97 @@ local function alias_at(tokens, i)
   end
   if t.value == "require" and tokens[i + 1] and tokens[i + 2] then
     local name = tokens[i + 1].kind == "string" and tokens[i + 1] or tokens[i + 2]
-    if name.kind == "string" and name.value == "luv" then
-      return 'require("luv")'
+    if name.kind == "string" and (name.value == "luv" or name.value == "ffi") then
+      return 'require("' .. name.value .. '")'
     end
+  end
+  return nil
+end
+
+--- The tokens with each index by a literal name (`x["spawn"]`, `_G["vim"]`)
+--- as the field it is (`x.spawn`), so one rule reads both; a table
+--- constructor's `["key"] =` stays as it is.
+---@param tokens gates.Token[]
+---@return gates.Token[]
+local function normalized(tokens)
+  local out, i = {}, 1
+  while tokens[i] do
+    local t, n, close, prev = tokens[i], tokens[i + 1], tokens[i + 2], out[#out]
+    local indexes = prev and (prev.kind == "name" or prev.value == ")" or prev.value == "]")
+    if
+      t.value == "["
+      and indexes
+      and n
+      and n.kind == "string"
+      and n.value:match("^[%a_][%w_]*$")
+      and close
+      and close.value == "]"
+    then
+      out[#out + 1] = { kind = "op", value = ".", line = t.line }
+      out[#out + 1] = { kind = "name", value = n.value, line = n.line }
+      i = i + 3
+    else
+      out[#out + 1] = t
+      i = i + 1
+    end
+  end
+  return out
+end
+
+--- Ex commands that start a process (:terminal, :make, :grep, :shell),
+--- after the modifiers a command may have in front.
+local EX_STARTS = { term = true, terminal = true, make = true, lmake = true, grep = true, lgrep = true }
+EX_STARTS.grepadd, EX_STARTS.lgrepadd, EX_STARTS.sh, EX_STARTS.shell = true, true, true, true
+local EX_MODIFIERS = { silent = true, keepalt = true, keepjumps = true, noautocmd = true, lockmarks = true }
+
+--- Whether an Ex command line's text runs a shell or starts a process: a
+--- "!" that is no command's bang (after a letter) nor an operator (!=,
+--- !~), a command of EX_STARTS, or a call of a function that starts one.
+---@param text string
+---@return boolean
+local function ex_starts_process(text)
+  if ("\n" .. text .. "\n"):find("[^%w]![^=~]") then
+    return true
+  end
+  for command in (text .. "|"):gmatch("([^|\n]*)[|\n]") do
+    local word = command:match("^[%s:]*([%a]+)")
+    local rest = command
+    while word and EX_MODIFIERS[word] do
+      rest = rest:gsub("^[%s:]*[%a]+!?", "", 1)
+      word = rest:match("^[%s:]*([%a]+)")
+    end
+    if word and EX_STARTS[word] then
+      return true
+    end
+  end
+  for name in pairs(VIMSCRIPT) do
+    if text:find("%f[%w_]" .. name .. "%s*%(") then
+      return true
+    end
+  end
+  return false
+end
+
+--- Functions that run an Ex command line or a Vimscript expression given
+--- as text, by the name of what holds them ("*": any holder).
+local EX_RUNNERS = { cmd = "vim", execute = "fn", eval = "fn" }
+EX_RUNNERS.nvim_command, EX_RUNNERS.nvim_exec, EX_RUNNERS.nvim_exec2, EX_RUNNERS.nvim_eval = "*", "*", "*", "*"
+
+--- An Ex command or expression at tokens[i] whose literal text starts a
+--- process, or nil. (Text the code computes is not read.)
+---@return string|nil what
+local function ex_at(tokens, i)
+  local t, prev, holder = tokens[i], tokens[i - 1], tokens[i - 2]
+  local runner = t.kind == "name" and EX_RUNNERS[t.value]
+  if not runner or not (prev and prev.value == ".") or not holder then
+    return nil
+  end
+  if runner ~= "*" and holder.value ~= runner then
+    return nil
+  end
+  local open, text = tokens[i + 1], tokens[i + 2]
+  if open and open.value == "(" and text and text.kind == "string" and ex_starts_process(text.value) then
+    return t.value .. '("' .. text.value:sub(1, 20) .. '")'
   end
   return nil
 end
@@ -130,9 +219,10 @@ end
 ---@param tokens gates.Token[]
 ---@return { line: integer, what: string }[]
 local function findings_in(tokens)
+  tokens = normalized(tokens)
   local found = {}
   for i, t in ipairs(tokens) do
-    local alias = alias_at(tokens, i)
+    local alias = alias_at(tokens, i) or ex_at(tokens, i)
     if alias then
       found[#found + 1] = { line = t.line, what = alias }
     end

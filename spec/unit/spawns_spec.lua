@@ -74,6 +74,17 @@ describe("the process gate", function()
       { "local c = vim.call\nc('system', 'true')", "call with a name the code does not spell" },
       { "vim.fn.call(vim.g.x, {})", "call with a name the code does not spell" },
       { "local luv = require('luv')", 'require%("luv"%)' },
+      { "local u = require('flemma_sandbox.base.process').uv()\nu['spawn']('true', {})", "spawn read from" },
+      { "vim['fn'].system('ls')", "fn%.system" },
+      { "vim.api['nvim_call_function'](name, {})", "nvim_call_function with a name" },
+      { "require('ffi').C.system('ls')", 'require%("ffi"%)' },
+      { "vim.cmd('!ls')", 'cmd%("!ls"%)' },
+      { "vim.cmd('silent! r !ls')", "cmd%(" },
+      { "vim.cmd('terminal')", "cmd%(" },
+      { "vim.api.nvim_command('silent make')", "nvim_command%(" },
+      { "vim.fn.execute('!ls')", "execute%(" },
+      { "vim.fn.eval(\"system('ls')\")", "eval%(" },
+      { "vim.api.nvim_exec2('%!sort', {})", "nvim_exec2%(" },
     }) do
       h.write(t .. "/lua/flemma_sandbox/run/job.lua", "local M = {}\n" .. case[1] .. "\nreturn M\n")
       local code, out = check(t)
@@ -82,7 +93,7 @@ describe("the process gate", function()
     end
   end)
 
-  it("passes tests of those holders, type(vim), fields of the same names elsewhere", function()
+  it("passes tests of those holders, type(vim), fields and keys of the same names, plain Ex commands", function()
     h.write(
       t .. "/lua/flemma_sandbox/run/job.lua",
       "local M = {}\n"
@@ -93,6 +104,8 @@ describe("the process gate", function()
         .. "local uv = require('flemma_sandbox.base.process').uv()\n"
         .. "local h = require('flemma_sandbox.base.process').spawn({ 'true' }, {}, function() end)\n"
         .. "M.t = { in_nvim, linux, loop_name, each, uv.new_timer(), h, vim.fn.call('getcwd', {}) }\n"
+        .. "M.keys = { os = 'linux', vim = 1, io = 2 }\n"
+        .. "vim.cmd('silent! %bwipeout!')\nvim.cmd('if 1 != 2 | qall! | endif')\nvim.cmd('edit x')\n"
         .. "return M\n"
     )
     local code, out = check(t)

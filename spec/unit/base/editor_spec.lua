@@ -52,7 +52,10 @@ describe("the editor gate", function()
   it("passes the real tree, and reads from vim elsewhere", function()
     local code, out = check(".")
     assert.are.equal(0, code, out)
-    h.write(t .. "/lua/flemma_sandbox/run/job.lua", "-- type(vim)\nreturn { vim.fn.getcwd(), vim['api'], 'vim' }\n")
+    h.write(
+      t .. "/lua/flemma_sandbox/run/job.lua",
+      "-- type(vim)\nreturn { vim.fn.getcwd(), vim['api'], 'vim', { vim = 1 }, _G['vim'].api }\n"
+    )
     code, out = check(t)
     assert.are.equal(0, code, out)
   end)
@@ -64,6 +67,7 @@ describe("the editor gate", function()
       "local x = vim and vim.json",
       "local v = _G.vim",
       "local v = rawget(_G, 'vim')",
+      "local ok = type(_G['vim']) == 'table'",
     }) do
       h.write(t .. "/lua/flemma_sandbox/run/job.lua", "local M = {}\n" .. case .. "\nreturn M\n")
       local code, out = check(t)
