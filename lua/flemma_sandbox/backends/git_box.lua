@@ -12,7 +12,9 @@ local M = {}
 --- (lua/flemma_sandbox/libexec/, shipped wherever the Lua files go;
 --- shellcheck reads them in make lint), called with arguments; they
 --- answer in JSON lines (M.answers).
-M.SCRIPTS = (surroundings.lua_dir() or ".") .. "/libexec"
+-- never relative to the working directory (the project, which a command
+-- may have written): without the plugin's folder nothing is run
+M.SCRIPTS = (surroundings.lua_dir() or error("flemma-sandbox: the plugin's folder is unknown")) .. "/libexec"
 --- Where the script of a run is shown inside (read-only), off every
 --- path a caller binds.
 local SCRIPT_AT = "/.flemma-sandbox/"

@@ -18,7 +18,10 @@ local M = {}
 --- launcher run with `-c` that makes the start-up file from "$1" and
 --- starts the shell "$0" with it (the shell as it is where that fails),
 --- and the start-up file, whose placeholder PREFIX becomes the prefix.
-local SHELL_DIR = (surroundings.lua_dir() or ".") .. "/libexec/shell/"
+-- never relative to the working directory (the project, which a command
+-- may have written): without the plugin's folder nothing is read
+local SHELL_DIR = (surroundings.lua_dir() or error("flemma-sandbox: the plugin's folder is unknown"))
+  .. "/libexec/shell/"
 local LAUNCH = { bash = "bash_launch.sh", sh = "sh_launch.sh", zsh = "zsh_launch.sh" }
 local RC = { bash = "bash_rc.bash", sh = "sh_rc.sh", zsh = "zsh_rc.zsh", fish = "fish_rc.fish" }
 
