@@ -5,6 +5,7 @@
 --- from.
 local clone_plan = require("flemma_sandbox.policy.clone_plan")
 local hooks = require("flemma_sandbox.base.hooks")
+local util = require("flemma_sandbox.base.util")
 
 local M = {}
 
@@ -37,14 +38,7 @@ local function env_of(resolved, opts)
   if type(opts) ~= "table" or type(opts.env) ~= "table" or not resolved.env then
     return resolved.env
   end
-  local env = {}
-  for k, v in pairs(resolved.env) do
-    env[k] = v
-  end
-  for k, v in pairs(opts.env) do
-    env[k] = v
-  end
-  return env
+  return util.with(resolved.env, opts.env)
 end
 
 --- The plan of one call from the resolved policy (left as it is): the

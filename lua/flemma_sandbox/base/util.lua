@@ -212,6 +212,22 @@ local function nonempty_list(t)
   return next(t) ~= nil and M.is_list(t)
 end
 
+--- A new table with a's fields, then b's over them (one level: the values
+--- are shared, not copied).
+---@param a table
+---@param b table
+---@return table
+function M.with(a, b)
+  local out = {}
+  for k, v in pairs(a) do
+    out[k] = v
+  end
+  for k, v in pairs(b) do
+    out[k] = v
+  end
+  return out
+end
+
 --- Merges `over` onto a copy of `base`: maps merge key by key, lists and
 --- scalars in `over` replace what `base` had (a user's rw_paths replaces the
 --- default list, it is not spliced into it index by index).

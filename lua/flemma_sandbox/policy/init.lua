@@ -5,6 +5,7 @@ local chat_dirs = require("flemma_sandbox.policy.chat_dirs")
 local cache = require("flemma_sandbox.policy.cache")
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.base.surroundings")
+local util = require("flemma_sandbox.base.util")
 local private_mod = require("flemma_sandbox.policy.private")
 local protect = require("flemma_sandbox.policy.protect")
 local repos = require("flemma_sandbox.policy.repos")
@@ -245,12 +246,7 @@ function M.of_config(cfg)
   if not name then
     return cfg.policy
   end
-  local out = {}
-  for k, v in pairs(cfg.policy) do
-    out[k] = v
-  end
-  out.chat_name = name
-  return out
+  return util.with(cfg.policy, { chat_name = name })
 end
 
 function M.resolve(policy, bufnr)
