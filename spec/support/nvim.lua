@@ -103,6 +103,25 @@ function M.run_together(bufnr, commands, wait_ms)
   return results
 end
 
+--- Syncs a clone-mode copy (backends/workspace_copies.lua sync) and waits
+--- (processing events) until it is done; its error, or nil.
+---@param spec flemma_sandbox.WorkspaceSpec
+---@param name string the chat's name for the refs
+---@return string|nil err
+function M.sync_copy(spec, name)
+  local err, finished = nil, false
+  require("flemma_sandbox.backends.workspace_copies").sync(spec, name, function(e)
+    err, finished = e, true
+  end)
+  assert(
+    vim.wait(60000, function()
+      return finished
+    end, 20),
+    "the sync did not finish"
+  )
+  return err
+end
+
 --- Runs job.run and waits (processing events) until on_exit fired.
 ---@return flemma_sandbox.JobResult result, flemma_sandbox.JobHandle handle
 function M.run_job(argv, opts, wait_ms)

@@ -238,6 +238,21 @@ function M.keeps_running(policy, sandboxes)
   return true
 end
 
+--- Appends a counted list to out: "NAME N WORD...", as the attach reads
+--- it (attach_main.c); returns out.
+---@param out string[]
+---@param name string
+---@param words string[]
+---@return string[]
+local function counted(out, name, words)
+  out[#out + 1] = name
+  out[#out + 1] = string.format("%d", #words)
+  for _, word in ipairs(words) do
+    out[#out + 1] = word
+  end
+  return out
+end
+
 --- Where the keeper finds its listening socket, which the attach puts
 --- there (csrc/exec/live_attach.h EXEC_LIVE_KEEPER_FD): its supervisor
 --- serves it, bwrap passing it on at the same number.
@@ -262,18 +277,8 @@ function M.options(dir, sandboxes, keep_running)
   if keep_running then
     supervisor[#supervisor + 1] = "--keep-running"
   end
-  local out = {
-    "--live",
-    dir,
-    "--owner",
-    string.format("%d", M.owner_pid or core.getpid()),
-    "--supervisor",
-    string.format("%d", #supervisor),
-  }
-  for _, word in ipairs(supervisor) do
-    out[#out + 1] = word
-  end
-  return out
+  local out = { "--live", dir, "--owner", string.format("%d", M.owner_pid or core.getpid()) }
+  return counted(out, "--supervisor", supervisor)
 end
 
 --- The host program's options as a chat's keeper, "--keeper N ...",
@@ -289,11 +294,7 @@ function M.keeper(host_options)
   for _, word in ipairs(host_options) do
     words[#words + 1] = word
   end
-  local out = { "--keeper", string.format("%d", #words) }
-  for _, word in ipairs(words) do
-    out[#out + 1] = word
-  end
-  return out
+  return counted({}, "--keeper", words)
 end
 
 --- The policy's settings by name, as "--policy-fields N NAME VALUE ...":

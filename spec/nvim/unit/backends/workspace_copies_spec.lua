@@ -7,6 +7,7 @@
 local copies = require("flemma_sandbox.backends.workspace_copies")
 local clone_plan = require("flemma_sandbox.policy.clone_plan")
 local h = require("support.helpers")
+local n = require("support.nvim")
 
 describe("backends.workspace_copies", function()
   local dir, top, chat, space, spec
@@ -79,14 +80,7 @@ describe("backends.workspace_copies", function()
   it("syncs the copy's work to the user's repository as the chat's remote refs", function()
     assert.is_true(copies.ensure_now(spec))
     h.write(space.clone .. "/src/a.txt", "the copy's\n")
-    local err, finished = nil, false
-    copies.sync(spec, "c1", function(e)
-      err, finished = e, true
-    end)
-    assert.is_true(vim.wait(60000, function()
-      return finished
-    end, 20))
-    assert.is_nil(err)
+    assert.is_nil(n.sync_copy(spec, "c1"))
     assert.are.equal("the copy's", git({ "show", "refs/remotes/sandbox-c1/wip:src/a.txt" }))
     assert.are.equal("one, modified\n", h.read(top .. "/src/a.txt"), "the user's tree is not written")
   end)

@@ -6,20 +6,14 @@
 local copies = require("flemma_sandbox.backends.workspace_copies")
 local clone_plan = require("flemma_sandbox.policy.clone_plan")
 local h = require("support.helpers")
+local n = require("support.nvim")
 local kept = require("flemma_sandbox.backends.workspace_kept")
 
 describe("backends.workspace_kept", function()
   local dir, top, project_dir, chat, spec, old_cache
 
   local function sync()
-    local err, finished = nil, false
-    copies.sync(spec, "c1", function(e)
-      err, finished = e, true
-    end)
-    assert.is_true(vim.wait(60000, function()
-      return finished
-    end, 20))
-    assert.is_nil(err)
+    assert.is_nil(n.sync_copy(spec, "c1"))
   end
 
   before_each(function()
