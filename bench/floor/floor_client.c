@@ -66,7 +66,7 @@ void floor_main(long *stack)
 {
     int argc = (int)stack[0];
     char **argv = (char **)(stack + 1);
-    static char words[8192];
+    char words[8192];
     struct sockaddr_un addr;
     size_t used = 0, len;
     int i, fd, status = 0;
