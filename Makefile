@@ -64,11 +64,15 @@ $(PROXY): $(PROXY_SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/proxy -pthread -o $@ $(PROXY_SRC)
 
 # the warm call's floor (bench/floor, issue 42): a client with no libc and
-# no ld.so, and the server it attaches to; built only for make bench
-BENCH_FLOOR = bench/out/floor-client bench/out/floor-server
+# no ld.so, and the server it attaches to; and a static client of the live
+# wire with no host-side work (an experiment); built only for make bench
+BENCH_FLOOR = bench/out/floor-client bench/out/floor-server bench/out/wire-client
 bench/out/floor-client: bench/floor/floor_client.c
 	@mkdir -p bench/out
 	$(CC) $(WARN) -O2 -ffreestanding -fno-stack-protector -fno-pie -no-pie -static -nostdlib -o $@ $<
+bench/out/wire-client: bench/floor/wire_client.c
+	@mkdir -p bench/out
+	$(CC) $(WARN) -O2 -static -o $@ $<
 bench/out/floor-server: bench/floor/floor_server.c
 	@mkdir -p bench/out
 	$(CC) $(WARN) $(CFLAGS) -o $@ $<

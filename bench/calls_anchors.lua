@@ -219,6 +219,32 @@ function M.floor(repo, dir)
     end
 end
 
+--- The experiment beside the floor: a call sent to the chat's real
+--- supervisor over the live wire by a static client doing no host-side
+--- work (bench/floor/wire_client.c): what a warm call costs once the
+--- plan, the key and the check after the run live in the keeper. argv is
+--- a warm call's (its --live folder holds the socket).
+---@param repo string
+---@param argv string[]
+---@return table row
+function M.wire_row(repo, argv)
+  local live
+  for i, word in ipairs(argv) do
+    if word == "--live" then
+      live = argv[i + 1]
+      break
+    end
+  end
+  assert(live, "no --live in a warm call's argv")
+  return {
+    label = "the wire alone: no host-side work, the real supervisor",
+    goal_text = "(bench/floor)",
+    fn = function()
+      M.run({ repo .. "/bench/out/wire-client", live .. "/socket", "/bin/true" })
+    end,
+  }
+end
+
 --- Binds n unix sockets in a new folder of /tmp (where desktop programs
 --- keep theirs) with spec/support/hold_sockets.lua; returns the stop
 --- function (nothing to stop for 0).
