@@ -63,6 +63,20 @@ $(CLI): $(CLI_SRC) $(HDR)
 $(PROXY): $(PROXY_SRC) $(HDR)
 	$(CC) $(WARN) $(CFLAGS) -Icsrc/shared -Icsrc/proxy -pthread -o $@ $(PROXY_SRC)
 
+# the warm call's floor (bench/floor, issue 42): a client with no libc and
+# no ld.so, and the server it attaches to; and a static client of the live
+# wire with no host-side work (an experiment); built only for make bench
+BENCH_FLOOR = bench/out/floor-client bench/out/floor-server bench/out/wire-client
+bench/out/floor-client: bench/floor/floor_client.c
+	@mkdir -p bench/out
+	$(CC) $(WARN) -O2 -ffreestanding -fno-stack-protector -fno-pie -no-pie -static -nostdlib -o $@ $<
+bench/out/wire-client: bench/floor/wire_client.c
+	@mkdir -p bench/out
+	$(CC) $(WARN) -O2 -static -o $@ $<
+bench/out/floor-server: bench/floor/floor_server.c
+	@mkdir -p bench/out
+	$(CC) $(WARN) $(CFLAGS) -o $@ $<
+
 # luarocks make (build.type = "make") sets INST_LIBDIR and INST_LUADIR: the
 # module and the Lua files go to the rock tree. Without them, `make install`
 # installs a Neovim package under PREFIX (default: your own site folder;
@@ -159,7 +173,7 @@ bench: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI)
 	$(MAKE) --no-print-directory bench-calls
 
 # issue 42's table in one run (bench/calls_bench.lua); alone: make bench-calls
-bench-calls: $(CORE) $(HELPER) $(PROXY) $(CLI)
+bench-calls: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI) $(BENCH_FLOOR)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/calls_bench.lua" -c "qa!"
 
 demo: $(CORE) $(EXEC_PROGRAMS) $(PROXY)
@@ -193,3 +207,4 @@ help:
 
 clean:
 	rm -f $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI)
+	rm -rf bench/out

@@ -186,6 +186,65 @@ function M.print(title, results, anchors, anchor_ms)
   end
 end
 
+--- The warm call's floor (bench/floor, built by make bench-calls): a
+--- client with no libc and no ld.so sends its argv and fds 0-2 over a
+--- unix socket to a server that vforks and execs /bin/true and answers
+--- its status. Returns the row (no goal: what a call that only attaches
+--- costs) and the function that stops the server.
+---@param repo string
+---@param dir string a folder for the socket
+---@return table row, fun() stop
+function M.floor(repo, dir)
+  local base = vim.fn.tempname():gsub(".*/", dir .. "/floor-")
+  local sock, stop_file = base .. ".sock", base .. ".stop"
+  local client = repo .. "/bench/out/floor-client"
+  local server = vim.fn.jobstart({ repo .. "/bench/out/floor-server", sock, stop_file })
+  assert(server > 0, "bench/out/floor-server did not start (make bench-calls builds it)")
+  vim.wait(5000, function()
+    return vim.fn.getftype(sock) == "socket"
+  end, 1)
+  local row = {
+    label = "floor: a static client attaching, the server execs true",
+    goal_text = "(bench/floor)",
+    fn = function()
+      M.run({ client, sock, "/bin/true" })
+    end,
+  }
+  return row,
+    function()
+      vim.fn.writefile({}, stop_file)
+      M.run({ client, sock, "/bin/true" }) -- wakes its accept
+      vim.fn.jobwait({ server }, 5000)
+      vim.fn.delete(stop_file)
+    end
+end
+
+--- The experiment beside the floor: a call sent to the chat's real
+--- supervisor over the live wire by a static client doing no host-side
+--- work (bench/floor/wire_client.c): what a warm call costs once the
+--- plan, the key and the check after the run live in the keeper. argv is
+--- a warm call's (its --live folder holds the socket).
+---@param repo string
+---@param argv string[]
+---@return table row
+function M.wire_row(repo, argv)
+  local live
+  for i, word in ipairs(argv) do
+    if word == "--live" then
+      live = argv[i + 1]
+      break
+    end
+  end
+  assert(live, "no --live in a warm call's argv")
+  return {
+    label = "the wire alone: no host-side work, the real supervisor",
+    goal_text = "(bench/floor)",
+    fn = function()
+      M.run({ repo .. "/bench/out/wire-client", live .. "/socket", "/bin/true" })
+    end,
+  }
+end
+
 --- Binds n unix sockets in a new folder of /tmp (where desktop programs
 --- keep theirs) with spec/support/hold_sockets.lua; returns the stop
 --- function (nothing to stop for 0).

@@ -4,7 +4,9 @@
 --- Flemma's bare bwrap argv when FLEMMA_DIR names a checkout, `srt true`
 --- when installed), the order rotated each round, and printed as its
 --- median, the medians of its per-round ratios to each anchor, the goal
---- and met / NOT met. Rows: a chat's warm call; the same right after a
+--- and met / NOT met. Rows: a chat's warm call, its floor (bench/floor:
+--- a static client that only attaches) and the live wire alone to the
+--- chat's supervisor (no host-side work); the same right after a
 --- file was made in the project root or the chat's folder; a call with no
 --- chat (cold); at 0 and 1000 host sockets. A warm call in projects of
 --- FLEMMA_SANDBOX_BENCH_SIZES files (default 1000,50000,200000; made and
@@ -147,9 +149,13 @@ local function small_project()
     rows[4].fn = function()
       call(nil)
     end
+    local floor, stop_floor = anchors_of.floor(repo, scratch)
+    table.insert(rows, 2, floor)
+    table.insert(rows, 3, anchors_of.wire_row(repo, sandbox.wrapper(buf)({ "true" })))
     local results, anchor_ms = anchors_of.rounds(rows, anchors)
     anchors_of.print(string.format("a 1-file project, %d host sockets", sockets), results, anchors, anchor_ms)
     print_policy(project)
+    stop_floor()
     stop()
   end
   return project, anchors
