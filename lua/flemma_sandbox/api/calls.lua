@@ -48,14 +48,13 @@ local function chat_dir_of(bufnr)
   return nil
 end
 
---- Starts a call: numbers it, and in direct mode takes the checkpoint of a
---- writing call off the editor's thread; then done(call, errors).
+--- M.start once no check of the backend runs.
 ---@param bufnr integer|nil
 ---@param tool string
 ---@param label string
----@param checkpoint boolean whether a checkpoint is taken before it
+---@param checkpoint boolean
 ---@param done fun(call: flemma_sandbox.Call, errors: string[])
-function M.start(bufnr, tool, label, checkpoint, done)
+local function numbered(bufnr, tool, label, checkpoint, done)
   local dir = chat_dir_of(bufnr)
   ---@type flemma_sandbox.Call
   local call = {
@@ -68,15 +67,35 @@ function M.start(bufnr, tool, label, checkpoint, done)
     checkpointed = false,
   }
   local checkpoints = require("flemma_sandbox.api.checkpoints")
-  -- never beside the chat's prestart's own run (backends/live.lua)
-  require("flemma_sandbox.backends.live").after_prestart(bufnr, function()
-    if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
-      return done(call, {})
-    end
-    checkpoints.take(bufnr, label, function(errors, specs)
-      call.checkpointed, call.stores = #errors == 0, specs
-      done(call, errors)
-    end, call.n)
+  -- the run in a turn of the main loop of its own: the policy and the
+  -- number above, and the run's plan and start, are two shorter stretches
+  -- of the editor's thread instead of one
+  vim.schedule(function()
+    -- never beside the chat's prestart's own run (backends/live.lua)
+    require("flemma_sandbox.backends.live").after_prestart(bufnr, function()
+      if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
+        return done(call, {})
+      end
+      checkpoints.take(bufnr, label, function(errors, specs)
+        call.checkpointed, call.stores = #errors == 0, specs
+        done(call, errors)
+      end, call.n)
+    end)
+  end)
+end
+
+--- Starts a call: numbers it, and in direct mode takes the checkpoint of a
+--- writing call off the editor's thread; then done(call, errors).
+---@param bufnr integer|nil
+---@param tool string
+---@param label string
+---@param checkpoint boolean whether a checkpoint is taken before it
+---@param done fun(call: flemma_sandbox.Call, errors: string[])
+function M.start(bufnr, tool, label, checkpoint, done)
+  -- the backend's checks of the first chat, when they still run, are
+  -- waited for in the main loop rather than run again on its thread
+  require("flemma_sandbox.backends.background").after(function()
+    numbered(bufnr, tool, label, checkpoint, done)
   end)
 end
 
