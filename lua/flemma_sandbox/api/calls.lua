@@ -67,10 +67,11 @@ local function numbered(bufnr, tool, label, checkpoint, done)
     checkpointed = false,
   }
   local checkpoints = require("flemma_sandbox.api.checkpoints")
-  -- the run in a turn of the main loop of its own: the policy and the
-  -- number above, and the run's plan and start, are two shorter stretches
-  -- of the editor's thread instead of one
-  vim.schedule(function()
+  -- the run in a turn of the main loop of its own (a timer: what
+  -- vim.schedule queues runs in the same turn): the policy and the number
+  -- above, and the run's plan and start, are two shorter stretches of the
+  -- editor's thread instead of one
+  vim.defer_fn(function()
     -- never beside the chat's prestart's own run (backends/live.lua)
     require("flemma_sandbox.backends.live").after_prestart(bufnr, function()
       if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
@@ -81,7 +82,7 @@ local function numbered(bufnr, tool, label, checkpoint, done)
         done(call, errors)
       end, call.n)
     end)
-  end)
+  end, 0)
 end
 
 --- Starts a call: numbers it, and in direct mode takes the checkpoint of a

@@ -31,9 +31,10 @@ function M.ended()
   local now = waiting
   waiting = {}
   for _, go_on in ipairs(now) do
-    -- each in a turn of the main loop of its own, not in the stretch
-    -- that kept the check's answer
-    vim.schedule(go_on)
+    -- each in a turn of the main loop of its own (a timer: what
+    -- vim.schedule queues runs in the same turn), not in the stretch that
+    -- kept the check's answer
+    vim.defer_fn(go_on, 0)
   end
 end
 

@@ -200,7 +200,9 @@ local function warm_once(args)
     local function built()
       resolve_ahead(bufnr)
       indexed[cwd] = true
-      prestart()
+      -- in a turn of the main loop of its own (a timer), not in the
+      -- resolution's stretch of the editor's thread
+      vim.defer_fn(prestart, 0)
     end
     local ok, started = pcall(M.warm_index, built)
     if not (ok and started) then
