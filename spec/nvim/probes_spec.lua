@@ -88,18 +88,29 @@ describe("the first chat's background probes", function()
   end)
 end)
 
---- Fresh copies of all of the plugin's Lua (the C core stays), with empty
---- caches and the backend's settings; put back by the returned function.
+--- The modules kept: the C core, and the loader's guard (a fresh one
+--- would put itself in package.loaders again).
+local KEPT = { ["flemma_sandbox.core"] = true, ["flemma_sandbox.base.installed"] = true }
+
+--- Whether fresh_plugin makes a new copy of the module name.
+---@param name string
+---@return boolean
+local function renewed(name)
+  return name:match("^flemma_sandbox") ~= nil and not KEPT[name]
+end
+
+--- Fresh copies of the plugin's Lua (but KEPT), with empty caches and
+--- the backend's settings; put back by the returned function.
 local function fresh_plugin()
   local saved = {}
   for name, mod in pairs(package.loaded) do
-    if name:match("^flemma_sandbox") and name ~= "flemma_sandbox.core" then
+    if renewed(name) then
       saved[name], package.loaded[name] = mod, nil
     end
   end
   return function()
     for name in pairs(package.loaded) do
-      if name:match("^flemma_sandbox") and name ~= "flemma_sandbox.core" then
+      if renewed(name) then
         package.loaded[name] = nil
       end
     end
