@@ -48,13 +48,15 @@ local function chat_dir_of(bufnr)
   return nil
 end
 
---- M.start once no check of the backend runs.
+--- M.start's numbering, then go_on(call): at once, or with own_turn in a
+--- turn of the main loop of its own (a timer, since what vim.schedule
+--- queues runs in the same turn).
 ---@param bufnr integer|nil
 ---@param tool string
 ---@param label string
----@param checkpoint boolean
----@param done fun(call: flemma_sandbox.Call, errors: string[])
-local function numbered(bufnr, tool, label, checkpoint, done)
+---@param own_turn boolean
+---@param go_on fun(call: flemma_sandbox.Call)
+local function numbered(bufnr, tool, label, own_turn, go_on)
   local dir = chat_dir_of(bufnr)
   ---@type flemma_sandbox.Call
   local call = {
@@ -66,12 +68,31 @@ local function numbered(bufnr, tool, label, checkpoint, done)
     chat_dir = dir,
     checkpointed = false,
   }
+  if own_turn then
+    vim.defer_fn(function()
+      go_on(call)
+    end, 0)
+  else
+    go_on(call)
+  end
+end
+
+---@class flemma_sandbox.CallStartOpts
+---@field when_ready? boolean wait in the main loop for what the first chat
+--- started in the background (backends/background.lua), and run the part
+--- after the number in a turn of its own: the standalone tools' calls
+
+--- Starts a call: numbers it, and in direct mode takes the checkpoint of a
+--- writing call off the editor's thread; then done(call, errors).
+---@param bufnr integer|nil
+---@param tool string
+---@param label string
+---@param checkpoint boolean whether a checkpoint is taken before it
+---@param done fun(call: flemma_sandbox.Call, errors: string[])
+---@param opts? flemma_sandbox.CallStartOpts
+function M.start(bufnr, tool, label, checkpoint, done, opts)
   local checkpoints = require("flemma_sandbox.api.checkpoints")
-  -- the run in a turn of the main loop of its own (a timer: what
-  -- vim.schedule queues runs in the same turn): the policy and the number
-  -- above, and the run's plan and start, are two shorter stretches of the
-  -- editor's thread instead of one
-  vim.defer_fn(function()
+  local function go_on(call)
     -- never beside the chat's prestart's own run (backends/live.lua)
     require("flemma_sandbox.backends.live").after_prestart(bufnr, function()
       if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
@@ -82,21 +103,15 @@ local function numbered(bufnr, tool, label, checkpoint, done)
         done(call, errors)
       end, call.n)
     end)
-  end, 0)
-end
-
---- Starts a call: numbers it, and in direct mode takes the checkpoint of a
---- writing call off the editor's thread; then done(call, errors).
----@param bufnr integer|nil
----@param tool string
----@param label string
----@param checkpoint boolean whether a checkpoint is taken before it
----@param done fun(call: flemma_sandbox.Call, errors: string[])
-function M.start(bufnr, tool, label, checkpoint, done)
-  -- the backend's checks of the first chat, when they still run, are
-  -- waited for in the main loop rather than run again on its thread
+  end
+  if not (opts and opts.when_ready) then
+    return numbered(bufnr, tool, label, false, go_on)
+  end
+  -- the backend's checks and the index of the first chat, when they still
+  -- run, are waited for in the main loop rather than done again on its
+  -- thread
   require("flemma_sandbox.backends.background").after(function()
-    numbered(bufnr, tool, label, checkpoint, done)
+    numbered(bufnr, tool, label, true, go_on)
   end)
 end
 

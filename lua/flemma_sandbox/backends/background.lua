@@ -4,7 +4,11 @@
 --- it: a call made while any runs goes on when the last ends, in the main
 --- loop, instead of doing the same work again on the editor's thread
 --- (backends/bwrap_probe.lua, backends/helper.lua and the policy cache
---- then have their answers kept).
+--- then have their answers kept). The standalone tools' calls wait
+--- (api/calls.lua's when_ready); under Flemma a call goes on at once, as
+--- before: the prestart's policy is Flemma's, made before the chat's
+--- folders exist, and a call that waited for it would find its sandbox's
+--- key changed by them.
 local M = {}
 
 --- How long a call waits at most: past it, it goes on and the check it

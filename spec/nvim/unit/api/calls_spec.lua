@@ -18,11 +18,6 @@ describe("calls", function()
       assert.are.same({}, errors)
       got = call
     end)
-    -- in a later turn of the main loop (the run after the number is a
-    -- stretch of the editor's thread of its own)
-    vim.wait(5000, function()
-      return got ~= nil
-    end, 1)
     assert.is_truthy(got, "done was called")
     return got
   end
