@@ -73,6 +73,28 @@ describe("scan index built at start", function()
     assert(ok, err)
   end)
 
+  it("a chat's first call made at once waits for it in the main loop: the one resolution finds it built", function()
+    local cache = require("flemma_sandbox.policy.cache")
+    local put, built_at = cache.put, {}
+    cache.put = function(...)
+      built_at[#built_at + 1] = #indexes()
+      return put(...)
+    end
+    local n = require("support.nvim")
+    local ok, err = pcall(function()
+      sandbox.setup({ policy = { network = false }, approval = { bash = "allow" } })
+      h.write(dir .. "/first.chat", "@You:\nhi\n")
+      vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/first.chat"))
+      -- at once: the index is being built
+      local r = n.run_tool("bash", { command = "echo ran" }, { bufnr = vim.api.nvim_get_current_buf() })
+      assert.are.equal("ran", r.stdout, vim.inspect(r))
+      assert.are.same({ 1 }, built_at, "resolved once, after the index was built")
+    end)
+    cache.put = put
+    vim.cmd("silent! %bwipeout!")
+    assert(ok, err)
+  end)
+
   it("is not built for the root folder, and a bad index folder is refused by the helper", function()
     vim.cmd("cd /")
     assert.is_false(autocmds.warm_index())

@@ -48,14 +48,15 @@ local function chat_dir_of(bufnr)
   return nil
 end
 
---- Starts a call: numbers it, and in direct mode takes the checkpoint of a
---- writing call off the editor's thread; then done(call, errors).
+--- M.start's numbering, then go_on(call): at once, or with own_turn in a
+--- turn of the main loop of its own (a timer, since what vim.schedule
+--- queues runs in the same turn).
 ---@param bufnr integer|nil
 ---@param tool string
 ---@param label string
----@param checkpoint boolean whether a checkpoint is taken before it
----@param done fun(call: flemma_sandbox.Call, errors: string[])
-function M.start(bufnr, tool, label, checkpoint, done)
+---@param own_turn boolean
+---@param go_on fun(call: flemma_sandbox.Call)
+local function numbered(bufnr, tool, label, own_turn, go_on)
   local dir = chat_dir_of(bufnr)
   ---@type flemma_sandbox.Call
   local call = {
@@ -67,16 +68,50 @@ function M.start(bufnr, tool, label, checkpoint, done)
     chat_dir = dir,
     checkpointed = false,
   }
+  if own_turn then
+    vim.defer_fn(function()
+      go_on(call)
+    end, 0)
+  else
+    go_on(call)
+  end
+end
+
+---@class flemma_sandbox.CallStartOpts
+---@field when_ready? boolean wait in the main loop for what the first chat
+--- started in the background (backends/background.lua), and run the part
+--- after the number in a turn of its own: the standalone tools' calls
+
+--- Starts a call: numbers it, and in direct mode takes the checkpoint of a
+--- writing call off the editor's thread; then done(call, errors).
+---@param bufnr integer|nil
+---@param tool string
+---@param label string
+---@param checkpoint boolean whether a checkpoint is taken before it
+---@param done fun(call: flemma_sandbox.Call, errors: string[])
+---@param opts? flemma_sandbox.CallStartOpts
+function M.start(bufnr, tool, label, checkpoint, done, opts)
   local checkpoints = require("flemma_sandbox.api.checkpoints")
-  -- never beside the chat's prestart's own run (backends/live.lua)
-  require("flemma_sandbox.backends.live").after_prestart(bufnr, function()
-    if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
-      return done(call, {})
-    end
-    checkpoints.take(bufnr, label, function(errors, specs)
-      call.checkpointed, call.stores = #errors == 0, specs
-      done(call, errors)
-    end, call.n)
+  local function go_on(call)
+    -- never beside the chat's prestart's own run (backends/live.lua)
+    require("flemma_sandbox.backends.live").after_prestart(bufnr, function()
+      if not checkpoint or not checkpoints.WRITING_TOOLS[tool] then
+        return done(call, {})
+      end
+      checkpoints.take(bufnr, label, function(errors, specs)
+        call.checkpointed, call.stores = #errors == 0, specs
+        done(call, errors)
+      end, call.n)
+    end)
+  end
+  if not (opts and opts.when_ready) then
+    return numbered(bufnr, tool, label, false, go_on)
+  end
+  -- the backend's checks and the index of the first chat, when they still
+  -- run, are waited for in the main loop rather than done again on its
+  -- thread
+  require("flemma_sandbox.backends.background").after(function()
+    numbered(bufnr, tool, label, true, go_on)
   end)
 end
 

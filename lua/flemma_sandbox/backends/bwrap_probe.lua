@@ -5,6 +5,7 @@
 local core = require("flemma_sandbox.core")
 local surroundings = require("flemma_sandbox.base.surroundings")
 local process = require("flemma_sandbox.base.process")
+local background = require("flemma_sandbox.backends.background")
 
 local M = {}
 
@@ -87,6 +88,10 @@ function M.check_in_background(backend_config, done)
       checking[found] = nil
       if result.code == 0 then
         started[found] = true
+      end
+      -- a call waiting for it goes on first: done may start more
+      background.ended()
+      if result.code == 0 then
         return done(true, nil)
       end
       local text = result.stderr:gsub("%s+$", "")
@@ -98,6 +103,7 @@ function M.check_in_background(backend_config, done)
     checking[found] = nil
     return done(false, "bubblewrap cannot start a sandbox here: cannot run " .. found)
   end
+  background.began()
 end
 
 ---@type table<string, string>
@@ -161,7 +167,11 @@ function M.features_in_background(backend_config)
   reading[path] = surroundings.output_in_background(found, { "--help" }, function(stdout, stderr)
     reading[path] = nil
     features[path] = features[path] or options_in(stdout .. stderr)
+    background.ended()
   end)
+  if reading[path] then
+    background.began()
+  end
 end
 
 ---@type table<string, boolean>

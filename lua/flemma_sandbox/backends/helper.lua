@@ -5,6 +5,7 @@
 --- here, and their protocol: the inner command (network bridge, seccomp,
 --- Landlock, limits), the args file, the check file and its words, the
 --- run's name, and bwrap's wording when a start lost a race.
+local background = require("flemma_sandbox.backends.background")
 local check_plan = require("flemma_sandbox.backends.check_plan")
 local core = require("flemma_sandbox.core")
 local process = require("flemma_sandbox.base.process")
@@ -72,7 +73,11 @@ function M.info_in_background()
   reading_info = surroundings.output_in_background(helper, { "--info" }, function(stdout)
     reading_info = false
     helper_info[helper] = helper_info[helper] or info_in(stdout)
+    background.ended()
   end)
+  if reading_info then
+    background.began()
+  end
 end
 
 --- The architecture the helper's seccomp filter covers, or nil.

@@ -130,11 +130,19 @@ function M.warm_index(on_built)
     return false
   end
   local argv = { helper, "--index-repos", index, root }
+  -- a call made meanwhile waits for it in the main loop (backends/background.lua)
+  local background = require("flemma_sandbox.backends.background")
   local handle = require("flemma_sandbox.base.process").spawn(argv, { stdout = false, stderr = false }, function()
-    if on_built then
-      vim.schedule(on_built)
-    end
+    vim.schedule(function()
+      if on_built then
+        pcall(on_built)
+      end
+      background.ended()
+    end)
   end)
+  if handle then
+    background.began()
+  end
   return handle ~= nil
 end
 
@@ -192,7 +200,9 @@ local function warm_once(args)
     local function built()
       resolve_ahead(bufnr)
       indexed[cwd] = true
-      prestart()
+      -- in a turn of the main loop of its own (a timer), not in the
+      -- resolution's stretch of the editor's thread
+      vim.defer_fn(prestart, 0)
     end
     local ok, started = pcall(M.warm_index, built)
     if not (ok and started) then

@@ -9,6 +9,10 @@ local M = {}
 
 local checkpoint_warned = false
 
+--- A standalone call waits in the main loop for what the first chat
+--- started in the background, never on the editor's thread (calls.lua).
+local READY = { when_ready = true }
+
 --- Before a call: run(call) once it is started (calls.lua: its number in
 --- the chat, and the checkpoint) or the copies are made; the call runs
 --- either way (a failed checkpoint is said once per session).
@@ -27,7 +31,7 @@ function M.before(name, request, bufnr, run)
       if #errors > 0 then
         notice.say(errors[1], vim.log.levels.WARN)
       end
-      calls.start(bufnr, name, label, false, run)
+      calls.start(bufnr, name, label, false, run, READY)
     end)
   end
   calls.start(bufnr, name, label, true, function(call, errors)
@@ -36,7 +40,7 @@ function M.before(name, request, bufnr, run)
       notice.say("no checkpoint before this call (undo cannot go back past it): " .. errors[1], vim.log.levels.WARN)
     end
     run(call)
-  end)
+  end, READY)
 end
 
 --- After a call in clone mode: the copies' work goes to the user's
