@@ -261,7 +261,9 @@ function M.resolve(policy, bufnr)
   if not entry then
     local looked = {}
     local resolved, skipped = resolve_fresh(policy, bufnr, looked, others)
-    cache.put(key, looked, resolved, skipped)
+    -- a project's top is looked at for the repositories a new folder may
+    -- hold: a plain file made or removed there leaves this resolution as it is
+    cache.put(key, looked, resolved, skipped, resolved.project_roots)
     entry = cache.get(key) or { resolved = resolved, skipped = skipped }
   end
   local out, skipped = {}, {}
