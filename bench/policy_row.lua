@@ -1,7 +1,8 @@
 --- The get_policy + wrap_command row of make bench-calls alone (issue 42),
 --- for a loop on policy work: hot (median of 200 calls) and right after a
 --- new file in the project root (median of 21), at FLEMMA_SANDBOX_BENCH_SOCKETS
---- host sockets (default 0). With FLEMMA_SANDBOX_BENCH_COUNT=1 it also
+--- host sockets (default 0), in a project of FLEMMA_SANDBOX_BENCH_FILES
+--- empty files (default 1, main.c; more: repo_fixture.make_tree). With FLEMMA_SANDBOX_BENCH_COUNT=1 it also
 --- prints, for one call right after a new file, the core calls made and the
 --- time in policy.resolve and in the wrap.
 --- nvim --headless -u NONE -i NONE -c "luafile bench/policy_row.lua" -c "qa!"
@@ -21,6 +22,11 @@ sandbox.setup({ policy = { network = false }, approval = { bash = "allow" }, san
 local project = scratch .. "/small"
 vim.fn.mkdir(project .. "/chats", "p")
 vim.fn.writefile({ "int main(void) { return 0; }" }, project .. "/main.c")
+local files = tonumber(vim.env.FLEMMA_SANDBOX_BENCH_FILES or "1")
+if files > 1 then
+  fixture.make_tree(project, files)
+  vim.wait(2500) -- folders changed within two seconds of a scan are read again by the next
+end
 vim.cmd("cd " .. vim.fn.fnameescape(project))
 local sockets = tonumber(vim.env.FLEMMA_SANDBOX_BENCH_SOCKETS or "0")
 local stop = anchors_of.hold_sockets(sockets, vim.fn.getcwd())
@@ -49,7 +55,8 @@ for i = 1, 21 do
 end
 print(
   string.format(
-    "get_policy + wrap_command, %d sockets: hot %.0f us / after a new entry in the root %.0f us",
+    "get_policy + wrap_command, %d files, %d sockets: hot %.0f us / after a new entry in the root %.0f us",
+    files,
     sockets,
     fixture.median(hot),
     fixture.median(fresh)
@@ -86,6 +93,13 @@ if vim.env.FLEMMA_SANDBOX_BENCH_COUNT == "1" then
       return unpack(out, 1, table.maxn(out))
     end
   end
+  once()
+  local hot_calls = 0
+  for _, n in pairs(counts) do
+    hot_calls = hot_calls + n
+  end
+  print(string.format("core calls of a hot call: %d", hot_calls))
+  counts, spent = {}, {}
   new_file()
   local t0 = fixture.now_ms()
   sandbox.get_policy(nil)
