@@ -224,7 +224,10 @@ local remembered = setmetatable({}, { __mode = "k" })
 ---@param policy table
 ---@return string text, string[] names
 function M.policy_text(policy)
-  return core.key(policy)
+  local text, names = core.key(policy)
+  -- in the order of a table's walk, which two equal policies need not share
+  table.sort(names)
+  return text, names
 end
 
 --- Says that policy's key text is text (with names), so M.key need not
@@ -247,7 +250,7 @@ function M.key(policy, bufnr)
   if known then
     text, named = known[1], known[2]
   else
-    text, named = core.key(policy)
+    text, named = M.policy_text(policy)
   end
   local parts = {
     tostring(surroundings.generation),

@@ -44,12 +44,13 @@ describe("a resolution after an entry at a project's top", function()
   local p = config.merge_layer(config.defaults, { policy = { rw_paths = { "$CWD" } } }).policy
 
   --- The cached resolution after change, and a fresh one (cache cleared).
-  local function both(change)
-    policy.resolve(p, nil)
+  local function both(change, q)
+    q = q or p
+    policy.resolve(q, nil)
     h.sh(change)
-    local kept, kept_skipped = policy.resolve(p, nil)
+    local kept, kept_skipped = policy.resolve(q, nil)
     cache.clear()
-    local fresh, fresh_skipped = policy.resolve(p, nil)
+    local fresh, fresh_skipped = policy.resolve(q, nil)
     return kept, fresh, kept_skipped, fresh_skipped
   end
 
@@ -75,6 +76,21 @@ describe("a resolution after an entry at a project's top", function()
       assert.are.same(fresh_skipped, kept_skipped)
     end)
   end
+
+  it("gives what a fresh resolution gives: a file removed that stood where a rule's folder goes", function()
+    -- deny_write blocker/inner: with the file "blocker" there, no path of the
+    -- rule exists or can; without it, "blocker" is watched (missing parent)
+    local q =
+      config.merge_layer(config.defaults, { policy = { rw_paths = { "$CWD" }, deny_write = { "blocker/inner" } } })
+    h.write(proj .. "/blocker", "x")
+    local kept, fresh = both("rm " .. proj .. "/blocker", q.policy)
+    assert.are.same(fresh, kept)
+    local blocked = {}
+    for _, w in ipairs(fresh.watched) do
+      blocked[#blocked + 1] = w.path:find("blocker", 1, true) and w.path or nil
+    end
+    assert.are.same({ proj .. "/blocker" }, blocked, "the control: the rule's missing folder is watched")
+  end)
 
   it("does not resolve again for a plain file made, removed or renamed, and does for a folder (control)", function()
     policy.resolve(p, nil)
