@@ -46,17 +46,18 @@ local entries = {}
 local count = 0
 
 --- The inotify watcher (nil until needed, false where there is none) and,
---- per watch descriptor, its path, the entries any event of it ends
---- (`all`), those an event about one name in it ends (`names`), and those
---- for which it is a project's top (`tops`): an event there ends them only
---- when the entry may change the resolution (M.unaffected).
+--- per watch descriptor, the entries any event of it ends (`all`), those
+--- an event about one name in it ends (`names`), and those for which it is
+--- a project's top, with the path each knows it by (`tops`: a folder
+--- renamed keeps its watch; the entries that knew it by the old path ended
+--- then): an event there ends them only when the entry may change the
+--- resolution (M.unaffected).
 ---@type any
 local watcher = nil
 ---@class flemma_sandbox.CacheWatch
----@field path string
 ---@field all table<string, boolean>
 ---@field names table<string, table<string, boolean>>
----@field tops table<string, boolean>
+---@field tops table<string, string>
 ---@type table<integer, flemma_sandbox.CacheWatch>
 local watches = {}
 
@@ -131,8 +132,8 @@ local function drain()
           end
         end
       end
-      for key in pairs(w.tops) do
-        if entries[key] and not M.unaffected(entries[key], w.path, name) then
+      for key, top in pairs(w.tops) do
+        if entries[key] and not M.unaffected(entries[key], top, name) then
           forget(key)
         end
       end
@@ -174,8 +175,8 @@ local function watch(key, looked, tops)
     end
     return added[path]
   end
-  local function slot(wd, path)
-    watches[wd] = watches[wd] or { path = path, all = {}, names = {}, tops = {} }
+  local function slot(wd)
+    watches[wd] = watches[wd] or { all = {}, names = {}, tops = {} }
     return watches[wd]
   end
   for _, raw in ipairs(looked) do
@@ -192,7 +193,7 @@ local function watch(key, looked, tops)
       elseif wd == false then
         break -- nothing deeper exists: its coming shows in the folder above
       end
-      local names = slot(wd, folder).names
+      local names = slot(wd).names
       names[name] = names[name] or {}
       names[name][key] = true
       folder = path:sub(1, after - 1)
@@ -203,9 +204,9 @@ local function watch(key, looked, tops)
       if wd == nil then
         return false
       elseif wd then
-        local w = slot(wd, top)
+        local w = slot(wd)
         if tops[top] then
-          w.tops[key] = true
+          w.tops[key] = top
         else
           w.all[key] = true
         end

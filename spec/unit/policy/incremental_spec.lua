@@ -10,7 +10,7 @@ local policy = require("flemma_sandbox.policy")
 local surroundings = require("flemma_sandbox.base.surroundings")
 
 describe("a resolution after an entry at a project's top", function()
-  local dir, home, proj
+  local dir, home, proj, cwd
   before_each(function()
     -- under HOME: /var/tmp is a shared temp folder, which gets no project entries
     h.sh("mkdir -p " .. h.shell_quote(os.getenv("HOME") .. "/.cache"))
@@ -24,7 +24,7 @@ describe("a resolution after an entry at a project's top", function()
     h.write(proj .. "/old/notes.txt", "x")
     surroundings.use({
       cwd = function()
-        return proj
+        return cwd or proj
       end,
       getenv = function(name)
         if name == "HOME" then
@@ -36,6 +36,7 @@ describe("a resolution after an entry at a project's top", function()
     cache.clear()
   end)
   after_each(function()
+    cwd = nil
     surroundings.use(nil)
     cache.clear()
     os.execute("rm -rf " .. h.shell_quote(dir))
@@ -90,6 +91,20 @@ describe("a resolution after an entry at a project's top", function()
       blocked[#blocked + 1] = w.path:find("blocker", 1, true) and w.path or nil
     end
     assert.are.same({ proj .. "/blocker" }, blocked, "the control: the rule's missing folder is watched")
+  end)
+
+  it("gives what a fresh resolution gives in a project renamed: its top keeps its watch", function()
+    policy.resolve(p, nil)
+    h.sh("mv " .. proj .. " " .. proj .. "2")
+    cwd = proj .. "2"
+    -- another key (the working folder), the same folder and watch
+    local kept, fresh = both("mkdir -p " .. cwd .. "/repo/.git")
+    assert.are.same(fresh, kept)
+    local found = false
+    for _, r in ipairs(fresh.protected) do
+      found = found or r.path == cwd .. "/repo/.git"
+    end
+    assert.is_true(found, "the control: the new repository is protected")
   end)
 
   it("does not resolve again for a plain file made, removed or renamed, and does for a folder (control)", function()
