@@ -10,6 +10,7 @@ vim.opt.runtimepath:prepend(vim.fn.getcwd())
 package.path = vim.fn.getcwd() .. "/bench/?.lua;" .. package.path
 local fixture = require("repo_fixture")
 local anchors_of = require("calls_anchors")
+local repo = vim.fn.getcwd()
 local scratch = vim.fn.trim(vim.fn.system("mktemp -d /var/tmp/flemma-bench-policy.XXXXXX"))
 vim.env.XDG_STATE_HOME = scratch .. "/state"
 vim.env.XDG_CACHE_HOME = scratch .. "/cache"
@@ -29,7 +30,9 @@ if files > 1 then
 end
 vim.cmd("cd " .. vim.fn.fnameescape(project))
 local sockets = tonumber(vim.env.FLEMMA_SANDBOX_BENCH_SOCKETS or "0")
-local stop = anchors_of.hold_sockets(sockets, vim.fn.getcwd())
+local stop = anchors_of.hold_sockets(sockets, repo)
+local held = #vim.fn.readfile("/proc/net/unix") - 1
+assert(held >= sockets, string.format("%d host sockets held, %d asked for", held, sockets))
 
 local made = 0
 local function new_file()
