@@ -1,10 +1,13 @@
 --- The get_policy + wrap_command row of make bench-calls alone (issue 42),
 --- for a loop on policy work: hot (median of 200 calls) and right after a
---- new file in the project root (median of 21), at FLEMMA_SANDBOX_BENCH_SOCKETS
---- host sockets (default 0), in a project of FLEMMA_SANDBOX_BENCH_FILES
---- empty files (default 1, main.c; more: repo_fixture.make_tree). With FLEMMA_SANDBOX_BENCH_COUNT=1 it also
---- prints, for one call right after a new file, the core calls made and the
---- time in policy.resolve and in the wrap.
+--- new file in the project root (median of 21), at
+--- FLEMMA_SANDBOX_BENCH_SOCKETS host sockets (default 0), in a project of
+--- FLEMMA_SANDBOX_BENCH_FILES empty files (default 1, main.c; more:
+--- repo_fixture.make_tree). FLEMMA_SANDBOX_BENCH_CALLS=N first makes N
+--- calls of a chat opened in the project (its live sandbox running, as in
+--- make bench-calls). With FLEMMA_SANDBOX_BENCH_COUNT=1 it also prints the
+--- core calls of a hot call and, for one call right after a new file, the
+--- core calls made and the time in each step.
 --- nvim --headless -u NONE -i NONE -c "luafile bench/policy_row.lua" -c "qa!"
 vim.opt.runtimepath:prepend(vim.fn.getcwd())
 package.path = vim.fn.getcwd() .. "/bench/?.lua;" .. package.path
@@ -34,6 +37,18 @@ local stop = anchors_of.hold_sockets(sockets, repo)
 local held = #vim.fn.readfile("/proc/net/unix") - 1
 assert(held >= sockets, string.format("%d host sockets held, %d asked for", held, sockets))
 
+local calls = tonumber(vim.env.FLEMMA_SANDBOX_BENCH_CALLS or "0")
+if calls > 0 then
+  require("flemma_sandbox.nvim.autocmds").setup_common()
+  vim.fn.writefile({ "@You:", "build it" }, project .. "/chats/c1.chat")
+  vim.cmd("edit " .. vim.fn.fnameescape(project .. "/chats/c1.chat"))
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].filetype = "chat"
+  for _ = 1, calls do
+    anchors_of.chat_call(buf)
+  end
+end
+
 local made = 0
 local function new_file()
   made = made + 1
@@ -58,9 +73,10 @@ for i = 1, 21 do
 end
 print(
   string.format(
-    "get_policy + wrap_command, %d files, %d sockets: hot %.0f us / after a new entry in the root %.0f us",
+    "get_policy + wrap_command, %d files, %d sockets, %d chat calls before: hot %.0f us / after a new entry %.0f us",
     files,
     sockets,
+    calls,
     fixture.median(hot),
     fixture.median(fresh)
   )
@@ -134,6 +150,9 @@ if vim.env.FLEMMA_SANDBOX_BENCH_COUNT == "1" then
   for name, fn in pairs(originals) do
     core[name] = fn
   end
+end
+if calls > 0 then
+  require("flemma_sandbox.backends.live").stop_all(require("flemma_sandbox.backends.helper").helper())
 end
 stop()
 vim.fn.delete(scratch, "rf")
