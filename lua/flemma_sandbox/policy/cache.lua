@@ -6,8 +6,9 @@
 --- a path's folders are told when an entry in them is made, removed or
 --- renamed, so checking an entry is one read that finds nothing. A
 --- project's top is watched whole (a new folder there may hold a
---- repository), but a plain file made, removed or renamed there keeps the
---- resolution (M.unaffected): the fresh one would be the same. Where
+--- repository), but a plain file made, removed or renamed there, or a
+--- folder with no ".git" in it, keeps the resolution (M.unaffected): the
+--- fresh one would be the same. Where
 --- inotify cannot watch (its limit reached, a folder not readable) the
 --- entry keeps a stamp of the folders instead (core.stamp: a folder's times
 --- change when an entry in it changes). What may change between planning
@@ -84,11 +85,12 @@ end
 --- Whether an entry coming or going at a project's top (a folder the
 --- resolution looked at only for the repositories a new folder may hold)
 --- leaves the resolution as it is: the name is no path it looked at (else
---- its `names` watch ended it), not ".git", and is now a plain file or
+--- its `names` watch ended it), not ".git", and is now a plain file,
 --- nothing (a removed folder held no ".git": each found one is a looked
---- path through it), and the search for repositories was not cut short.
---- A folder, a link or anything else may hold or point at a repository:
---- the resolution is done again.
+--- path through it) or a folder with no ".git" at any depth (the same
+--- search as the resolution's, without following a link), and the search
+--- for repositories was not cut short. A link or anything else may point
+--- at a repository: the resolution is done again.
 ---@param entry flemma_sandbox.CacheEntry
 ---@param folder string
 ---@param name string
@@ -98,7 +100,10 @@ function M.unaffected(entry, folder, name)
     return false
   end
   local kind, err = core.file_type(folder .. "/" .. name)
-  if kind then
+  if kind == "directory" then
+    local found, truncated = core.find_names(folder .. "/" .. name, { ".git" }, 1)
+    return found ~= nil and #found == 0 and not truncated
+  elseif kind then
     return kind == "file"
   end
   if enoent_text == nil then

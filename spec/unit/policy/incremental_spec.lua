@@ -61,6 +61,7 @@ describe("a resolution after an entry at a project's top", function()
     { "a file a rule names (.envrc, protected when present)", "touch PROJ/.envrc" },
     { "a symlink to a folder holding a repository", "mkdir -p DIR/other/.git && ln -s ../other PROJ/link" },
     { "a folder", "mkdir PROJ/sub" },
+    { "a folder tree with no repository, moved in", "mkdir -p DIR/t/a/b && touch DIR/t/a/b/f && mv DIR/t PROJ/t" },
     { "a folder holding a repository, moved in", "mkdir -p DIR/repo/.git && mv DIR/repo PROJ/repo" },
     { "a repository made in a new folder (git init)", "mkdir -p PROJ/wt/.git/hooks" },
     { "a removed file", "rm PROJ/main.c" },
@@ -107,22 +108,30 @@ describe("a resolution after an entry at a project's top", function()
     assert.is_true(found, "the control: the new repository is protected")
   end)
 
-  it("does not resolve again for a plain file made, removed or renamed, and does for a folder (control)", function()
-    policy.resolve(p, nil)
-    local resolve, calls = core.resolve, 0
-    core.resolve = function(...)
-      calls = calls + 1
-      return resolve(...)
+  it(
+    "does not resolve again for a plain file or a folder with no repository, and does for one with (control)",
+    function()
+      policy.resolve(p, nil)
+      local resolve, calls = core.resolve, 0
+      core.resolve = function(...)
+        calls = calls + 1
+        return resolve(...)
+      end
+      local ok, err = pcall(function()
+        h.sh(
+          "touch " .. proj .. "/new.txt && mv " .. proj .. "/new.txt " .. proj .. "/n.txt && rm " .. proj .. "/main.c"
+        )
+        policy.resolve(p, nil)
+        assert.are.equal(0, calls, "a plain file: the resolution kept")
+        h.sh("mkdir -p " .. proj .. "/build/out && rmdir " .. proj .. "/old/../src")
+        policy.resolve(p, nil)
+        assert.are.equal(0, calls, "a folder with no repository made, one removed: the resolution kept")
+        h.sh("mkdir -p " .. dir .. "/r/.git && mv " .. dir .. "/r " .. proj .. "/r")
+        policy.resolve(p, nil)
+        assert.is_true(calls > 0, "a folder holding a repository: resolved again")
+      end)
+      core.resolve = resolve
+      assert(ok, err)
     end
-    local ok, err = pcall(function()
-      h.sh("touch " .. proj .. "/new.txt && mv " .. proj .. "/new.txt " .. proj .. "/n.txt && rm " .. proj .. "/main.c")
-      policy.resolve(p, nil)
-      assert.are.equal(0, calls, "a plain file: the resolution kept")
-      h.sh("mkdir " .. proj .. "/sub")
-      policy.resolve(p, nil)
-      assert.is_true(calls > 0, "a folder: resolved again")
-    end)
-    core.resolve = resolve
-    assert(ok, err)
-  end)
+  )
 end)
