@@ -234,7 +234,7 @@ static int bind_key(lua_State *L)
     key_of(L, &s->buf[0], names, 0);
     lua_settop(L, value - 1);
     lua_pushlstring(L, s->buf[0].data ? s->buf[0].data : "", s->buf[0].len);
-    /* the names as a sorted list */
+    /* the names as a list, in the order of the table's walk (cache.policy_text sorts it) */
     lua_newtable(L);
     {
         int list = lua_gettop(L), n = 0;

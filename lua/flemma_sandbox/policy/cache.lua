@@ -4,7 +4,11 @@
 --- buffer, the working directory, the environment variables it names, or
 --- one of the paths it looked at. Those are watched with inotify (core.watch):
 --- a path's folders are told when an entry in them is made, removed or
---- renamed, so checking an entry is one read that finds nothing. Where
+--- renamed, so checking an entry is one read that finds nothing. A
+--- project's top is watched whole (a new folder there may hold a
+--- repository), but a plain file made, removed or renamed there, or a
+--- folder with no ".git" in it, keeps the resolution (M.unaffected): the
+--- fresh one would be the same. Where
 --- inotify cannot watch (its limit reached, a folder not readable) the
 --- entry keeps a stamp of the folders instead (core.stamp: a folder's times
 --- change when an entry in it changes). What may change between planning
@@ -43,12 +47,25 @@ local entries = {}
 local count = 0
 
 --- The inotify watcher (nil until needed, false where there is none) and,
---- per watch descriptor, the entries any event of it ends (`all`) and those
---- an event about one name in it ends (`names`).
+--- per watch descriptor, the entries any event of it ends (`all`), those
+--- an event about one name in it ends (`names`), and those for which it is
+--- a project's top, with the path each knows it by (`tops`: a folder
+--- renamed keeps its watch; the entries that knew it by the old path ended
+--- then): an event there ends them only when the entry may change the
+--- resolution (M.unaffected).
 ---@type any
 local watcher = nil
----@type table<integer, { all: table<string, boolean>, names: table<string, table<string, boolean>> }>
+---@class flemma_sandbox.CacheWatch
+---@field all table<string, boolean>
+---@field names table<string, table<string, boolean>>
+---@field tops table<string, string>
+---@type table<integer, flemma_sandbox.CacheWatch>
 local watches = {}
+
+--- How core.file_type says "no such entry" (lstat("") is ENOENT in any
+--- locale): another text only makes an entry end that could have stayed.
+---@type string|false|nil
+local enoent_text = nil
 
 local function forget(key)
   if entries[key] then
@@ -63,6 +80,36 @@ function M.clear()
     watcher:close()
   end
   entries, count, watcher, watches = {}, 0, nil, {}
+end
+
+--- Whether an entry coming or going at a project's top (a folder the
+--- resolution looked at only for the repositories a new folder may hold)
+--- leaves the resolution as it is: the name is no path it looked at (else
+--- its `names` watch ended it), not ".git", and is now a plain file,
+--- nothing (a removed folder held no ".git": each found one is a looked
+--- path through it) or a folder with no ".git" at any depth (the same
+--- search as the resolution's, without following a link), and the search
+--- for repositories was not cut short. A link or anything else may point
+--- at a repository: the resolution is done again.
+---@param entry flemma_sandbox.CacheEntry
+---@param folder string
+---@param name string
+---@return boolean
+function M.unaffected(entry, folder, name)
+  if name == "" or name == ".git" or #(entry.resolved.repos_truncated or {}) > 0 then
+    return false
+  end
+  local kind, err = core.file_type(folder .. "/" .. name)
+  if kind == "directory" then
+    local found, truncated = core.find_names(folder .. "/" .. name, { ".git" }, 1)
+    return found ~= nil and #found == 0 and not truncated
+  elseif kind then
+    return kind == "file"
+  end
+  if enoent_text == nil then
+    enoent_text = select(2, core.file_type("")) or false
+  end
+  return enoent_text ~= false and err == enoent_text
 end
 
 --- Ends the entries that what happened since the last look touches.
@@ -90,17 +137,24 @@ local function drain()
           end
         end
       end
+      for key, top in pairs(w.tops) do
+        if entries[key] and not M.unaffected(entries[key], top, name) then
+          forget(key)
+        end
+      end
     end
   end
 end
 
 --- Watches what a resolution looked at for key: for each path, every
 --- folder above it (told when the next step of the path comes or goes),
---- and a "/"-ended path itself (told when anything in it changes).
+--- and a "/"-ended path itself (told when anything in it changes; for a
+--- project's top, when an entry that may change the resolution does).
 ---@param key string
 ---@param looked string[]
+---@param tops table<string, boolean> the projects' tops among looked's "/"-ended paths
 ---@return boolean ok false when inotify cannot watch all of it
-local function watch(key, looked)
+local function watch(key, looked, tops)
   if watcher == nil then
     watcher = core.watch() or false
   end
@@ -127,7 +181,7 @@ local function watch(key, looked)
     return added[path]
   end
   local function slot(wd)
-    watches[wd] = watches[wd] or { all = {}, names = {} }
+    watches[wd] = watches[wd] or { all = {}, names = {}, tops = {} }
     return watches[wd]
   end
   for _, raw in ipairs(looked) do
@@ -150,11 +204,17 @@ local function watch(key, looked)
       folder = path:sub(1, after - 1)
     end
     if whole then
-      local wd = add(path == "" and "/" or path)
+      local top = path == "" and "/" or path
+      local wd = add(top)
       if wd == nil then
         return false
       elseif wd then
-        slot(wd).all[key] = true
+        local w = slot(wd)
+        if tops[top] then
+          w.tops[key] = top
+        else
+          w.all[key] = true
+        end
       end
     end
   end
@@ -170,7 +230,10 @@ local remembered = setmetatable({}, { __mode = "k" })
 ---@param policy table
 ---@return string text, string[] names
 function M.policy_text(policy)
-  return core.key(policy)
+  local text, names = core.key(policy)
+  -- in the order of a table's walk, which two equal policies need not share
+  table.sort(names)
+  return text, names
 end
 
 --- Says that policy's key text is text (with names), so M.key need not
@@ -193,7 +256,7 @@ function M.key(policy, bufnr)
   if known then
     text, named = known[1], known[2]
   else
-    text, named = core.key(policy)
+    text, named = M.policy_text(policy)
   end
   local parts = {
     tostring(surroundings.generation),
@@ -233,7 +296,8 @@ end
 ---@param looked string[] paths whose coming and going matters, and "/"-ended ones whose content does too
 ---@param resolved flemma_sandbox.ResolvedPolicy
 ---@param skipped flemma_sandbox.Skipped[]
-function M.put(key, looked, resolved, skipped)
+---@param tops? string[] "/"-ended paths of looked that are projects' tops (M.unaffected), without the "/"
+function M.put(key, looked, resolved, skipped, tops)
   if not entries[key] then
     count = count + 1
     if count > M.LIMIT then
@@ -243,7 +307,11 @@ function M.put(key, looked, resolved, skipped)
   end
   local entry = { resolved = resolved, skipped = skipped }
   entries[key] = entry
-  if not watch(key, looked) then
+  local top_set = {}
+  for _, top in ipairs(tops or {}) do
+    top_set[top] = true
+  end
+  if not watch(key, looked, top_set) then
     -- the folders each path is in, and "/"-ended paths themselves
     local folders, seen = {}, {}
     for _, path in ipairs(looked) do

@@ -176,16 +176,18 @@ local function resolve_fresh(policy, bufnr, looked, others)
   local hidden = protect.hidden(policy, expand, rw, skipped, out_of_view)
   local chat = chat_dirs.for_buffer(bufnr, policy.chat_name)
   local persist = chat_dirs.persist(chat, private, chat_dirs.overlay_paths(policy.home_overlay, expand, skipped, chat))
-  resolution.hide_chats_folders(chat, hidden, out_of_view)
+  resolution.hide_chats_folders(chat, hidden, out_of_view, looked)
   local chat_file, chat_real, chat_files = resolution.chat_files_of(bufnr, others)
   -- the ".git/" rule stands for every repository in the projects
   local git_rule = false
-  for _, entry in ipairs(protect.effective(policy.deny_write)) do
+  local deny_write = protect.effective(policy.deny_write)
+  for _, entry in ipairs(deny_write) do
     git_rule = git_rule or entry == ".git/"
   end
   local found = git_rule and repos.find(projects) or repos.NONE
   local protected, watched, links = protect.protected(policy, expand, rw, chat_files, chat_real, projects, found)
   resolution.note_looked(looked, listed, projects, { protected, watched, links, hidden }, found, chat_file)
+  resolution.note_rule_paths(looked, deny_write, projects, chat_files)
   local deny, ro = {}, {}
   for _, h in ipairs(hidden) do
     deny[#deny + 1] = h.path
@@ -261,7 +263,9 @@ function M.resolve(policy, bufnr)
   if not entry then
     local looked = {}
     local resolved, skipped = resolve_fresh(policy, bufnr, looked, others)
-    cache.put(key, looked, resolved, skipped)
+    -- a project's top is looked at for the repositories a new folder may
+    -- hold: a plain file made or removed there leaves this resolution as it is
+    cache.put(key, looked, resolved, skipped, resolved.project_roots)
     entry = cache.get(key) or { resolved = resolved, skipped = skipped }
   end
   local out, skipped = {}, {}

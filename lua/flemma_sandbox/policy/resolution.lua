@@ -34,7 +34,8 @@ end
 ---@param chat table|nil the chat's folders (chat_dirs.for_buffer)
 ---@param hidden flemma_sandbox.Rule[] appended to
 ---@param out_of_view fun(real: string): boolean
-function M.hide_chats_folders(chat, hidden, out_of_view)
+---@param looked string[] appended to: both folders, there or not
+function M.hide_chats_folders(chat, hidden, out_of_view, looked)
   local chats_base = surroundings.chats_base()
   if chat and chats_base and core.file_type(chats_base) == nil then
     -- made now, so a chat's first call hides it as its later ones do
@@ -42,11 +43,13 @@ function M.hide_chats_folders(chat, hidden, out_of_view)
     core.make_dirs(chats_base, 448)
   end
   local chats_real = chats_base and core.resolve(chats_base, "/")
+  looked[#looked + 1] = chats_real
   if chats_real and core.exists(chats_real) and not out_of_view(chats_real) then
     hidden[#hidden + 1] = { path = chats_real, rule = "the chats' own folders (each chat sees only its own)" }
   end
   local live_base = chat and surroundings.state_dir("live")
   local live_real = live_base and core.resolve(live_base, "/")
+  looked[#looked + 1] = live_real
   if live_real and core.exists(live_real) and not out_of_view(live_real) then
     hidden[#hidden + 1] = { path = live_real, rule = "the chats' live sandboxes (their sockets)" }
   end
@@ -88,6 +91,35 @@ function M.note_looked(looked, listed, projects, rules, found, chat_file)
     looked[#looked + 1] = file .. "/" -- the file itself: the home folder changes often
   end
   looked[#looked + 1] = chat_file
+end
+
+--- Every path a rule of the projects names, and every chat file it
+--- protects, whether or not it is protected or watched now (a file where
+--- the rule's folder goes, a folder the user cannot write to, a chat file
+--- missing): its coming or going resolves again, also at a project's top,
+--- where a plain file made or removed keeps the resolution otherwise
+--- (cache.unaffected).
+---@param looked string[] appended to
+---@param deny_write string[] policy.deny_write, effective
+---@param projects string[]
+---@param chat_files string[]
+function M.note_rule_paths(looked, deny_write, projects, chat_files)
+  for _, entry in ipairs(deny_write) do
+    local bare = entry:sub(-1) == "/" and entry:sub(1, -2) or entry
+    if bare == "$NVIM_RUNTIMEPATH" then
+      for _, folder in ipairs(surroundings.runtimepath()) do
+        -- (a relative one is no path a watch can follow: protect.protected resolves it anew)
+        looked[#looked + 1] = folder:sub(1, 1) == "/" and folder or nil
+      end
+    elseif not bare:match("^[/~$]") then
+      for _, root in ipairs(projects) do
+        looked[#looked + 1] = root .. "/" .. bare
+      end
+    end
+  end
+  for _, file in ipairs(chat_files) do
+    looked[#looked + 1] = file
+  end
 end
 
 --- The private folders made as tmpfs, and the home_writable folders made

@@ -1,0 +1,137 @@
+--- A resolution kept across an entry made, removed or renamed at a
+--- project's top (policy/cache.lua M.unaffected): for each kind of entry,
+--- the policy the cache gives is the one a fresh resolution gives (deep
+--- equal), and for a plain file the resolution is not done again.
+local cache = require("flemma_sandbox.policy.cache")
+local config = require("flemma_sandbox.config")
+local core = require("flemma_sandbox.core")
+local h = require("support.helpers")
+local policy = require("flemma_sandbox.policy")
+local surroundings = require("flemma_sandbox.base.surroundings")
+
+describe("a resolution after an entry at a project's top", function()
+  local dir, home, proj, cwd
+  before_each(function()
+    -- under HOME: /var/tmp is a shared temp folder, which gets no project entries
+    h.sh("mkdir -p " .. h.shell_quote(os.getenv("HOME") .. "/.cache"))
+    local made = h.capture("mktemp -d " .. h.shell_quote(os.getenv("HOME") .. "/.cache/flemma-unit.XXXXXX"))
+    dir = core.resolve((made:gsub("%s+$", "")), "/")
+    home, proj = dir .. "/home", dir .. "/home/proj"
+    local folders =
+      { proj .. "/.git/hooks", proj .. "/src", proj .. "/old", proj .. "/vendor/lib/.git", home .. "/.config" }
+    h.sh("mkdir -p " .. table.concat(folders, " "))
+    h.write(proj .. "/main.c", "int main(void) { return 0; }")
+    h.write(proj .. "/old/notes.txt", "x")
+    surroundings.use({
+      cwd = function()
+        return cwd or proj
+      end,
+      getenv = function(name)
+        if name == "HOME" then
+          return home
+        end
+        return not name:match("^XDG_") and os.getenv(name) or nil
+      end,
+    })
+    cache.clear()
+  end)
+  after_each(function()
+    cwd = nil
+    surroundings.use(nil)
+    cache.clear()
+    os.execute("rm -rf " .. h.shell_quote(dir))
+  end)
+
+  local p = config.merge_layer(config.defaults, { policy = { rw_paths = { "$CWD" } } }).policy
+
+  --- The cached resolution after change, and a fresh one (cache cleared).
+  local function both(change, q)
+    q = q or p
+    policy.resolve(q, nil)
+    h.sh(change)
+    local kept, kept_skipped = policy.resolve(q, nil)
+    cache.clear()
+    local fresh, fresh_skipped = policy.resolve(q, nil)
+    return kept, fresh, kept_skipped, fresh_skipped
+  end
+
+  local cases = {
+    { "a plain file", "touch PROJ/new.txt" },
+    { "a secret-named file", "echo k > PROJ/.env" },
+    { "a file a rule names (.envrc, protected when present)", "touch PROJ/.envrc" },
+    { "a symlink to a folder holding a repository", "mkdir -p DIR/other/.git && ln -s ../other PROJ/link" },
+    { "a folder", "mkdir PROJ/sub" },
+    { "a folder tree with no repository, moved in", "mkdir -p DIR/t/a/b && touch DIR/t/a/b/f && mv DIR/t PROJ/t" },
+    { "a folder holding a repository, moved in", "mkdir -p DIR/repo/.git && mv DIR/repo PROJ/repo" },
+    { "a repository made in a new folder (git init)", "mkdir -p PROJ/wt/.git/hooks" },
+    { "a removed file", "rm PROJ/main.c" },
+    { "a removed folder", "rm -r PROJ/old" },
+    { "a folder holding a repository, moved out", "mv PROJ/vendor DIR/vendor" },
+    { "a renamed file", "mv PROJ/main.c PROJ/main2.c" },
+    { "a renamed folder", "mv PROJ/src PROJ/src2" },
+    { "a file renamed to .git", "rm -rf PROJ/.git && touch PROJ/g && mv PROJ/g PROJ/.git" },
+  }
+  for _, c in ipairs(cases) do
+    it("gives what a fresh resolution gives: " .. c[1], function()
+      local kept, fresh, kept_skipped, fresh_skipped = both((c[2]:gsub("PROJ", proj):gsub("DIR", dir)))
+      assert.are.same(fresh, kept)
+      assert.are.same(fresh_skipped, kept_skipped)
+    end)
+  end
+
+  it("gives what a fresh resolution gives: a file removed that stood where a rule's folder goes", function()
+    -- deny_write blocker/inner: with the file "blocker" there, no path of the
+    -- rule exists or can; without it, "blocker" is watched (missing parent)
+    local q =
+      config.merge_layer(config.defaults, { policy = { rw_paths = { "$CWD" }, deny_write = { "blocker/inner" } } })
+    h.write(proj .. "/blocker", "x")
+    local kept, fresh = both("rm " .. proj .. "/blocker", q.policy)
+    assert.are.same(fresh, kept)
+    local blocked = {}
+    for _, w in ipairs(fresh.watched) do
+      blocked[#blocked + 1] = w.path:find("blocker", 1, true) and w.path or nil
+    end
+    assert.are.same({ proj .. "/blocker" }, blocked, "the control: the rule's missing folder is watched")
+  end)
+
+  it("gives what a fresh resolution gives in a project renamed: its top keeps its watch", function()
+    policy.resolve(p, nil)
+    h.sh("mv " .. proj .. " " .. proj .. "2")
+    cwd = proj .. "2"
+    -- another key (the working folder), the same folder and watch
+    local kept, fresh = both("mkdir -p " .. cwd .. "/repo/.git")
+    assert.are.same(fresh, kept)
+    local found = false
+    for _, r in ipairs(fresh.protected) do
+      found = found or r.path == cwd .. "/repo/.git"
+    end
+    assert.is_true(found, "the control: the new repository is protected")
+  end)
+
+  it(
+    "does not resolve again for a plain file or a folder with no repository, and does for one with (control)",
+    function()
+      policy.resolve(p, nil)
+      local resolve, calls = core.resolve, 0
+      core.resolve = function(...)
+        calls = calls + 1
+        return resolve(...)
+      end
+      local ok, err = pcall(function()
+        h.sh(
+          "touch " .. proj .. "/new.txt && mv " .. proj .. "/new.txt " .. proj .. "/n.txt && rm " .. proj .. "/main.c"
+        )
+        policy.resolve(p, nil)
+        assert.are.equal(0, calls, "a plain file: the resolution kept")
+        h.sh("mkdir -p " .. proj .. "/build/out && rmdir " .. proj .. "/old/../src")
+        policy.resolve(p, nil)
+        assert.are.equal(0, calls, "a folder with no repository made, one removed: the resolution kept")
+        h.sh("mkdir -p " .. dir .. "/r/.git && mv " .. dir .. "/r " .. proj .. "/r")
+        policy.resolve(p, nil)
+        assert.is_true(calls > 0, "a folder holding a repository: resolved again")
+      end)
+      core.resolve = resolve
+      assert(ok, err)
+    end
+  )
+end)
