@@ -267,4 +267,39 @@ function M.hold_sockets(n, repo)
   end
 end
 
+---@type integer files new_file made so far (their names differ)
+local made = 0
+
+--- An empty file made in folder, named anew each time.
+---@param folder string
+function M.new_file(folder)
+  made = made + 1
+  vim.fn.writefile({}, string.format("%s/new%d.txt", folder, made))
+end
+
+--- get_policy + wrap_command of the standalone API, us: hot (median per
+--- call of 200) and right after a new entry in the project root (median of
+--- 21): the row of make bench-calls, and bench/policy_row.lua alone.
+---@param sandbox table require("flemma_sandbox")
+---@param project string
+---@return number hot_us, number fresh_us
+function M.policy_us(sandbox, project)
+  local function once()
+    local t0 = fixture.now_ms()
+    sandbox.get_policy(nil)
+    sandbox.wrap_command({ "true" })
+    return (fixture.now_ms() - t0) * 1000
+  end
+  once()
+  local hot, fresh = {}, {}
+  for i = 1, 200 do
+    hot[i] = once()
+  end
+  for i = 1, 21 do
+    M.new_file(project)
+    fresh[i] = once()
+  end
+  return fixture.median(hot), fixture.median(fresh)
+end
+
 return M

@@ -32,7 +32,7 @@ local OPTS = { policy = { network = false }, approval = { bash = "allow" }, sand
 sandbox.setup(OPTS)
 require("flemma_sandbox.nvim.autocmds").setup_common()
 
-local chats, made = 0, 0
+local chats = 0
 
 --- A new chat in folder, its buffer shown (FileType chat, as Flemma sets
 --- it: the index, the probes and its sandbox start in the background).
@@ -48,34 +48,8 @@ end
 
 local call = anchors_of.chat_call
 
-local function new_file(folder)
-  made = made + 1
-  vim.fn.writefile({}, string.format("%s/new%d.txt", folder, made))
-end
-
---- get_policy + wrap_command, us: hot (median per call of 200) and right
---- after a new entry in the project root (median of 21).
-local function policy_us(project)
-  local function once()
-    local t0 = fixture.now_ms()
-    sandbox.get_policy(nil)
-    sandbox.wrap_command({ "true" })
-    return (fixture.now_ms() - t0) * 1000
-  end
-  once()
-  local hot, fresh = {}, {}
-  for i = 1, 200 do
-    hot[i] = once()
-  end
-  for i = 1, 21 do
-    new_file(project)
-    fresh[i] = once()
-  end
-  return fixture.median(hot), fixture.median(fresh)
-end
-
 local function print_policy(project)
-  local hot, fresh = policy_us(project)
+  local hot, fresh = anchors_of.policy_us(sandbox, project)
   print(
     string.format(
       "  %-58s %8.0f us / %.0f us  goal <= 100 us / <= 1000 us %s / %s",
@@ -128,7 +102,7 @@ local function small_project()
         goal = 0.6,
         goal_text = "<= 0.6x",
         prep = function()
-          new_file(project)
+          anchors_of.new_file(project)
         end,
       },
       {
@@ -136,7 +110,7 @@ local function small_project()
         goal = 0.6,
         goal_text = "<= 0.6x",
         prep = function()
-          new_file(chat_dir)
+          anchors_of.new_file(chat_dir)
         end,
       },
       { label = "cold (no chat)", goal = 1.6, goal_text = "<= 1.6x" },

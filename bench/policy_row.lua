@@ -49,36 +49,15 @@ if calls > 0 then
   end
 end
 
-local made = 0
-local function new_file()
-  made = made + 1
-  vim.fn.writefile({}, string.format("%s/new%d.txt", project, made))
-end
-
-local function once()
-  local t0 = fixture.now_ms()
-  sandbox.get_policy(nil)
-  sandbox.wrap_command({ "true" })
-  return (fixture.now_ms() - t0) * 1000
-end
-
-once()
-local hot, fresh = {}, {}
-for i = 1, 200 do
-  hot[i] = once()
-end
-for i = 1, 21 do
-  new_file()
-  fresh[i] = once()
-end
+local hot, fresh = anchors_of.policy_us(sandbox, project)
 print(
   string.format(
     "get_policy + wrap_command, %d files, %d sockets, %d chat calls before: hot %.0f us / after a new entry %.0f us",
     files,
     sockets,
     calls,
-    fixture.median(hot),
-    fixture.median(fresh)
+    hot,
+    fresh
   )
 )
 
@@ -112,14 +91,15 @@ if vim.env.FLEMMA_SANDBOX_BENCH_COUNT == "1" then
       return unpack(out, 1, table.maxn(out))
     end
   end
-  once()
+  sandbox.get_policy(nil)
+  sandbox.wrap_command({ "true" })
   local hot_calls = 0
   for _, n in pairs(counts) do
     hot_calls = hot_calls + n
   end
   print(string.format("core calls of a hot call: %d", hot_calls))
   counts, spent = {}, {}
-  new_file()
+  anchors_of.new_file(project)
   local t0 = fixture.now_ms()
   sandbox.get_policy(nil)
   local t1 = fixture.now_ms()

@@ -48,13 +48,14 @@ function M.busy()
   return running > 0
 end
 
---- go_on() at once when no check runs, else when the last one ends (or
---- after M.WAIT_MS), in the main loop: never a wait on the editor's thread.
+--- go_on queued on list, to run once: when whoever owns the list runs
+--- what it holds, or after cap_ms in the main loop, whichever comes first
+--- (a wait with a cap, never on the editor's thread; also the chat's
+--- prestart's, live.after_prestart).
+---@param list fun()[]
 ---@param go_on fun()
-function M.after(go_on)
-  if running == 0 then
-    return go_on()
-  end
+---@param cap_ms integer
+function M.queue_once(list, go_on, cap_ms)
   local done = false
   local function once()
     if not done then
@@ -62,8 +63,18 @@ function M.after(go_on)
       go_on()
     end
   end
-  waiting[#waiting + 1] = once
-  vim.defer_fn(once, M.WAIT_MS)
+  list[#list + 1] = once
+  vim.defer_fn(once, cap_ms)
+end
+
+--- go_on() at once when no check runs, else when the last one ends (or
+--- after M.WAIT_MS), in the main loop: never a wait on the editor's thread.
+---@param go_on fun()
+function M.after(go_on)
+  if running == 0 then
+    return go_on()
+  end
+  M.queue_once(waiting, go_on, M.WAIT_MS)
 end
 
 return M

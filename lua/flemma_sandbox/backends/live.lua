@@ -68,15 +68,7 @@ function M.after_prestart(bufnr, go_on)
   if not waiting then
     return go_on()
   end
-  local done = false
-  local function once()
-    if not done then
-      done = true
-      go_on()
-    end
-  end
-  waiting[#waiting + 1] = once
-  vim.defer_fn(once, M.PRESTART_WAIT_MS)
+  require("flemma_sandbox.backends.background").queue_once(waiting, go_on, M.PRESTART_WAIT_MS)
 end
 
 --- The sandbox the cap stopped last: { name, at }, for the status.
