@@ -12,7 +12,8 @@
 local M = {}
 
 --- How long a call waits at most: past it, it goes on and the check it
---- needs runs at once, as it would with none in the background.
+--- needs runs at once, as it would with none in the background; what
+--- still runs then is never waited for again.
 M.WAIT_MS = 10000
 
 ---@type integer checks running now
@@ -25,20 +26,23 @@ function M.began()
   running = running + 1
 end
 
+--- Each waiting call goes on, each in a later turn of the main loop of its
+--- own (a timer: what vim.schedule queues runs in the same turn), not in
+--- the stretch that kept the check's answer.
+local function release()
+  local now = waiting
+  waiting = {}
+  for _, go_on in ipairs(now) do
+    vim.defer_fn(go_on, 0)
+  end
+end
+
 --- A check started with began() ended (its answer kept first). A
 --- waiting call goes on in a later turn of the main loop.
 function M.ended()
   running = math.max(0, running - 1)
-  if running > 0 then
-    return
-  end
-  local now = waiting
-  waiting = {}
-  for _, go_on in ipairs(now) do
-    -- each in a turn of the main loop of its own (a timer: what
-    -- vim.schedule queues runs in the same turn), not in the stretch that
-    -- kept the check's answer
-    vim.defer_fn(go_on, 0)
+  if running == 0 then
+    release()
   end
 end
 
@@ -55,7 +59,8 @@ end
 ---@param list fun()[]
 ---@param go_on fun()
 ---@param cap_ms integer
-function M.queue_once(list, go_on, cap_ms)
+---@param on_cap? fun() called first when the cap comes before the list's owner
+function M.queue_once(list, go_on, cap_ms, on_cap)
   local done = false
   local function once()
     if not done then
@@ -64,7 +69,12 @@ function M.queue_once(list, go_on, cap_ms)
     end
   end
   list[#list + 1] = once
-  vim.defer_fn(once, cap_ms)
+  vim.defer_fn(function()
+    if not done and on_cap then
+      on_cap()
+    end
+    once()
+  end, cap_ms)
 end
 
 --- go_on() at once when no check runs, else when the last one ends (or
@@ -74,7 +84,12 @@ function M.after(go_on)
   if running == 0 then
     return go_on()
   end
-  M.queue_once(waiting, go_on, M.WAIT_MS)
+  M.queue_once(waiting, go_on, M.WAIT_MS, function()
+    -- what ran past the cap (a hung bwrap, a stalled mount) is not waited
+    -- for again: every call goes on now and does the checks it needs
+    running = 0
+    release()
+  end)
 end
 
 return M

@@ -58,4 +58,29 @@ describe("background", function()
     assert.are.equal(1, went)
     assert.is_false(background.busy())
   end)
+
+  it("waits for a check that never ends once: later calls go on at once", function()
+    background.WAIT_MS = 20
+    background.began()
+    local first, second = 0, 0
+    background.after(function()
+      first = first + 1
+    end)
+    background.after(function()
+      second = second + 1
+    end)
+    assert.is_true(vim.wait(5000, function()
+      return first > 0 and second > 0
+    end, 1))
+    -- control of the cap's effect: the hung check is still not ended
+    local third = 0
+    background.after(function()
+      third = third + 1
+    end)
+    assert.are.equal(1, third, "at once, not another WAIT_MS")
+    background.ended() -- the hung one, at last
+    vim.wait(50)
+    assert.are.same({ 1, 1, 1 }, { first, second, third })
+    assert.is_false(background.busy())
+  end)
 end)
