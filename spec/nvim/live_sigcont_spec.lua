@@ -32,6 +32,30 @@ local function answers(text)
   return got
 end
 
+--- Whether wake, run on the host and stopped there by SIGSTOP, is
+--- continued by its timer and writes on. A SIGSTOP sent while the timer's
+--- SIGCONT is still pending takes that signal out of the queue, and a
+--- periodic timer is set again only when its signal is taken: the timer
+--- then never fires again. The control tries afresh (on a loaded machine
+--- that window is wider), so it fails only when no try is continued.
+---@param wake string
+---@param out string
+---@return boolean
+local function stopped_on_host_writes_on(wake, out)
+  local job = vim.fn.jobstart({ wake, out })
+  assert.is_true(job > 0)
+  local pid = vim.fn.jobpid(job)
+  n.pause(500)
+  vim.loop.kill(pid, "sigstop")
+  n.pause(300)
+  local stopped_at = vim.fn.getfsize(out)
+  n.pause(1500)
+  local later = vim.fn.getfsize(out)
+  vim.fn.jobstop(job)
+  vim.fn.jobwait({ job }, 2000)
+  return later > stopped_at
+end
+
 describe("a held process cannot have the kernel continue it", function()
   local dir, proj
   n.live_world(function(w)
@@ -76,17 +100,13 @@ describe("a held process cannot have the kernel continue it", function()
 
     -- control: the same program, stopped by SIGSTOP on the host, has the
     -- kernel continue it and writes on
-    local out = dir .. "/host-out"
-    local job = vim.fn.jobstart({ wake, out })
-    assert.is_true(job > 0)
-    local pid = vim.fn.jobpid(job)
-    n.pause(500)
-    vim.loop.kill(pid, "sigstop")
-    n.pause(300)
-    local stopped_at = vim.fn.getfsize(out)
-    n.pause(1500)
-    local later = vim.fn.getfsize(out)
-    vim.fn.jobstop(job)
-    assert.is_true(later > stopped_at, "control: the timer continued it on the host")
+    local tries = {}
+    for try = 1, 3 do
+      tries[try] = stopped_on_host_writes_on(wake, dir .. "/host-out" .. try)
+      if tries[try] then
+        break
+      end
+    end
+    assert.is_true(tries[#tries], "control: the timer continued it on the host")
   end)
 end)
