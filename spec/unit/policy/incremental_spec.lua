@@ -69,6 +69,12 @@ describe("a resolution after an entry at a project's top", function()
     { "a folder holding a repository, moved out", "mv PROJ/vendor DIR/vendor" },
     { "a renamed file", "mv PROJ/main.c PROJ/main2.c" },
     { "a renamed folder", "mv PROJ/src PROJ/src2" },
+    { "a worktree's .git file in a new folder", "mkdir -p PROJ/wt && echo 'gitdir: PROJ/.git' > PROJ/wt/.git" },
+    { "a repository under node_modules in a new folder", "mkdir -p PROJ/nm/node_modules/x/.git" },
+    { "a fifo", "mkfifo PROJ/ff" },
+    { "a symlink to a file", "ln -s main.c PROJ/lnk" },
+    { "a hard link to a file", "ln PROJ/main.c PROJ/hl" },
+    { "a repository 16 folders deep", "mkdir -p PROJ/d/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/.git" },
     { "a file renamed to .git", "rm -rf PROJ/.git && touch PROJ/g && mv PROJ/g PROJ/.git" },
   }
   for _, c in ipairs(cases) do
