@@ -25,13 +25,19 @@ static int add_word(fs_buf *b, const char *w)
     return fs_buf_append(b, w, strlen(w) + 1);
 }
 
-static void copy_out(int from, int to)
+/* Copies what one poll found in a pipe of the call's output; 1 once the
+ * pipe has ended (every writer closed it, nothing left in it), else 0. */
+static int copy_out(int from, int to, short revents)
 {
     char chunk[65536];
-    ssize_t got = read(from, chunk, sizeof(chunk));
+    ssize_t got;
 
+    if (!(revents & POLLIN))
+        return (revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
+    got = read(from, chunk, sizeof(chunk));
     if (got > 0)
         fs_write_all(to, chunk, (size_t)got);
+    return got == 0;
 }
 
 /* Reads what is left in a pipe the call wrote (it ended: its writes are in). */
@@ -60,6 +66,7 @@ typedef struct {
     const exec_host_opts *o;   /* the time limit, the caller's environment */
     int records_fd;            /* where a stop at the time limit is recorded */
     int out[2], err[2];        /* pipes for the call's stdout and stderr, or -1 with a terminal */
+    int out_ended, err_ended;  /* a pipe every writer closed: no longer polled */
     int sfd;                   /* the signals passed on, or -1 */
     long long deadline;        /* when the next stop is due, or 0 */
     int stopped;               /* SIGTERM sent at the time limit: SIGKILL next */
@@ -201,9 +208,12 @@ static int relay_step(relay_call *c)
 
     if (c->deadline && left <= 0)
         return stop_at_time_limit(c) != 0 ? -1 : 1;
+    /* a pipe whose writers all closed it (the call ended, or closed its
+     * output and runs on) is "hung up" at once on every poll: asked again,
+     * it would make this loop spin until the status comes */
     p[0].fd = c->conn;
-    p[1].fd = c->out[0];
-    p[2].fd = c->err[0];
+    p[1].fd = c->out_ended ? -1 : c->out[0];
+    p[2].fd = c->err_ended ? -1 : c->err[0];
     p[3].fd = c->sfd;
     for (i = 0; i < 4; i++) {
         p[i].events = POLLIN;
@@ -211,10 +221,10 @@ static int relay_step(relay_call *c)
     }
     if (poll(p, 4, left < 0 ? -1 : (int)left) < 0 && errno != EINTR)
         return -1;
-    if (p[1].revents & POLLIN)
-        copy_out(c->out[0], 1);
-    if (p[2].revents & POLLIN)
-        copy_out(c->err[0], 2);
+    if (p[1].fd >= 0 && copy_out(c->out[0], 1, p[1].revents))
+        c->out_ended = 1;
+    if (p[2].fd >= 0 && copy_out(c->err[0], 2, p[2].revents))
+        c->err_ended = 1;
     if (pass_signals(c) != 0)
         return -1;
     if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
