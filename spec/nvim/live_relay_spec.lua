@@ -10,20 +10,21 @@ local n = require("support.nvim")
 local job = require("flemma_sandbox.run.job")
 local sandbox = require("flemma_sandbox")
 
---- The attach running a call whose command line holds marker (its comm is
---- the program's name cut to 15 bytes), waited for; nil when none came.
+--- A process whose command line holds marker and whose comm is comm (a
+--- program's name cut to 15 bytes), waited for; nil when none came.
 ---@param marker string
+---@param comm string
 ---@return integer?
-local function attach_pid(marker)
+local function pid_named(marker, comm)
   local found
   vim.wait(10000, function()
     for _, pid in ipairs(n.pids_with(marker)) do
       local f = io.open("/proc/" .. pid .. "/comm", "r")
-      local comm = f and f:read("*l")
+      local name = f and f:read("*l")
       if f then
         f:close()
       end
-      if comm == ("flemma-sandbox-attach"):sub(1, 15) then
+      if name == comm:sub(1, 15) then
         found = pid
         return true
       end
@@ -31,26 +32,6 @@ local function attach_pid(marker)
     return false
   end, 10)
   return found
-end
-
---- Whether a process whose command line holds marker is `sleep` by now
---- (the call's shell got past its first command).
----@param marker string
----@return boolean
-local function sleeping(marker)
-  return vim.wait(10000, function()
-    for _, pid in ipairs(n.pids_with(marker)) do
-      local f = io.open("/proc/" .. pid .. "/comm", "r")
-      local comm = f and f:read("*l")
-      if f then
-        f:close()
-      end
-      if comm == "sleep" then
-        return true
-      end
-    end
-    return false
-  end, 10)
 end
 
 --- The read calls pid made so far (/proc/PID/io's syscr).
@@ -81,9 +62,9 @@ describe("a warm call's attach", function()
         result = r
       end,
     }))
-    local pid = attach_pid(marker)
+    local pid = pid_named(marker, "flemma-sandbox-attach")
     assert.truthy(pid, "the call's attach runs")
-    assert.is_true(sleeping(marker), "the call's command runs")
+    assert.truthy(pid_named(marker, "sleep"), "the call's command runs")
     local before = reads(pid)
     n.pause(1000)
     local counted = reads(pid) - before

@@ -204,4 +204,28 @@ function M.is_root()
   return capture("id -u"):match("^0") ~= nil
 end
 
+--- What surroundings.use takes for a project: the working directory from
+--- cwd() (a function, so a spec can move it), HOME at home, no XDG_
+--- folder set (the plugin's own defaults under that home), the rest of the
+--- environment as it is; extra's fields are added (runtimepath, ...).
+---@param cwd fun(): string
+---@param home string
+---@param extra? table
+---@return table
+function M.project_surroundings(cwd, home, extra)
+  local stand_in = {
+    cwd = cwd,
+    getenv = function(name)
+      if name == "HOME" then
+        return home
+      end
+      return not name:match("^XDG_") and os.getenv(name) or nil
+    end,
+  }
+  for key, value in pairs(extra or {}) do
+    stand_in[key] = value
+  end
+  return stand_in
+end
+
 return M

@@ -60,17 +60,9 @@ describe("protect", function()
       h.write(proj .. "/.env", "k")
       h.write(proj .. "/deep/er/.env", "k")
       h.sh("mkdir -p " .. proj .. "/node_modules/x && touch " .. proj .. "/node_modules/x.key " .. proj .. "/a.pem")
-      surroundings.use({
-        cwd = function()
-          return proj
-        end,
-        getenv = function(name)
-          if name == "HOME" then
-            return home
-          end
-          return not name:match("^XDG_") and os.getenv(name) or nil
-        end,
-      })
+      surroundings.use(h.project_surroundings(function()
+        return proj
+      end, home))
     end)
     after_each(function()
       surroundings.use(nil)
@@ -143,17 +135,17 @@ describe("protect", function()
 
     it("keeps every folder on Neovim's runtimepath read-only, but not a writable root itself", function()
       h.sh("mkdir -p " .. dir .. "/plugins/a/plugin " .. proj .. "/vendored-plugin")
-      surroundings.use({
-        cwd = function()
+      surroundings.use(h.project_surroundings(
+        function()
           return proj
         end,
-        getenv = function(name)
-          return name == "HOME" and home or (not name:match("^XDG_") and os.getenv(name) or nil)
-        end,
-        runtimepath = function()
-          return { dir .. "/plugins/a", proj .. "/vendored-plugin", proj }
-        end,
-      })
+        home,
+        {
+          runtimepath = function()
+            return { dir .. "/plugins/a", proj .. "/vendored-plugin", proj }
+          end,
+        }
+      ))
       local r = resolve({ rw_paths = { "$CWD", dir .. "/plugins" } })
       local ok, why = policy.is_writable(dir .. "/plugins/a/plugin/evil.lua", r)
       assert.is_false(ok)

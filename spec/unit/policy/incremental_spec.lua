@@ -22,17 +22,9 @@ describe("a resolution after an entry at a project's top", function()
     h.sh("mkdir -p " .. table.concat(folders, " "))
     h.write(proj .. "/main.c", "int main(void) { return 0; }")
     h.write(proj .. "/old/notes.txt", "x")
-    surroundings.use({
-      cwd = function()
-        return cwd or proj
-      end,
-      getenv = function(name)
-        if name == "HOME" then
-          return home
-        end
-        return not name:match("^XDG_") and os.getenv(name) or nil
-      end,
-    })
+    surroundings.use(h.project_surroundings(function()
+      return cwd or proj
+    end, home))
     cache.clear()
   end)
   after_each(function()
