@@ -113,6 +113,10 @@ local function first_row(label, old)
         not_yet = not_yet + 1 -- the prestart's keeper was not up yet
       elseif keeper(buf) ~= before then
         not_prestarted = not_prestarted + 1 -- the call started another
+        -- why, when the helper said it (csrc/exec/live_why.c)
+        local why = live.dir_for(sandbox.get_policy(buf).chat) .. "/ended.why"
+        local text = vim.fn.filereadable(why) == 1 and table.concat(vim.fn.readfile(why), " | ") or "not said"
+        print(string.format("  %s: its keeper changed during the call; why: %s", label, text))
       end
       settle()
     end,
