@@ -39,7 +39,7 @@ CLI_SRC = $(wildcard csrc/cli/*.c) csrc/shared/buf.c csrc/shared/fd_io.c csrc/co
 NVIM ?= nvim
 LUAJIT ?= luajit
 
-.PHONY: all test lint lint-sh sanitize valgrind fuzz bench bench-calls demo clean install format help qa doc
+.PHONY: all test lint lint-sh sanitize valgrind fuzz bench bench-calls bench-prestart demo clean install format help qa doc
 
 LUA_TREES = lua spec bench demo plugin scripts
 
@@ -182,6 +182,10 @@ bench: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI)
 bench-calls: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(CLI) $(BENCH_FLOOR)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/calls_bench.lua" -c "qa!"
 
+# the prestart row's floor, alone (bench/prestart_floor.lua)
+bench-prestart: $(CORE) $(EXEC_PROGRAMS) $(PROXY) $(BENCH_FLOOR)
+	$(NVIM) --headless -u NONE -i NONE -c "luafile bench/prestart_floor.lua" -c "qa!"
+
 demo: $(CORE) $(EXEC_PROGRAMS) $(PROXY)
 	$(NVIM) --headless -u NONE -i NONE -c "luafile demo/demo.lua" -c "cquit 1"
 
@@ -206,6 +210,7 @@ help:
 	@echo "make fuzz       the libFuzzer targets of the parsers (clang)"
 	@echo "make bench      start-up, per-call, scan, job and proxy costs, with anchors"
 	@echo "make bench-calls  issue 42's table in one run, each row next to bare bwrap"
+	@echo "make bench-prestart  the first call after a prestart next to calls after the same idle second"
 	@echo "make qa         lint, test, sanitize and valgrind"
 	@echo "make install    a Neovim package under PREFIX (or the rock, from luarocks)"
 	@echo "make format     stylua on the Lua trees"
