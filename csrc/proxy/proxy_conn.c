@@ -67,23 +67,25 @@ static void say_refused(conn *c, const char *kind)
     pthread_mutex_unlock(&c->s->lock);
 }
 
-/* The error reply, and the line on stdout and the record when a rule
- * refused it. blocked: the rules refused it ("blocked HOST: why" on the
+/* The line on stdout and the record when a rule refused it, then the
+ * error reply. blocked: the rules refused it ("blocked HOST: why" on the
  * log); else a 502 says "unreachable HOST: why" there, so the result can
- * tell the model the host was allowed but did not answer. */
+ * tell the model the host was allowed but did not answer. The record comes
+ * first: once the reply is out, the command may end and its records be
+ * read before this thread runs again. */
 static void refuse(conn *c, int code, const char *reason, int blocked)
 {
     char text[2048];
     int n;
 
+    if (blocked || code == 502)
+        say_refused(c, blocked ? "blocked" : "unreachable");
     n = snprintf(text, sizeof(text),
                  "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
                  "flemma-sandbox: %s\n",
                  code, reason, strlen(c->why) + 17, c->why);
     if (n > 0)
         fs_write_all(c->client, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
-    if (blocked || code == 502)
-        say_refused(c, blocked ? "blocked" : "unreachable");
 }
 
 /* Reads until the head is whole: 0, or -1 with c->why set. */
