@@ -382,6 +382,7 @@ static const luaL_Reg FUNCTIONS[] = {
     {"getpid", bind_getpid},
     {"can_write", bind_can_write},
     {"stamp", bind_stamp},
+    {"git_hooks_path", bind_git_hooks_path},
     {"sha256", l_sha256},
     {NULL, NULL},
 };

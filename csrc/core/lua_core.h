@@ -50,6 +50,7 @@ int bind_getuid(lua_State *L);
 int bind_getpid(lua_State *L);
 int bind_can_write(lua_State *L);
 int bind_stamp(lua_State *L);
+int bind_git_hooks_path(lua_State *L);
 
 /* lua_cache.c: adds key, watch and environ_hash to the table on top */
 void core_register_cache(lua_State *L);

@@ -1,5 +1,5 @@
 /* The Lua binding of scan.c: find_files, find_names; and node_id,
- * file_type, getuid, getpid, stamp. */
+ * file_type, getuid, getpid, stamp; git_hooks_path (git_config.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fnmatch.h>
@@ -12,6 +12,7 @@
 #include <lua.h>
 
 #include "fd_io.h"
+#include "git_config.h"
 #include "lua_core.h"
 #include "scan.h"
 #include "status.h"
@@ -234,5 +235,27 @@ int bind_fnmatch(lua_State *L)
     if (memchr(pattern, '\0', plen) || memchr(name, '\0', nlen))
         return luaL_argerror(L, memchr(pattern, '\0', plen) ? 1 : 2, "no NUL bytes expected");
     lua_pushboolean(L, fs_name_matches(pattern, name));
+    return 1;
+}
+
+/* git_hooks_path(text) -> the value of core.hooksPath in a git config
+ * file's text, or nil (git_config.h reads it the way git does). */
+int bind_git_hooks_path(lua_State *L)
+{
+    size_t len;
+    const char *text = arg_string(L, 1, "text", &len);
+    fs_buf out;
+    int found = 0;
+
+    fs_buf_init(&out);
+    if (fs_git_hooks_path(text, len, &out, &found) != FS_OK) {
+        fs_buf_free(&out);
+        return luaL_error(L, "git_hooks_path: out of memory");
+    }
+    if (found)
+        lua_pushlstring(L, out.data, out.len);
+    else
+        lua_pushnil(L);
+    fs_buf_free(&out);
     return 1;
 }

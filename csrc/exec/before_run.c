@@ -14,6 +14,7 @@
 #include "beneath.h"
 #include "check_plan.h"
 #include "fd_io.h"
+#include "git_config.h"
 #include "path.h"
 #include "scan.h"
 #include "status.h"
@@ -65,14 +66,156 @@ static int is_listed(const char *path, const fs_vec *list)
     return 0;
 }
 
-/* Every ".git" in the projects now: known to the check after the run, and
- * a folder the plan left writable (made since it was planned) read-only,
- * but the sandbox's own repository's (its config and hooks are bound
- * read-only in front of the helper).
- * A ".git" symlink (a worktree's or a planted one) is followed only to a
- * folder inside the projects; one that leads out of them (~/.ssh, /) is
- * never bound, and said on stderr. */
-static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *opened)
+/* Reads core.hooksPath from git_dir's config files into value (left as
+ * it is where they set none): opened beneath root, no symlink followed. */
+static int hooks_in_config(const char *root, const char *git_dir, fs_buf *value)
+{
+    const char *names[] = {"config", "config.worktree"}; /* the last one counts */
+    size_t i;
+    int rc = FS_OK;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]) && rc == FS_OK; i++) {
+        char file[PATH_MAX];
+        fs_buf text, found_value;
+        int fd, found = 0;
+
+        if (snprintf(file, sizeof(file), "%s/%s", git_dir, names[i]) >= (int)sizeof(file))
+            continue;
+        fd = fs_open_beneath(root, file, O_RDONLY);
+        if (fd < 0)
+            continue;
+        fs_buf_init(&text);
+        fs_buf_init(&found_value);
+        if (fs_pread_append(fd, 0, &text) != 0 && errno == ENOMEM)
+            rc = FS_ENOMEM;
+        close(fd);
+        if (rc == FS_OK && text.len > 0)
+            rc = fs_git_hooks_path(text.data, text.len, &found_value, &found);
+        if (rc == FS_OK && found) {
+            fs_buf_truncate(value, 0);
+            if (fs_buf_append(value, found_value.data, found_value.len) != 0)
+                rc = FS_ENOMEM;
+        }
+        fs_buf_free(&text);
+        fs_buf_free(&found_value);
+    }
+    return rc;
+}
+
+/* The path a core.hooksPath value names: "~/" in the home folder, a
+ * relative one in the work tree (where git runs hooks), normalized. */
+static int hooks_folder(const char *value, const char *work_tree, fs_buf *out, fs_err *err)
+{
+    char joined[PATH_MAX];
+    const char *home = getenv("HOME");
+    int n;
+
+    if (strncmp(value, "~/", 2) == 0 && home && home[0] == '/')
+        n = snprintf(joined, sizeof(joined), "%s/%s", home, value + 2);
+    else if (value[0] == '/')
+        n = snprintf(joined, sizeof(joined), "%s", value);
+    else
+        n = snprintf(joined, sizeof(joined), "%s/%s", work_tree, value);
+    if (n < 0 || n >= (int)sizeof(joined))
+        return FS_EINVAL;
+    return fs_path_normalize(joined, (size_t)n, out, err);
+}
+
+/* The folder core.hooksPath names in a repository the plan did not know
+ * (the user made it since; one the command makes goes to the quarantine):
+ * git on the host runs what is in it. Where it exists it is bound
+ * read-only; where it is missing, the first missing folder on its way is
+ * watched (a "watch" fact, as policy/protect.lua does), so what the
+ * command makes there goes to the quarantine. One in a project that
+ * cannot be opened beneath it without a symlink stops the run. */
+static int plan_new_hooks(const plan *p, const char *git_dir, const char *work_tree, fs_vec *masks, fs_vec *facts,
+                          fs_vec *opened, fs_err *err)
+{
+    fs_buf value, folder;
+    const char *root = fs_outermost_root(git_dir, &p->repos), *hooks_root;
+    struct stat st;
+    int rc = FS_OK, fd;
+
+    fs_buf_init(&value);
+    fs_buf_init(&folder);
+    if (p->user_hooks && fs_buf_append_str(&value, p->user_hooks) != 0)
+        rc = FS_ENOMEM;
+    if (rc == FS_OK && root)
+        rc = hooks_in_config(root, git_dir, &value);
+    if (rc == FS_OK && value.len > 0 && (rc = hooks_folder(value.data, work_tree, &folder, err)) != FS_OK)
+        rc = rc == FS_ENOMEM ? rc : FS_OK; /* a name git could not use either */
+    else if (rc == FS_OK && value.len > 0) {
+        hooks_root = fs_outermost_root(folder.data, &p->repos);
+        hooks_root = hooks_root ? hooks_root : fs_outermost_root(folder.data, &p->visible);
+        if (!hooks_root || fs_path_within_any(folder.data, &p->ro) || fs_path_within_any(folder.data, &p->hidden)) {
+            /* out of the sandbox's reach, or read-only already */
+        } else if (lstat(folder.data, &st) != 0) {
+            char *slash;
+
+            while ((slash = strrchr(folder.data, '/')) != NULL && slash != folder.data) {
+                *slash = '\0';
+                if (lstat(folder.data, &st) == 0) {
+                    *slash = '/';
+                    break;
+                }
+            }
+            rc = push3(facts, "watch", folder.data, NULL);
+        } else if ((fd = fs_open_beneath(hooks_root, folder.data, O_PATH)) >= 0) {
+            rc = bind_opened(fd, folder.data, masks, opened);
+        } else {
+            fs_err_set(err, "the folder core.hooksPath names in %s, %s, cannot be opened without following a symlink",
+                       work_tree, folder.data);
+            rc = FS_EINVAL;
+        }
+    }
+    fs_buf_free(&value);
+    fs_buf_free(&folder);
+    return rc;
+}
+
+/* One ".git" found in the projects now: recorded as known to the check
+ * after the run, and a folder the plan left writable (made since it was
+ * planned) bound read-only, with its hooks folder, but the sandbox's own
+ * repository's (its config and hooks are bound read-only in front of the
+ * helper). A ".git" symlink (a worktree's or a planted one) is followed
+ * only to a folder inside the projects; one that leads out of them (~/.ssh,
+ * /) is never bound, and said on stderr. */
+static int plan_repo(const plan *p, const char *dot_git, size_t *bound, fs_vec *masks, fs_vec *facts, fs_vec *opened,
+                     fs_err *err)
+{
+    char id[48], *real = NULL, work_tree[PATH_MAX];
+    const char *target = dot_git, *root, *slash = strrchr(dot_git, '/');
+    struct stat st;
+    int fd, rc;
+
+    if (fs_node_id(dot_git, id, sizeof(id)) != 0)
+        return FS_OK;
+    rc = push3(facts, "known", id, NULL);
+    if (rc != FS_OK || *bound >= EXEC_REPO_BIND_LIMIT || lstat(target, &st) != 0 || !slash)
+        return rc;
+    snprintf(work_tree, sizeof(work_tree), "%.*s", (int)(slash - dot_git), dot_git);
+    if (S_ISLNK(st.st_mode)) {
+        real = realpath(target, NULL);
+        if (!real)
+            return FS_OK;
+        target = real;
+    }
+    root = fs_outermost_root(target, &p->repos);
+    if (!root) {
+        fprintf(stderr, "flemma-sandbox: %s is a symlink to %s, outside the projects: not followed\n", dot_git, target);
+    } else if (!fs_path_within_any(target, &p->ro) && !fs_path_within_any(target, &p->hidden) &&
+               !is_listed(target, &p->own) && (fd = fs_open_beneath(root, target, O_PATH | O_DIRECTORY)) >= 0) {
+        rc = bind_opened(fd, target, masks, opened);
+        (*bound)++;
+        if (rc == FS_OK)
+            rc = plan_new_hooks(p, target, work_tree, masks, facts, opened, err);
+    }
+    free(real);
+    return rc;
+}
+
+/* Every ".git" in the projects now (plan_repo). */
+static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *opened, fs_err *err)
 {
     fs_vec names, found;
     size_t i, j, bound = 0;
@@ -91,35 +234,8 @@ static int plan_repos(const plan *p, fs_vec *masks, fs_vec *facts, fs_vec *opene
         if (fs_find_names(p->repos.items[i], &names, EXEC_AFTER_RUN_GIT_LIMIT, p->index_dir, &found, &truncated,
                           &scan_err) == FS_ENOMEM)
             rc = FS_ENOMEM;
-        for (j = 0; j < found.len && rc == FS_OK; j++) {
-            char id[48], *real = NULL;
-            const char *target = found.items[j], *root;
-            struct stat st;
-            int fd;
-
-            if (fs_node_id(found.items[j], id, sizeof(id)) != 0)
-                continue;
-            rc = push3(facts, "known", id, NULL);
-            if (rc != FS_OK || bound >= EXEC_REPO_BIND_LIMIT || lstat(target, &st) != 0)
-                continue;
-            if (S_ISLNK(st.st_mode)) {
-                real = realpath(target, NULL);
-                if (!real)
-                    continue;
-                target = real;
-            }
-            root = fs_outermost_root(target, &p->repos);
-            if (!root) {
-                fprintf(stderr, "flemma-sandbox: %s is a symlink to %s, outside the projects: not followed\n",
-                        found.items[j], target);
-            } else if (!fs_path_within_any(target, &p->ro) && !fs_path_within_any(target, &p->hidden) &&
-                       !is_listed(target, &p->own) &&
-                       (fd = fs_open_beneath(root, target, O_PATH | O_DIRECTORY)) >= 0) {
-                rc = bind_opened(fd, target, masks, opened);
-                bound++;
-            }
-            free(real);
-        }
+        for (j = 0; j < found.len && rc == FS_OK; j++)
+            rc = plan_repo(p, found.items[j], &bound, masks, facts, opened, err);
     }
     fs_vec_free(&names);
     fs_vec_free(&found);
@@ -344,7 +460,7 @@ static int plan_sockets(const plan *p, const char *proc_net_unix, fs_vec *masks,
 int exec_before_run(const exec_check_plan *p, const char *proc_net_unix, fs_vec *masks, fs_vec *facts,
                     fs_vec *opened, fs_err *err)
 {
-    int rc = plan_repos(p, masks, facts, opened);
+    int rc = plan_repos(p, masks, facts, opened, err);
 
     if (rc == FS_OK)
         rc = plan_watched(p, masks, facts, opened);

@@ -3,7 +3,8 @@
  * they were when Neovim planned the command (its plan may be cached):
  *   - every ".git" in the projects is recorded as existing at the start
  *     (the check after the run moves only new ones), and a ".git" folder
- *     the plan did not protect is bound read-only;
+ *     the plan did not protect is bound read-only, and so is the folder
+ *     its core.hooksPath names (missing, it is watched);
  *   - a watched path (a protected name that was missing when planned)
  *     that exists now is bound read-only and recorded as present, so the
  *     check after the run leaves it alone;
@@ -28,13 +29,14 @@
  * hidden (hidden already), own (the sandbox's own repositories) and
  * privileged (root in the sandbox keeps root's rights).
  * Appends bwrap options to masks, and to facts the pairs the check after
- * the run reads: "known" DEV:INO, "present" PATH. What lies in a project
+ * the run reads: "known" DEV:INO, "present" PATH, "watch" PATH. What lies in a project
  * is opened beneath it without following symlinks (beneath.h) and bound
  * by descriptor (--ro-bind-fd): those descriptors, left open for bwrap,
  * are listed in opened (decimal text) for the caller to close after it
  * started bwrap. A ".git" symlink that leads out of the projects is never
- * bound. Only memory errors fail; a path that cannot be looked at is
- * passed over. */
+ * bound. Memory errors fail, and (FS_EINVAL, said in err) a new
+ * repository's hooks folder that cannot be opened beneath its project; a
+ * path that cannot be looked at is passed over. */
 int exec_before_run(const exec_check_plan *p, const char *proc_net_unix, fs_vec *masks, fs_vec *facts,
                     fs_vec *opened, fs_err *err);
 

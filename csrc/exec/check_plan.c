@@ -51,6 +51,8 @@ static void set_one(exec_check_plan *p, const char *key, const char *value)
         p->quarantine = value;
     else if (strcmp(key, "index") == 0)
         p->index_dir = value;
+    else if (strcmp(key, "user_hooks") == 0)
+        p->user_hooks = value;
     else if (strcmp(key, "sockets") == 0)
         p->sockets = strcmp(value, "1") == 0;
     else if (strcmp(key, "privileged") == 0)
@@ -79,7 +81,7 @@ void exec_check_plan_init(exec_check_plan *p)
 
     lists_of(p, lists);
     p->mask_at = 0;
-    p->quarantine = p->index_dir = NULL;
+    p->quarantine = p->index_dir = p->user_hooks = NULL;
     p->sockets = p->privileged = p->started = 0;
     p->depth = -1;
     for (i = 0; i < PLAN_LISTS; i++)

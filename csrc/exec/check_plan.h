@@ -24,6 +24,8 @@ typedef struct {
     fs_vec links;           /* link PATH, target PATH: two items each, a protected symlink
                                and its target */
     fs_vec repos;           /* repos ROOT: a project, whose ".git" entries are recorded */
+    const char *user_hooks; /* user_hooks PATH: the user's own core.hooksPath ("~/" expanded;
+                               a relative one is each repository's), or NULL */
     fs_vec own;             /* own ROOT: the sandbox's own repository (clone mode): its ".git"
                                stays writable */
     fs_vec ro;              /* ro PATH: bound read-only by the plan */

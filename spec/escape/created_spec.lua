@@ -201,6 +201,42 @@ describe("escape: names created during a run", function()
     h.sh("rm -rf " .. q(w.proj .. "/.husky"))
   end)
 
+  --- A repository the user makes in a folder the policy already knew (as
+  --- an empty one): the kept policy never saw it, so the helper finds it
+  --- right before the run, with the folder its core.hooksPath names.
+  --- husky does this: `git config core.hooksPath .husky/_`.
+  local function late_repo(hooks_line, make_hooks)
+    h.sh("rm -rf " .. q(w.proj .. "/late") .. " && mkdir " .. q(w.proj .. "/late"))
+    f.attack(w, "true") -- the policy is resolved (and kept) with late empty
+    h.sh("cd " .. q(w.proj .. "/late") .. " && git init -q" .. (make_hooks and " && mkdir -p hooks" or ""))
+    if hooks_line then
+      local config = w.proj .. "/late/.git/config"
+      h.write(config, h.read(config) .. "[core]\n\t" .. hooks_line .. "\n")
+    end
+  end
+  local plant = "mkdir -p late/hooks && printf '#!/bin/sh\\ntouch /tmp/x\\n' > late/hooks/pre-commit"
+
+  it("a repository made after the policy: the folder its core.hooksPath names is read-only", function()
+    -- control: without core.hooksPath the folder is an ordinary one
+    late_repo(nil, true)
+    f.attack(w, plant, { keep_host = true })
+    assert.truthy(h.read(w.proj .. "/late/hooks/pre-commit"))
+    late_repo("hooksPath = hooks", true)
+    local r = f.attack(w, plant)
+    assert.are_not.equal(0, r.code)
+    assert.is_nil(h.read(w.proj .. "/late/hooks/pre-commit"))
+    h.sh("rm -rf " .. q(w.proj .. "/late"))
+  end)
+
+  it("a repository made after the policy: what the command makes at its hooks folder goes to the quarantine", function()
+    late_repo('HooksPath = "hooks"', false)
+    local r = f.attack(w, plant, { keep_host = true })
+    assert.are.equal(0, r.code, r.stderr)
+    assert.is_nil(h.read(w.proj .. "/late/hooks/pre-commit"))
+    assert.truthy(table.concat(f.quarantined(w), "\n"):find(w.proj .. "/late/hooks", 1, true))
+    h.sh("rm -rf " .. q(w.proj .. "/late"))
+  end)
+
   --- Runs cmd in the sandbox in the background; once it has touched
   --- work/started, runs on_host on the host; returns the command's output.
   --- Runs cmd (or the argv given) and, once it has started, on_host: its

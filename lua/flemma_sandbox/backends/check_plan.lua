@@ -24,6 +24,8 @@ local M = {}
 ---@field watch string[] protected paths missing when planned
 ---@field links flemma_sandbox.CheckLink[]
 ---@field repos string[] projects, whose ".git" entries are recorded
+---@field user_hooks string|nil the user's own core.hooksPath: a repository made after the plan
+--- keeps the folder it names (or its own config's) read-only
 ---@field own string[] the sandbox's own repositories (clone mode)
 ---@field ro string[] bound read-only
 ---@field hidden string[] hidden
@@ -121,6 +123,7 @@ function M.of_policy(policy, quarantine, index)
     watch = paths(policy.watched),
     links = links,
     repos = paths(policy.projects),
+    user_hooks = policy.user_hooks,
     own = paths(policy.own_git),
     ro = paths(policy.ro_paths),
     hidden = paths(policy.deny_paths),
@@ -161,6 +164,9 @@ function M.words(plan)
   for _, key in ipairs({ "repos", "own", "ro", "hidden" }) do
     add(key, plan[key])
   end
+  if plan.user_hooks then
+    add("user_hooks", { plan.user_hooks })
+  end
   add("sockets", { plan.sockets and "1" or "0" })
   add("privileged", { plan.privileged and "1" or "0" })
   for _, key in ipairs({ "open", "private", "disk", "visible" }) do
@@ -185,6 +191,7 @@ local FIELDS = {
   "watched",
   "links",
   "projects",
+  "user_hooks",
   "own_git",
   "ro_paths",
   "deny_paths",

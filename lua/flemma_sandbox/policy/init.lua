@@ -42,6 +42,8 @@ M.is_writable = paths.is_writable
 ---@field project_roots string[] the writable folders that are projects (host sockets in them stay reachable)
 ---@field projects string[] project roots where a new ".git" goes to the quarantine (none without the ".git/" rule)
 ---@field repos_truncated string[] projects with too many ".git" to protect each
+---@field user_hooks string|nil the user's own core.hooksPath, for a repository the helper finds
+--- new right before a run (policy/repos.lua)
 ---@field pins string[] folders above protected paths, bound onto themselves so they cannot be renamed
 ---@field hidden flemma_sandbox.Rule[] why each hidden path is hidden
 ---@field allow_sockets string[] allow_sockets, resolved: host sockets left reachable
@@ -217,6 +219,7 @@ local function resolve_fresh(policy, bufnr, looked, others)
     project_roots = projects,
     projects = git_rule and projects or {},
     repos_truncated = found.truncated,
+    user_hooks = found.user_hooks,
     pins = protect.pins(protected, rw),
     hidden = hidden,
     allow_sockets = allow_sockets,

@@ -30,8 +30,8 @@ local function linked_gitdirs(dot_git)
   return dirs
 end
 
---- core.hooksPath from one git config file, or nil. Enough of git's
---- format for this key: a "[core]" section, "hooksPath = value".
+--- core.hooksPath from one git config file, or nil: read the way git
+--- reads it (csrc/shared/git_config.c, which the helper uses too).
 ---@param file string
 ---@return string|nil
 local function hooks_path_in(file)
@@ -39,19 +39,9 @@ local function hooks_path_in(file)
   if not f then
     return nil
   end
-  local section, found = nil, nil
-  for line in f:lines() do
-    local name = line:match("^%s*%[%s*([%w%.%-]+)")
-    if name then
-      section = name:lower()
-    end
-    local value = section == "core" and line:match("^%s*[hH][oO][oO][kK][sS][pP][aA][tT][hH]%s*=%s*(.-)%s*$")
-    if value and value ~= "" then
-      found = value:gsub('^"(.*)"$', "%1") -- the last one wins, as in git
-    end
-  end
+  local text = f:read("*a") or ""
   f:close()
-  return found
+  return core.git_hooks_path(text)
 end
 
 --- No repositories (the ".git/" rule removed from deny_write).
@@ -66,6 +56,8 @@ M.REPO_LIMIT = 1000
 ---@field protect flemma_sandbox.Rule[] git folders and hook folders to keep read-only
 ---@field truncated string[] projects whose search stopped early
 ---@field configs string[] the git config files read (for core.hooksPath)
+---@field user_hooks string|nil the user's own core.hooksPath ("~/" expanded; a relative one
+--- is each repository's): the helper protects it in a repository made after the plan
 
 --- Every repository in the projects: each ".git" at any depth (nested
 --- repositories, submodules, vendored clones), the real gitdir and common
@@ -85,6 +77,8 @@ function M.find(projects)
     user_hooks = file and hooks_path_in(file) or user_hooks
     out.configs[#out.configs + 1] = file
   end
+  user_hooks = user_hooks and user_hooks:gsub("^~/", (home or "~") .. "/")
+  out.user_hooks = user_hooks
   -- the same index the helper keeps for its own ".git" scans: a resolution
   -- after a run looks at each folder once (fstat) instead of reading it
   local index_dir = surroundings.state_dir("index")

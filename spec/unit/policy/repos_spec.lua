@@ -104,6 +104,37 @@ describe("policy.repos", function()
     assert.are.same({ home .. "/.gitconfig", home .. "/.config/git/config" }, found.configs)
   end)
 
+  it("reads core.hooksPath the way git does (git config --get is the oracle)", function()
+    local core = require("flemma_sandbox.core")
+    local texts = {
+      "[core]\n\thooksPath = hooks\n",
+      '[core] hooksPath = "a b" ; a comment\n', -- a variable on the header's line
+      "[Core]\nHOOKSPATH=x\\\ny\n", -- a continued line
+      '[core "x"]\nhooksPath = not-core\n',
+      "[core.x]\nhooksPath = not-core\n[core]\n  hooksPath =  spaced  out  # c\n",
+      "[core]\nfoo = a\\\nhooksPath = part-of-foo\n",
+      '[core]\nhooksPath = "q\\"t\\\\" \n',
+      '[core]\nhooksPath = a" b "c\n',
+      "[core]\nhooksPath = first\n[alias]\nhooksPath = alias\n[core]\nhooksPath = last\n",
+      "[alias]\n\tx = !echo [core] hooksPath = no\n",
+    }
+    for _, text in ipairs(texts) do
+      local file = dir .. "/gitconfig"
+      h.write(file, text)
+      local p = io.popen("git config -f " .. h.shell_quote(file) .. " --get core.hooksPath")
+      local want = p:read("*a"):gsub("\n$", "")
+      p:close()
+      assert.are.equal(want ~= "" and want or nil, core.git_hooks_path(text), text)
+    end
+  end)
+
+  it("keeps the user's core.hooksPath for the helper (a repository made after the plan)", function()
+    h.write(home .. "/.gitconfig", "[core]\nhooksPath = ~/githooks\n")
+    assert.are.equal(home .. "/githooks", repos.find({ project }).user_hooks)
+    h.write(home .. "/.gitconfig", "[core]\nhooksPath = .husky\n")
+    assert.are.equal(".husky", repos.find({ project }).user_hooks)
+  end)
+
   it("reads config.worktree over config", function()
     h.write(project .. "/.git/config", "[core]\nhooksPath = /from-config\n")
     h.write(project .. "/.git/config.worktree", "[core]\nhooksPath = /from-worktree\n")
