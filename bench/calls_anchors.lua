@@ -245,6 +245,45 @@ function M.wire_row(repo, argv)
   }
 end
 
+--- The floors of a cold call (no chat), cut from its own wrapped argv:
+--- its bwrap argv alone with `true` (the mounts and namespaces), and with
+--- the init program (seccomp, limits) but no host program. What the full
+--- call costs above the second is the host program's: its start, the
+--- checks before the run (the .git scan, watched names, host sockets,
+--- secret files) and after it.
+---@param argv string[] sandbox.wrapper(nil)({ "true" })
+---@return table[] rows
+function M.cold_floor_rows(argv)
+  local from, init_at = nil, nil
+  for i, word in ipairs(argv) do
+    if word == "bwrap" and not from then
+      from = i
+    elseif from and not init_at and word:match("/flemma%-sandbox%-init$") then
+      init_at = i
+    end
+  end
+  assert(from and init_at, "a cold call's argv has bwrap and the init program")
+  -- bwrap's "--" stands right before the init program
+  local bwrap_only = vim.list_extend(vim.list_slice(argv, from, init_at - 1), { "true" })
+  local with_init = vim.list_slice(argv, from)
+  return {
+    {
+      label = "  its bwrap argv alone, `true` (no init, no host program)",
+      goal_text = "(floor)",
+      fn = function()
+        M.run(bwrap_only)
+      end,
+    },
+    {
+      label = "  its bwrap argv and the init program (no host program)",
+      goal_text = "(floor)",
+      fn = function()
+        M.run(with_init)
+      end,
+    },
+  }
+end
+
 --- Binds n unix sockets in a new folder of /tmp (where desktop programs
 --- keep theirs) with spec/support/hold_sockets.lua; returns the stop
 --- function (nothing to stop for 0).

@@ -133,6 +133,9 @@ local function small_project()
     else
       print("floor rows skipped: bench/floor is built on x86-64 with a static C library only")
     end
+    for _, row in ipairs(anchors_of.cold_floor_rows(sandbox.wrapper(nil)({ "true" }))) do
+      rows[#rows + 1] = row
+    end
     local results, anchor_ms = anchors_of.rounds(rows, anchors)
     anchors_of.print(string.format("a 1-file project, %d host sockets", sockets), results, anchors, anchor_ms)
     print_policy(project)
