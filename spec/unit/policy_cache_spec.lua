@@ -66,6 +66,24 @@ describe("core.watch", function()
     assert.matches("closed", select(2, pcall(w.events, w)))
   end)
 
+  it("with entries_only, tells of entries, not of its own attributes; added again, keeps both", function()
+    local w = assert(core.watch())
+    local wd = assert(w:add(dir, true))
+    h.sh("chmod 700 " .. dir)
+    assert.is_nil((w:events()), "entries only: a chmod of the folder itself is not told")
+    h.sh("touch " .. dir .. "/new")
+    assert.are.same({ wd, "new" }, w:events())
+    -- control: the whole watch tells of the chmod
+    assert.are.equal(wd, w:add(dir))
+    h.sh("chmod 755 " .. dir)
+    assert.are.same({ wd, "" }, w:events())
+    -- an entries-only add of a path watched whole keeps what it had
+    assert.are.equal(wd, w:add(dir, true))
+    h.sh("chmod 700 " .. dir)
+    assert.are.same({ wd, "" }, w:events())
+    w:close()
+  end)
+
   it("environ_hash is one value for one environment", function()
     assert.are.equal(core.environ_hash(), core.environ_hash())
     assert.matches("^%x+$", core.environ_hash())
@@ -124,6 +142,43 @@ describe("policy cache", function()
     cache.put("k", { dir .. "/a/b/c" }, resolved, {})
     h.sh("mv " .. dir .. "/a " .. dir .. "/moved && mkdir -p " .. dir .. "/a/b")
     assert.is_nil(cache.get("k"), "a folder above it renamed away")
+  end)
+
+  --- The inotify masks this process watches each inode with, by inode
+  --- number (/proc/self/fdinfo of every inotify descriptor).
+  local function watched_masks()
+    local masks = {}
+    local proc = "/proc/" .. core.getpid() -- this process's, not the shell's that lists them
+    for fd in io.popen("ls " .. proc .. "/fd"):lines() do
+      local f = io.open(proc .. "/fdinfo/" .. fd)
+      for line in (f and f:lines() or function() end) do
+        local ino, mask = line:match("^inotify wd:%x+ ino:(%x+) .* mask:(%x+)")
+        if ino then
+          masks[tonumber(ino, 16)] = bit.bor(masks[tonumber(ino, 16)] or 0, tonumber(mask, 16))
+        end
+      end
+      if f then
+        f:close()
+      end
+    end
+    return masks
+  end
+
+  it("watches a folder on the way outside the projects for its entries only, the projects whole", function()
+    local IN_MODIFY, IN_CREATE = 0x2, 0x100
+    local ino = function(path)
+      return tonumber(h.capture("stat -c %i " .. path))
+    end
+    h.sh("mkdir -p " .. dir .. "/proj/sub")
+    cache.put("k", { dir .. "/proj/sub/.envrc", dir .. "/proj/" }, resolved, {}, { dir .. "/proj" })
+    local masks = watched_masks()
+    local outside, top, inside = masks[ino(dir)], masks[ino(dir .. "/proj")], masks[ino(dir .. "/proj/sub")]
+    assert.is_truthy(outside and top and inside, "each is watched")
+    assert.are.equal(IN_CREATE, bit.band(outside, IN_CREATE))
+    -- with IN_MODIFY the kernel would mark every cached entry of the folder at its first watch
+    assert.are.equal(0, bit.band(outside, IN_MODIFY), "a folder on the way, outside the projects")
+    assert.are.equal(IN_MODIFY, bit.band(top, IN_MODIFY), "the project's top")
+    assert.are.equal(IN_MODIFY, bit.band(inside, IN_MODIFY), "a folder in the project")
   end)
 
   it("falls back to stamps for a path inotify cannot watch", function()

@@ -146,6 +146,19 @@ local function drain()
   end
 end
 
+--- Whether path is one of tops or lies in one.
+---@param path string
+---@param tops table<string, boolean>
+---@return boolean
+local function in_a_top(path, tops)
+  for top in pairs(tops) do
+    if path == top or core.is_within(path, top) then
+      return true
+    end
+  end
+  return false
+end
+
 --- Watches what a resolution looked at for key: for each path, every
 --- folder above it (told when the next step of the path comes or goes),
 --- and a "/"-ended path itself (told when anything in it changes; for a
@@ -161,14 +174,20 @@ local function watch(key, looked, tops)
   if not watcher then
     return false
   end
-  local added = {}
+  local added, whole_added = {}, {}
   --- The watch descriptor; false for a missing path (the folder above it
-  --- is watched for it to come); nil when it cannot be watched.
-  local function add(path)
-    if added[path] == nil then
-      local wd, _, reason = watcher:add(path)
+  --- is watched for it to come); nil when it cannot be watched. A folder
+  --- on the way to a path outside the projects is told of its entries
+  --- only (core.watch: a first watch for its entries' own changes costs a
+  --- pass over every cached entry, tens of ms for a busy /tmp); a path
+  --- watched whole, or one in a project, of its own changes too (a
+  --- folder's mode decides what a command could make in it).
+  local function add(path, whole)
+    whole = whole or in_a_top(path, tops)
+    if added[path] == nil or (whole and not whole_added[path] and added[path]) then
+      local wd, _, reason = watcher:add(path, not whole)
       if wd then
-        added[path] = wd
+        added[path], whole_added[path] = wd, whole or whole_added[path]
       elseif reason == "ENOENT" or reason == "ENOTDIR" then
         added[path] = false
       else
@@ -205,7 +224,7 @@ local function watch(key, looked, tops)
     end
     if whole then
       local top = path == "" and "/" or path
-      local wd = add(top)
+      local wd = add(top, true)
       if wd == nil then
         return false
       elseif wd then
