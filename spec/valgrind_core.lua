@@ -13,6 +13,9 @@ for i = 1, 200 do
   c.dedupe({ "/tmp", "/tmp/x", "/a\0" })
   c.dedupe({ "/tmp", "/tmp/x" })
   c.sha256(string.rep("x", i))
+  c.git_hooks_path('[core] hooksPath = "a\\"b" ; c\n[core "x"]\nhooksPath = y\\\n' .. string.rep("z", i))
+  c.git_hooks_path("[core\n\\")
+  pcall(c.git_hooks_path, i)
   pcall(c.sha256, i)
   c.bwrap_argv({
     rw_paths = { "/tmp", "/nope" },
