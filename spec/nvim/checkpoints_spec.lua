@@ -137,6 +137,22 @@ describe("direct mode's checkpoints", function()
     assert.are.equal("one\n", h.read(empty .. "/one.txt"))
   end)
 
+  it("keeps taking them with a nested repository made by `git init` that has no commit yet", function()
+    -- git add -A refuses such a folder ("does not have a commit checked
+    -- out"); a nested repository's files are never in a checkpoint anyway
+    -- (one with a commit is recorded as that commit)
+    h.sh("cd " .. h.shell_quote(proj) .. " && git init -q late && echo mine > late/f.txt")
+    local bufnr = n.open_chat(proj .. "/a.chat", { "@You:", "hi" })
+    local before = h.read(proj .. "/notes.txt")
+    local r = n.run_tool("bash", { command = "rm notes.txt && echo gone" }, { bufnr = bufnr, approved = true })
+    assert.are.equal("gone", vim.trim(r.output or r.stdout or ""), vim.inspect(r))
+    assert.is_nil(h.read(proj .. "/notes.txt"), "control: the call removed it")
+    local said, ok = undo(bufnr)
+    assert.is_true(ok, said)
+    assert.are.equal(before, h.read(proj .. "/notes.txt"), said)
+    assert.are.equal("mine\n", h.read(proj .. "/late/f.txt"), "the nested repository's files are left as they are")
+  end)
+
   it("takes one per call when calls run at once, and keeps sandboxes.max_checkpoints", function()
     sandbox.setup({
       backend = "bwrap",

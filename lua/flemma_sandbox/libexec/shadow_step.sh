@@ -30,6 +30,21 @@ cd "$top"
 # one step at a time per store, also across Neovims with the same chat
 exec 9>>"$store/lock"
 flock 9
+# A nested repository with no commit yet (`git init` and nothing more):
+# git add refuses it, as it records a nested repository only as its
+# commit. Its folder goes to the store's exclude file; no nested
+# repository's files are in a checkpoint anyway. rev-parse runs no hook.
+exclude_unborn_repos() {
+  g ls-files -z -o --directory --exclude-standard -- "$rel" | tr '\0' '\n' | while IFS= read -r d; do
+    case $d in */) ;; *) continue ;; esac
+    [ -e "$top/$d.git" ] || continue
+    if ! (unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
+      git -C "$top/$d" -c core.fsmonitor=false -c core.hooksPath=/dev/null \
+        rev-parse -q --verify 'HEAD^{commit}' >/dev/null 2>&1); then
+      printf '/%s\n' "$d" >>"$store/info/exclude"
+    fi
+  done
+}
 snapshot() {
   if [ ! -f "$store/index" ] && [ -f "$top/.git/index" ]; then
     # the project's index: its stat data saves hashing every tracked file
@@ -39,7 +54,10 @@ snapshot() {
   # secret files are as ignored: never in a checkpoint, tracked or not
   cp "$store/secrets" "$store/info/exclude"
   g ls-files -z -i -c --exclude-from="$store/secrets" -- "$rel" | g update-index -z --force-remove --stdin
-  g add -A --ignore-errors -- "$rel" >/dev/null 2>&1 || g add -A --ignore-errors -- "$rel" >/dev/null
+  if ! g add -A --ignore-errors -- "$rel" >/dev/null 2>&1; then
+    exclude_unborn_repos
+    g add -A --ignore-errors -- "$rel" >/dev/null
+  fi
   g write-tree
 }
 newest() { # the number of the newest ref under $1, 0 when none
