@@ -117,6 +117,10 @@ describe("policy.repos", function()
       '[core]\nhooksPath = a" b "c\n',
       "[core]\nhooksPath = first\n[alias]\nhooksPath = alias\n[core]\nhooksPath = last\n",
       "[alias]\n\tx = !echo [core] hooksPath = no\n",
+      "\239\187\191[core]\n\thooksPath = after-a-bom\n", -- git skips a UTF-8 BOM
+      "[core]\n\thooksPath = \fform-feed\n", -- '\f' and '\v' are no blanks to git
+      "[core]\n\thooksPath = \vtab\v\n",
+      "[core]\n\thooksPath = cr\\\r\nlf\n", -- a continued line ending "\r\n"
     }
     for _, text in ipairs(texts) do
       local file = dir .. "/gitconfig"
