@@ -105,9 +105,10 @@ M.REPO_LIMIT = 1000
 function M.find(projects)
   local out = { dot_gits = {}, protect = {}, truncated = {}, configs = {} }
   local home = surroundings.getenv("HOME")
+  -- in git's order: ~/.gitconfig is read last, its value wins
   local user_configs = {
-    home and (home .. "/.gitconfig"),
     (surroundings.getenv("XDG_CONFIG_HOME") or (home or "") .. "/.config") .. "/git/config",
+    home and (home .. "/.gitconfig"),
   }
   local user_hooks
   for _, file in ipairs(user_configs) do
