@@ -80,11 +80,30 @@ static int covers_a_mount(const plan *p, const char *dir, const fs_vec *masks)
            holds_any(dir, &p->visible);
 }
 
+/* Whether dir is writable in the sandbox: the innermost folder bound
+ * from the host that holds it is a writable one (a project or an rw_path),
+ * not one shown read-only. */
+static int writable_here(const plan *p, const char *dir)
+{
+    size_t i, len = strlen(dir), best = 0;
+    const char *root = NULL;
+
+    for (i = 0; i < p->visible.len; i++) {
+        size_t n = strlen(p->visible.items[i]);
+
+        if (n >= best && fs_path_is_within(dir, len, p->visible.items[i], n)) {
+            root = p->visible.items[i];
+            best = n;
+        }
+    }
+    return root && (is_listed(root, &p->disk) || is_listed(root, &p->repos));
+}
+
 /* Pins the folders between base and the hooks folder (both left out):
  * each bound writable onto itself, a mount point, which cannot be renamed,
  * as policy/protect.lua's pins: else `mv .husky .husky-old` and a fresh
  * .husky/_ would get round the read-only hooks folder. A folder whose bind
- * would cover another mount stops the run. */
+ * would cover another mount stops the run; a read-only one needs none. */
 static int pin_above(const plan *p, const char *root, const char *base, const char *folder, fs_vec *masks,
                      fs_vec *opened, fs_err *err)
 {
@@ -99,6 +118,8 @@ static int pin_above(const plan *p, const char *root, const char *base, const ch
             break;
         at = (size_t)(next - folder);
         snprintf(dir, sizeof(dir), "%.*s", (int)at, folder);
+        if (!writable_here(p, dir))
+            continue; /* read-only: it cannot be renamed */
         if (covers_a_mount(p, dir, masks) || (fd = fs_open_beneath(root, dir, O_PATH | O_DIRECTORY)) < 0) {
             fs_err_set(err, "%s, above the folder core.hooksPath names, %s, cannot be pinned", dir, folder);
             return FS_EINVAL;

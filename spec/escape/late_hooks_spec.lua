@@ -94,4 +94,25 @@ describe("escape: the hooks folder of a repository made after the policy", funct
     assert.is_false(host_commit_runs_hook())
     h.sh("rm -rf " .. q(w.proj .. "/late"))
   end)
+
+  it("a hooks folder in a folder shown read-only: nothing above it becomes writable", function()
+    -- the user's own core.hooksPath, deep in a home_allow entry
+    local shown = w.home .. "/.config/flemma-late"
+    h.sh("mkdir -p " .. q(shown .. "/git/hooks"))
+    f.policy({ home_allow = { "~/.config/flemma-late" } })
+    local user_config = w.home .. "/.gitconfig"
+    h.write(user_config, "[core]\n\thooksPath = " .. shown .. "/git/hooks\n")
+    h.sh("rm -rf " .. q(w.proj .. "/late") .. " && mkdir " .. q(w.proj .. "/late"))
+    f.attack(w, "true")
+    h.sh("cd " .. q(w.proj .. "/late") .. " && git init -q")
+    -- control: the shown folder is there in the sandbox, and read-only
+    local r = f.attack(w, "ls " .. q(shown) .. " && touch " .. q(shown .. "/x"), { keep_host = true })
+    assert.matches("git", r.stdout)
+    assert.matches("Read%-only file system", r.stderr)
+    r = f.attack(w, "touch " .. q(shown .. "/git/config"), { keep_host = true })
+    os.remove(user_config)
+    assert.matches("Read%-only file system", r.stderr)
+    assert.is_nil(h.read(shown .. "/git/config"))
+    h.sh("rm -rf " .. q(w.proj .. "/late") .. " " .. q(shown))
+  end)
 end)
