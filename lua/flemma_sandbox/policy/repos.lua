@@ -53,7 +53,7 @@ end
 --- as its own: one in a writable folder is code git on the host runs.
 ---@param file string
 ---@param home string|nil
----@param out string[] appended to
+---@param out table appended to (a list), and each path as a key
 ---@param depth? integer
 local function includes_of(file, home, out, depth)
   depth = depth or 10
@@ -73,8 +73,8 @@ local function includes_of(file, home, out, depth)
     if value and value ~= "" then
       value = value:gsub("^~/", (home or "~") .. "/")
       local path = core.resolve(value, file:match("^(.*)/[^/]+$") or "/")
-      if path then
-        out[#out + 1] = path
+      if path and not out[path] then
+        out[#out + 1], out[path] = path, true -- each file read once: no loop, no blow-up
         includes_of(path, home, out, depth - 1)
       end
     end

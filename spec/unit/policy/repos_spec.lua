@@ -151,6 +151,17 @@ describe("policy.repos", function()
     assert.are.equal(".husky", repos.find({ project }).user_hooks)
   end)
 
+  it("protects the files a git config includes, each read once", function()
+    h.write(project .. "/.git/config", "[include]\n\tpath = ../shared.inc\n")
+    -- a file that includes itself many times (left by a command before the
+    -- include was set) is read once, not 50^10 times
+    local loop = string.rep("[include]\n\tpath = shared.inc\n", 50)
+    h.write(project .. "/shared.inc", loop .. '[includeIf "gitdir:/elsewhere/"]\n\tpath = "~/team.inc" ; c\n')
+    local rules = by_path(repos.find({ project }))
+    assert.are.equal("a file the git config of " .. project .. " includes", rules[project .. "/shared.inc"])
+    assert.are.equal("a file the git config of " .. project .. " includes", rules[home .. "/team.inc"])
+  end)
+
   it("reads config.worktree over config", function()
     h.write(project .. "/.git/config", "[core]\nhooksPath = /from-config\n")
     h.write(project .. "/.git/config.worktree", "[core]\nhooksPath = /from-worktree\n")
