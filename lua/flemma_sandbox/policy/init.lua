@@ -187,8 +187,13 @@ local function resolve_fresh(policy, bufnr, looked, others)
     git_rule = git_rule or entry == ".git/"
   end
   local found = git_rule and repos.find(projects) or repos.NONE
-  local protected, watched, links = protect.protected(policy, expand, rw, chat_files, chat_real, projects, found)
+  local protected, watched, links, unwritable =
+    protect.protected(policy, expand, rw, chat_files, chat_real, projects, found)
   resolution.note_looked(looked, listed, projects, { protected, watched, links, hidden }, found, chat_file)
+  for _, folder in ipairs(unwritable) do
+    -- its own changes too (a chmod that lets a command make the path there)
+    looked[#looked + 1] = folder == "/" and "/" or folder .. "/"
+  end
   resolution.note_rule_paths(looked, deny_write, projects, chat_files)
   local deny, ro = {}, {}
   for _, h in ipairs(hidden) do

@@ -259,6 +259,8 @@ end
 ---@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
 ---@param repos? flemma_sandbox.Repos repos.find(projects), or none
 ---@return flemma_sandbox.Rule[] protected, flemma_sandbox.Rule[] watched, flemma_sandbox.Link[] links
+---@return string[] unwritable the folders a missing path is not watched in, since the user cannot
+--- write to them: their mode decides it (the policy cache watches their own changes)
 function M.protected(policy, expand, rw, chat_files, own_chat, projects, repos)
   local candidates = {}
   for _, file in ipairs(chat_files or {}) do
@@ -296,7 +298,7 @@ function M.protected(policy, expand, rw, chat_files, own_chat, projects, repos)
   for _, r in ipairs((repos or repos_mod.NONE).protect) do
     candidates[#candidates + 1] = r
   end
-  local protected, watched, seen = {}, {}, {}
+  local protected, watched, seen, unwritable = {}, {}, {}, {}
   local links = M.links(candidates, rw)
   for _, c in ipairs(candidates) do
     local real = c.path and core.resolve(c.path, "/")
@@ -319,11 +321,13 @@ function M.protected(policy, expand, rw, chat_files, own_chat, projects, repos)
           -- a missing path in a folder we cannot write to cannot appear
           -- from inside the sandbox either
           watched[#watched + 1] = { path = real, rule = c.rule, dir = c.dir }
+        else
+          unwritable[#unwritable + 1] = parent == "" and "/" or parent
         end
       end
     end
   end
-  return protected, watched, links
+  return protected, watched, links, unwritable
 end
 
 return M
