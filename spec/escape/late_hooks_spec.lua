@@ -115,4 +115,23 @@ describe("escape: the hooks folder of a repository made after the policy", funct
     assert.is_nil(h.read(shown .. "/git/config"))
     h.sh("rm -rf " .. q(w.proj .. "/late") .. " " .. q(shown))
   end)
+
+  it("a repository the policy knew: a symlink in place of the folder above its missing hooks folder", function()
+    local swap = "rm -rf late/tools && " .. plant("elsewhere/hooks") .. " && ln -s elsewhere late/tools"
+    local function known_repo()
+      h.sh("rm -rf " .. q(w.proj .. "/late") .. " && mkdir " .. q(w.proj .. "/late"))
+      h.sh("cd " .. q(w.proj .. "/late") .. " && git init -q && mkdir tools")
+      local config = w.proj .. "/late/.git/config"
+      h.write(config, h.read(config) .. "[core]\n\thooksPath = tools/hooks\n")
+      f.policy() -- resolved again, with the repository in it
+    end
+    -- control: on the host the symlink makes git run the plant
+    known_repo()
+    h.sh("cd " .. q(w.proj) .. " && bash -c " .. q(swap))
+    assert.is_true(host_commit_runs_hook())
+    known_repo()
+    f.attack(w, swap, { keep_host = true })
+    assert.is_false(host_commit_runs_hook())
+    h.sh("rm -rf " .. q(w.proj .. "/late"))
+  end)
 end)

@@ -225,7 +225,7 @@ local function resolve_fresh(policy, bufnr, looked, others)
     projects = git_rule and projects or {},
     repos_truncated = found.truncated,
     user_hooks = found.user_hooks,
-    pins = protect.pins(protected, rw),
+    pins = protect.pins(protected, rw, watched),
     hidden = hidden,
     allow_sockets = allow_sockets,
     secret_scan = protect.secret_scan(policy, projects),

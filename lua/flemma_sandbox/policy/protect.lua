@@ -195,16 +195,24 @@ function M.hidden(policy, expand, rw, skipped, out_of_view)
   return out
 end
 
---- The folders between a writable root and each protected path. Binding
---- each onto itself makes it a mount point, which cannot be renamed or
---- removed: else `mv .git .git-old` and a fresh .git/hooks would get round
---- the protection of the old one.
+--- The folders between a writable root and each protected or watched
+--- path. Binding each onto itself makes it a mount point, which cannot be
+--- renamed or removed: else `mv .git .git-old` and a fresh .git/hooks would
+--- get round the protection of the old one, and a symlink put in place of
+--- the folder above a watched path (tools/ of a missing tools/hooks) would
+--- lead the name elsewhere, where the check after the run does not follow.
 ---@param protected flemma_sandbox.Rule[]
 ---@param rw string[]
+---@param watched? flemma_sandbox.Rule[]
 ---@return string[]
-function M.pins(protected, rw)
-  local out, seen = {}, {}
-  for _, p in ipairs(protected) do
+function M.pins(protected, rw, watched)
+  local out, seen, all = {}, {}, {}
+  for _, list in ipairs({ protected, watched or {} }) do
+    for _, p in ipairs(list) do
+      all[#all + 1] = p
+    end
+  end
+  for _, p in ipairs(all) do
     local root
     for _, r in ipairs(rw) do
       if core.is_within(p.path, r) and (not root or #r > #root) then
