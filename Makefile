@@ -152,7 +152,7 @@ valgrind: $(CORE) $(CLI)
 # libFuzzer targets (clang): make fuzz FUZZ_RUNS=10000000
 FUZZ_RUNS ?= 1000000
 FUZZ_CORE = csrc/shared/buf.c csrc/shared/path.c csrc/shared/beneath.c csrc/shared/fd_io.c csrc/shared/scan.c csrc/shared/tree_index.c \
-	csrc/shared/net_rules.c csrc/shared/git_config.c csrc/core/expand.c csrc/core/bwrap.c csrc/exec/after_run.c csrc/exec/before_run.c csrc/exec/check_plan.c csrc/exec/live_wire.c \
+	csrc/shared/net_rules.c csrc/shared/git_config.c csrc/core/expand.c csrc/core/bwrap.c csrc/exec/after_run.c csrc/exec/before_run.c csrc/exec/hooks_folder.c csrc/exec/check_plan.c csrc/exec/live_wire.c \
 	csrc/proxy/tls_hello.c \
 	csrc/cli/cli_plan.c csrc/cli/term_filter.c
 FUZZ_FLAGS = -std=c99 -g -O1 -Icsrc/shared -Icsrc/core -Icsrc/exec -Icsrc/proxy -Icsrc/cli -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

@@ -14,7 +14,7 @@
 #include "beneath.h"
 #include "check_plan.h"
 #include "fd_io.h"
-#include "git_config.h"
+#include "hooks_folder.h"
 #include "path.h"
 #include "scan.h"
 #include "status.h"
@@ -66,59 +66,76 @@ static int is_listed(const char *path, const fs_vec *list)
     return 0;
 }
 
-/* Reads core.hooksPath from git_dir's config files into value (left as
- * it is where they set none): opened beneath root, no symlink followed. */
-static int hooks_in_config(const char *root, const char *git_dir, fs_buf *value)
+/* Whether a mount planned already (an absolute destination in masks), or
+ * one of the plan's own (read-only, hidden, private, shown), lies in dir:
+ * a bind of dir from the host, after it, would cover it. */
+static int covers_a_mount(const plan *p, const char *dir, const fs_vec *masks)
 {
-    const char *names[] = {"config", "config.worktree"}; /* the last one counts */
-    size_t i;
-    int rc = FS_OK;
+    size_t i, len = strlen(dir);
 
-    for (i = 0; i < sizeof(names) / sizeof(names[0]) && rc == FS_OK; i++) {
-        char file[PATH_MAX];
-        fs_buf text, found_value;
-        int fd, found = 0;
-
-        if (snprintf(file, sizeof(file), "%s/%s", git_dir, names[i]) >= (int)sizeof(file))
-            continue;
-        fd = fs_open_beneath(root, file, O_RDONLY);
-        if (fd < 0)
-            continue;
-        fs_buf_init(&text);
-        fs_buf_init(&found_value);
-        if (fs_pread_append(fd, 0, &text) != 0 && errno == ENOMEM)
-            rc = FS_ENOMEM;
-        close(fd);
-        if (rc == FS_OK && text.len > 0)
-            rc = fs_git_hooks_path(text.data, text.len, &found_value, &found);
-        if (rc == FS_OK && found) {
-            fs_buf_truncate(value, 0);
-            if (fs_buf_append(value, found_value.data, found_value.len) != 0)
-                rc = FS_ENOMEM;
-        }
-        fs_buf_free(&text);
-        fs_buf_free(&found_value);
-    }
-    return rc;
+    for (i = 0; i < masks->len; i++)
+        if (masks->items[i][0] == '/' && fs_path_is_within(masks->items[i], strlen(masks->items[i]), dir, len))
+            return 1;
+    return holds_any(dir, &p->ro) || holds_any(dir, &p->hidden) || holds_any(dir, &p->private_dirs) ||
+           holds_any(dir, &p->visible);
 }
 
-/* The path a core.hooksPath value names: "~/" in the home folder, a
- * relative one in the work tree (where git runs hooks), normalized. */
-static int hooks_folder(const char *value, const char *work_tree, fs_buf *out, fs_err *err)
+/* Whether dir is writable in the sandbox: the innermost folder bound
+ * from the host that holds it is a writable one (a project or an rw_path),
+ * not one shown read-only. */
+static int writable_here(const plan *p, const char *dir)
 {
-    char joined[PATH_MAX];
-    const char *home = getenv("HOME");
-    int n;
+    size_t i, len = strlen(dir), best = 0;
+    const char *root = NULL;
 
-    if (strncmp(value, "~/", 2) == 0 && home && home[0] == '/')
-        n = snprintf(joined, sizeof(joined), "%s/%s", home, value + 2);
-    else if (value[0] == '/')
-        n = snprintf(joined, sizeof(joined), "%s", value);
-    else
-        n = snprintf(joined, sizeof(joined), "%s/%s", work_tree, value);
-    if (n < 0 || n >= (int)sizeof(joined))
-        return FS_EINVAL;
-    return fs_path_normalize(joined, (size_t)n, out, err);
+    for (i = 0; i < p->visible.len; i++) {
+        size_t n = strlen(p->visible.items[i]);
+
+        if (n >= best && fs_path_is_within(dir, len, p->visible.items[i], n)) {
+            root = p->visible.items[i];
+            best = n;
+        }
+    }
+    return root && (is_listed(root, &p->disk) || is_listed(root, &p->repos));
+}
+
+/* Pins the folders between base and the hooks folder (both left out):
+ * each bound writable onto itself, a mount point, which cannot be renamed,
+ * as policy/protect.lua's pins: else `mv .husky .husky-old` and a fresh
+ * .husky/_ would get round the read-only hooks folder. A folder whose bind
+ * would cover another mount stops the run; a read-only one needs none. */
+static int pin_above(const plan *p, const char *root, const char *base, const char *folder, fs_vec *masks,
+                     fs_vec *opened, fs_err *err)
+{
+    size_t at = strlen(base);
+    int rc = FS_OK, fd;
+
+    while (rc == FS_OK) {
+        char dir[PATH_MAX];
+        const char *next = strchr(folder + at + 1, '/');
+
+        if (!next)
+            break;
+        at = (size_t)(next - folder);
+        snprintf(dir, sizeof(dir), "%.*s", (int)at, folder);
+        if (!writable_here(p, dir))
+            continue; /* read-only: it cannot be renamed */
+        if (covers_a_mount(p, dir, masks) || (fd = fs_open_beneath(root, dir, O_PATH | O_DIRECTORY)) < 0) {
+            fs_err_set(err, "%s, above the folder core.hooksPath names, %s, cannot be pinned", dir, folder);
+            return FS_EINVAL;
+        }
+        {
+            char text[16];
+
+            snprintf(text, sizeof(text), "%d", fd);
+            if (fs_vec_push_str(opened, text) != 0) {
+                close(fd);
+                return FS_ENOMEM;
+            }
+            rc = push3(masks, "--bind-fd", text, dir);
+        }
+    }
+    return rc;
 }
 
 /* The folder core.hooksPath names in a repository the plan did not know
@@ -132,22 +149,20 @@ static int plan_new_hooks(const plan *p, const char *git_dir, const char *work_t
                           fs_vec *opened, fs_err *err)
 {
     fs_buf value, folder;
-    const char *root = fs_outermost_root(git_dir, &p->repos), *hooks_root;
+    const char *root = fs_outermost_root(git_dir, &p->repos), *hooks_root, *base;
     struct stat st;
     int rc = FS_OK, fd;
 
     fs_buf_init(&value);
     fs_buf_init(&folder);
-    if (p->user_hooks && fs_buf_append_str(&value, p->user_hooks) != 0)
-        rc = FS_ENOMEM;
-    if (rc == FS_OK && root)
-        rc = hooks_in_config(root, git_dir, &value);
-    if (rc == FS_OK && value.len > 0 && (rc = hooks_folder(value.data, work_tree, &folder, err)) != FS_OK)
-        rc = rc == FS_ENOMEM ? rc : FS_OK; /* a name git could not use either */
-    else if (rc == FS_OK && value.len > 0) {
+    rc = exec_hooks_folder(root, git_dir, p->user_hooks, work_tree, &value, &folder, err);
+    if (rc == FS_OK && folder.len > 0) {
         hooks_root = fs_outermost_root(folder.data, &p->repos);
         hooks_root = hooks_root ? hooks_root : fs_outermost_root(folder.data, &p->visible);
-        if (!hooks_root || fs_path_within_any(folder.data, &p->ro) || fs_path_within_any(folder.data, &p->hidden)) {
+        /* the folders pinned: from the work tree when the hooks are in it */
+        base = fs_path_is_within(folder.data, folder.len, work_tree, strlen(work_tree)) ? work_tree : hooks_root;
+        if (!hooks_root || fs_path_within_any(folder.data, &p->ro) || fs_path_within_any(folder.data, &p->hidden) ||
+            fs_path_is_within(folder.data, folder.len, git_dir, strlen(git_dir))) {
             /* out of the sandbox's reach, or read-only already */
         } else if (lstat(folder.data, &st) != 0) {
             char *slash;
@@ -159,9 +174,15 @@ static int plan_new_hooks(const plan *p, const char *git_dir, const char *work_t
                     break;
                 }
             }
-            rc = push3(facts, "watch", folder.data, NULL);
+            rc = pin_above(p, hooks_root, base, folder.data, masks, opened, err);
+            if (rc == FS_OK)
+                rc = push3(facts, "watch", folder.data, NULL);
         } else if ((fd = fs_open_beneath(hooks_root, folder.data, O_PATH)) >= 0) {
-            rc = bind_opened(fd, folder.data, masks, opened);
+            rc = pin_above(p, hooks_root, base, folder.data, masks, opened, err);
+            if (rc == FS_OK)
+                rc = bind_opened(fd, folder.data, masks, opened);
+            else
+                close(fd);
         } else {
             fs_err_set(err, "the folder core.hooksPath names in %s, %s, cannot be opened without following a symlink",
                        work_tree, folder.data);

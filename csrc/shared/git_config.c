@@ -18,9 +18,10 @@ static int peek(const cursor *c)
     return c->at < c->len ? (unsigned char)c->s[c->at] : -1;
 }
 
+/* git's isspace() but the newline: '\f' and '\v' are a value's own */
 static int is_blank(int ch)
 {
-    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
+    return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
 static int is_name_char(int ch)
@@ -133,6 +134,8 @@ static int value(cursor *c, fs_buf *out)
         int ch = peek(c);
 
         c->at++;
+        if (ch == '\\' && peek(c) == '\r' && c->at + 1 < c->len && c->s[c->at + 1] == '\n')
+            c->at++; /* git reads "\r\n" as "\n": a continued line */
         if (ch == '\\' && peek(c) != -1) {
             char e = unescaped(peek(c));
 
@@ -183,6 +186,8 @@ int fs_git_hooks_path(const char *text, size_t len, fs_buf *out, int *found)
     fs_buf v;
 
     *found = 0;
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+        c.at = 3; /* git skips a UTF-8 byte order mark */
     fs_buf_init(&v);
     while (c.at < c.len && rc == FS_OK) {
         skip_blanks(&c);

@@ -187,8 +187,13 @@ local function resolve_fresh(policy, bufnr, looked, others)
     git_rule = git_rule or entry == ".git/"
   end
   local found = git_rule and repos.find(projects) or repos.NONE
-  local protected, watched, links = protect.protected(policy, expand, rw, chat_files, chat_real, projects, found)
+  local protected, watched, links, unwritable =
+    protect.protected(policy, expand, rw, chat_files, chat_real, projects, found)
   resolution.note_looked(looked, listed, projects, { protected, watched, links, hidden }, found, chat_file)
+  for _, folder in ipairs(unwritable) do
+    -- its own changes too (a chmod that lets a command make the path there)
+    looked[#looked + 1] = folder == "/" and "/" or folder .. "/"
+  end
   resolution.note_rule_paths(looked, deny_write, projects, chat_files)
   local deny, ro = {}, {}
   for _, h in ipairs(hidden) do
@@ -220,7 +225,7 @@ local function resolve_fresh(policy, bufnr, looked, others)
     projects = git_rule and projects or {},
     repos_truncated = found.truncated,
     user_hooks = found.user_hooks,
-    pins = protect.pins(protected, rw),
+    pins = protect.pins(protected, rw, watched),
     hidden = hidden,
     allow_sockets = allow_sockets,
     secret_scan = protect.secret_scan(policy, projects),

@@ -195,16 +195,24 @@ function M.hidden(policy, expand, rw, skipped, out_of_view)
   return out
 end
 
---- The folders between a writable root and each protected path. Binding
---- each onto itself makes it a mount point, which cannot be renamed or
---- removed: else `mv .git .git-old` and a fresh .git/hooks would get round
---- the protection of the old one.
+--- The folders between a writable root and each protected or watched
+--- path. Binding each onto itself makes it a mount point, which cannot be
+--- renamed or removed: else `mv .git .git-old` and a fresh .git/hooks would
+--- get round the protection of the old one, and a symlink put in place of
+--- the folder above a watched path (tools/ of a missing tools/hooks) would
+--- lead the name elsewhere, where the check after the run does not follow.
 ---@param protected flemma_sandbox.Rule[]
 ---@param rw string[]
+---@param watched? flemma_sandbox.Rule[]
 ---@return string[]
-function M.pins(protected, rw)
-  local out, seen = {}, {}
-  for _, p in ipairs(protected) do
+function M.pins(protected, rw, watched)
+  local out, seen, all = {}, {}, {}
+  for _, list in ipairs({ protected, watched or {} }) do
+    for _, p in ipairs(list) do
+      all[#all + 1] = p
+    end
+  end
+  for _, p in ipairs(all) do
     local root
     for _, r in ipairs(rw) do
       if core.is_within(p.path, r) and (not root or #r > #root) then
@@ -259,6 +267,8 @@ end
 ---@param projects? string[] project roots (M.project_roots of the list before dedupe); default from rw
 ---@param repos? flemma_sandbox.Repos repos.find(projects), or none
 ---@return flemma_sandbox.Rule[] protected, flemma_sandbox.Rule[] watched, flemma_sandbox.Link[] links
+---@return string[] unwritable the folders a missing path is not watched in, since the user cannot
+--- write to them: their mode decides it (the policy cache watches their own changes)
 function M.protected(policy, expand, rw, chat_files, own_chat, projects, repos)
   local candidates = {}
   for _, file in ipairs(chat_files or {}) do
@@ -296,7 +306,7 @@ function M.protected(policy, expand, rw, chat_files, own_chat, projects, repos)
   for _, r in ipairs((repos or repos_mod.NONE).protect) do
     candidates[#candidates + 1] = r
   end
-  local protected, watched, seen = {}, {}, {}
+  local protected, watched, seen, unwritable = {}, {}, {}, {}
   local links = M.links(candidates, rw)
   for _, c in ipairs(candidates) do
     local real = c.path and core.resolve(c.path, "/")
@@ -319,11 +329,13 @@ function M.protected(policy, expand, rw, chat_files, own_chat, projects, repos)
           -- a missing path in a folder we cannot write to cannot appear
           -- from inside the sandbox either
           watched[#watched + 1] = { path = real, rule = c.rule, dir = c.dir }
+        else
+          unwritable[#unwritable + 1] = parent == "" and "/" or parent
         end
       end
     end
   end
-  return protected, watched, links
+  return protected, watched, links, unwritable
 end
 
 return M

@@ -44,6 +44,43 @@ local function hooks_path_in(file)
   return core.git_hooks_path(text)
 end
 
+--- The files a git config file includes ("[include]" and "[includeIf ...]"
+--- sections' "path"), resolved as git resolves them: "~/" in the home
+--- folder, a relative one beside the including file; the files those
+--- include too (at most depth levels). Read loosely: a line taken for an
+--- include that git would not take only protects one file more. Git reads
+--- every key of an included file (core.fsmonitor, core.hooksPath, aliases)
+--- as its own: one in a writable folder is code git on the host runs.
+---@param file string
+---@param home string|nil
+---@param out table appended to (a list), and each path as a key
+---@param depth? integer
+local function includes_of(file, home, out, depth)
+  depth = depth or 10
+  -- a regular file alone, never waited on (a FIFO a command left there)
+  local text = depth > 0 and core.read_opened(file, 1024 * 1024)
+  if not text then
+    return
+  end
+  local section
+  for line in text:gmatch("[^\n]+") do
+    local name, rest = line:match("^%s*%[%s*([%w%.%-]+)[^%]]*%](.*)$")
+    if name then
+      section, line = name:lower(), rest
+    end
+    local value = (section == "include" or section == "includeif") and line:match("^%s*[pP][aA][tT][hH]%s*=%s*(.-)%s*$")
+    value = value and (value:match('^"([^"]*)"') or value:gsub("%s*[;#].*$", ""))
+    if value and value ~= "" then
+      value = value:gsub("^~/", (home or "~") .. "/")
+      local path = core.resolve(value, file:match("^(.*)/[^/]+$") or "/")
+      if path and not out[path] then
+        out[#out + 1], out[path] = path, true -- each file read once: no loop, no blow-up
+        includes_of(path, home, out, depth - 1)
+      end
+    end
+  end
+end
+
 --- No repositories (the ".git/" rule removed from deny_write).
 ---@type flemma_sandbox.Repos
 M.NONE = { dot_gits = {}, protect = {}, truncated = {}, configs = {} }
@@ -68,13 +105,22 @@ M.REPO_LIMIT = 1000
 function M.find(projects)
   local out = { dot_gits = {}, protect = {}, truncated = {}, configs = {} }
   local home = surroundings.getenv("HOME")
+  -- in git's order: ~/.gitconfig is read last, its value wins
   local user_configs = {
-    home and (home .. "/.gitconfig"),
     (surroundings.getenv("XDG_CONFIG_HOME") or (home or "") .. "/.config") .. "/git/config",
+    home and (home .. "/.gitconfig"),
   }
   local user_hooks
   for _, file in ipairs(user_configs) do
     user_hooks = file and hooks_path_in(file) or user_hooks
+    out.configs[#out.configs + 1] = file
+  end
+  local user_included = {}
+  for _, file in ipairs(user_configs) do
+    includes_of(file, home, user_included)
+  end
+  for _, file in ipairs(user_included) do
+    out.protect[#out.protect + 1] = { path = file, rule = "a file your git config includes", dir = false }
     out.configs[#out.configs + 1] = file
   end
   user_hooks = user_hooks and user_hooks:gsub("^~/", (home or "~") .. "/")
@@ -98,10 +144,17 @@ function M.find(projects)
       for i, dir in ipairs(gitdirs) do
         out.protect[#out.protect + 1] = { path = dir, rule = i == 1 and rule or rule .. " (common dir)", dir = true }
       end
-      local hooks = user_hooks
+      local hooks, included = user_hooks, {}
       for _, dir in ipairs(gitdirs) do
         hooks = hooks_path_in(dir .. "/config") or hooks
         hooks = hooks_path_in(dir .. "/config.worktree") or hooks
+        includes_of(dir .. "/config", home, included)
+        includes_of(dir .. "/config.worktree", home, included)
+      end
+      for _, file in ipairs(included) do
+        out.protect[#out.protect + 1] =
+          { path = file, rule = "a file the git config of " .. work_tree .. " includes", dir = false }
+        out.configs[#out.configs + 1] = file
       end
       if hooks then
         hooks = hooks:gsub("^~/", (home or "~") .. "/")

@@ -92,6 +92,30 @@ describe("a resolution after an entry at a project's top", function()
     assert.are.same({ proj .. "/blocker" }, blocked, "the control: the rule's missing folder is watched")
   end)
 
+  it(
+    "gives what a fresh resolution gives: a read-only folder outside the projects made writable (unprivileged)",
+    function()
+      -- a missing deny_write path is watched only where the user can write:
+      -- a chmod of its folder, outside the projects (Flemma's ~/.local/share),
+      -- changes the resolution
+      if core.getuid() == 0 then
+        return pending("root writes to every folder")
+      end
+      local q = config.merge_layer(config.defaults, {
+        policy = { rw_paths = { "$CWD", "~/.local/share" }, deny_write = { "~/.local/share/ro/inner" } },
+      }).policy
+      local ro = home .. "/.local/share/ro"
+      h.sh("mkdir -p " .. ro .. " && chmod 555 " .. ro)
+      local kept, fresh = both("chmod 755 " .. ro, q)
+      local watched = {}
+      for _, w in ipairs(fresh.watched) do
+        watched[#watched + 1] = w.path:find("/ro/", 1, true) and w.path or nil
+      end
+      assert.are.same({ ro .. "/inner" }, watched, "the control: made writable, the path is watched")
+      assert.are.same(fresh, kept)
+    end
+  )
+
   it("gives what a fresh resolution gives in a project renamed: its top keeps its watch", function()
     policy.resolve(p, nil)
     h.sh("mv " .. proj .. " " .. proj .. "2")

@@ -101,7 +101,19 @@ describe("policy.repos", function()
     h.write(home .. "/.gitconfig", "[core]\nhooksPath = ~/githooks\n")
     local found = repos.find({ project })
     assert.are.equal("core.hooksPath of " .. project, by_path(found)[home .. "/githooks"])
-    assert.are.same({ home .. "/.gitconfig", home .. "/.config/git/config" }, found.configs)
+    assert.are.same({ home .. "/.config/git/config", home .. "/.gitconfig" }, found.configs)
+  end)
+
+  it("takes ~/.gitconfig's core.hooksPath over $XDG_CONFIG_HOME/git/config's, as git does", function()
+    h.write(home .. "/.gitconfig", "[core]\nhooksPath = from-home\n")
+    sh("mkdir -p " .. home .. "/.config/git")
+    h.write(home .. "/.config/git/config", "[core]\nhooksPath = from-xdg\n")
+    local p = io.popen("HOME=" .. h.shell_quote(home) .. " XDG_CONFIG_HOME= git config --global --get core.hooksPath")
+    local want = p:read("*a"):gsub("\n$", "")
+    p:close()
+    assert.are.equal("from-home", want) -- git, the oracle
+    assert.are.equal(want, repos.find({ project }).user_hooks)
+    assert.are.equal("core.hooksPath of " .. project, by_path(repos.find({ project }))[project .. "/from-home"])
   end)
 
   it("reads core.hooksPath the way git does (git config --get is the oracle)", function()
@@ -117,6 +129,10 @@ describe("policy.repos", function()
       '[core]\nhooksPath = a" b "c\n',
       "[core]\nhooksPath = first\n[alias]\nhooksPath = alias\n[core]\nhooksPath = last\n",
       "[alias]\n\tx = !echo [core] hooksPath = no\n",
+      "\239\187\191[core]\n\thooksPath = after-a-bom\n", -- git skips a UTF-8 BOM
+      "[core]\n\thooksPath = \fform-feed\n", -- '\f' and '\v' are no blanks to git
+      "[core]\n\thooksPath = \vtab\v\n",
+      "[core]\n\thooksPath = cr\\\r\nlf\n", -- a continued line ending "\r\n"
     }
     for _, text in ipairs(texts) do
       local file = dir .. "/gitconfig"
@@ -133,6 +149,17 @@ describe("policy.repos", function()
     assert.are.equal(home .. "/githooks", repos.find({ project }).user_hooks)
     h.write(home .. "/.gitconfig", "[core]\nhooksPath = .husky\n")
     assert.are.equal(".husky", repos.find({ project }).user_hooks)
+  end)
+
+  it("protects the files a git config includes, each read once", function()
+    h.write(project .. "/.git/config", "[include]\n\tpath = ../shared.inc\n")
+    -- a file that includes itself many times (left by a command before the
+    -- include was set) is read once, not 50^10 times
+    local loop = string.rep("[include]\n\tpath = shared.inc\n", 50)
+    h.write(project .. "/shared.inc", loop .. '[includeIf "gitdir:/elsewhere/"]\n\tpath = "~/team.inc" ; c\n')
+    local rules = by_path(repos.find({ project }))
+    assert.are.equal("a file the git config of " .. project .. " includes", rules[project .. "/shared.inc"])
+    assert.are.equal("a file the git config of " .. project .. " includes", rules[home .. "/team.inc"])
   end)
 
   it("reads config.worktree over config", function()
