@@ -79,6 +79,17 @@ describe("escape: the hooks folder of a repository made after the policy", funct
     h.sh("rm -rf " .. q(w.proj .. "/late"))
   end)
 
+  it("a missing hooks folder: what the command makes there goes to the quarantine", function()
+    late_repo(".husky/_")
+    h.sh("rm -rf " .. q(w.proj .. "/late/.husky"))
+    local r = f.attack(w, plant(".husky/_"), { keep_host = true })
+    assert.are.equal(0, r.code, r.stderr) -- control: the command made it
+    assert.truthy(table.concat(f.quarantined(w), "\n"):find(w.proj .. "/late/.husky", 1, true))
+    assert.is_nil(h.read(w.proj .. "/late/.husky/_/pre-commit"))
+    assert.is_false(host_commit_runs_hook())
+    h.sh("rm -rf " .. q(w.proj .. "/late"))
+  end)
+
   it("a missing hooks folder: a symlink put in place of the folder above it leads nowhere git runs", function()
     -- control: on the host (no sandbox) the symlink makes git run the plant
     -- (the symlink's target in the project: the sandbox's /tmp is its own)
