@@ -107,10 +107,11 @@ static int writable_here(const plan *p, const char *dir)
 static int pin_above(const plan *p, const char *root, const char *base, const char *folder, fs_vec *masks,
                      fs_vec *opened, fs_err *err)
 {
-    size_t at = strlen(base);
+    size_t at = strlen(base), len = strlen(folder);
     int rc = FS_OK, fd;
 
-    while (rc == FS_OK) {
+    /* the hooks folder is base itself (core.hooksPath "."): nothing between */
+    while (rc == FS_OK && at < len) {
         char dir[PATH_MAX];
         const char *next = strchr(folder + at + 1, '/');
 

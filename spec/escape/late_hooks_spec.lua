@@ -90,6 +90,18 @@ describe("escape: the hooks folder of a repository made after the policy", funct
     h.sh("rm -rf " .. q(w.proj .. "/late"))
   end)
 
+  it("core.hooksPath '.': the work tree itself is the hooks folder, read-only", function()
+    late_repo(".")
+    local r = f.attack(w, "printf '#!/bin/sh\\ntouch /tmp/x\\n' > late/pre-commit")
+    assert.are_not.equal(0, r.code)
+    assert.is_nil(h.read(w.proj .. "/late/pre-commit"))
+    -- control: in a folder without a repository the same write lands
+    h.sh("rm -rf " .. q(w.proj .. "/late") .. " && mkdir " .. q(w.proj .. "/late"))
+    f.attack(w, "printf x > late/pre-commit", { keep_host = true })
+    assert.are.equal("x", h.read(w.proj .. "/late/pre-commit"))
+    h.sh("rm -rf " .. q(w.proj .. "/late"))
+  end)
+
   it("a missing hooks folder: a symlink put in place of the folder above it leads nowhere git runs", function()
     -- control: on the host (no sandbox) the symlink makes git run the plant
     -- (the symlink's target in the project: the sandbox's /tmp is its own)
